@@ -1,0 +1,276 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
+import { requireBinary } from './binaries.js';
+import { freePort } from './ports.js';
+import { type ManagedProcess, spawnManaged, waitUntilReady } from './process.js';
+import { rawCommand, respCommand } from './wire.js';
+
+const DEBIAN_PACKAGE = 'redis-server';
+
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  /** `redis://host:port` (or `rediss://` with TLS). */
+  readonly url: string;
+  /** True when this handle started the server (false when it came from REDIS_URL). */
+  readonly owned: boolean;
+  /** Stops the server; data is lost. A no-op for a server the testkit did not start. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port with the same settings (for outage tests). */
+  restart(): Promise<void>;
+}
+
+export interface RedisTlsFiles {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+  /** Require client certificates (mutual TLS). @default false */
+  authClients?: boolean;
+}
+
+export interface StartRedisOptions {
+  /** Always start a private server, even when REDIS_URL is set (needed when a test stops it). @default false */
+  fresh?: boolean;
+  /** Extra `redis-server` arguments, e.g. `['--requirepass', 'secret']`. */
+  args?: readonly string[];
+  /** Serve TLS only on the port (plain port disabled). */
+  tls?: RedisTlsFiles;
+  /** Lines appended to an ACL file loaded at start, e.g. `user app on >pw ~* +@all`. */
+  aclUsers?: readonly string[];
+}
+
+async function pingOk(
+  host: string,
+  port: number,
+  tls?: ConnectionOptions,
+  auth?: string[],
+): Promise<boolean> {
+  const command = auth ? respCommand('AUTH', ...auth) + respCommand('PING') : respCommand('PING');
+  const answer = await rawCommand(host, port, command, tls ? { tls } : {});
+  // Any answer means the server is up; -NOAUTH / -WRONGPASS still prove it is listening.
+  return answer.startsWith('+') || answer.startsWith('-');
+}
+
+function redisFromUrl(url: string): RedisServer {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    url,
+    owned: false,
+    stop: async () => {},
+    restart: async () => {},
+  };
+}
+
+/**
+ * A Redis server for one test file: REDIS_URL when set (unless `fresh` or special settings are
+ * asked for), otherwise a throw-away `redis-server` on a free port that keeps nothing on disk.
+ */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const special = options.fresh || options.args || options.tls || options.aclUsers;
+  const fromEnv = process.env.REDIS_URL;
+  if (fromEnv && !special) return redisFromUrl(fromEnv);
+
+  const binary = requireBinary('redis-server', DEBIAN_PACKAGE);
+  const dir = mkdtempSync(join(tmpdir(), 'testkit-redis-'));
+  const port = await freePort();
+  const args = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  if (options.tls) {
+    args.push('--port', '0', '--tls-port', String(port));
+    args.push('--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile);
+    args.push('--tls-ca-cert-file', options.tls.caFile);
+    args.push('--tls-auth-clients', options.tls.authClients ? 'yes' : 'no');
+  } else {
+    args.push('--port', String(port));
+  }
+  if (options.aclUsers) {
+    const aclFile = join(dir, 'users.acl');
+    writeFileSync(aclFile, `${options.aclUsers.join('\n')}\n`);
+    args.push('--aclfile', aclFile);
+  }
+  args.push(...(options.args ?? []));
+  const tls: ConnectionOptions | undefined = options.tls ? { rejectUnauthorized: false } : undefined;
+
+  let proc: ManagedProcess | undefined;
+  const launch = async (): Promise<void> => {
+    proc = spawnManaged({ name: `redis-server:${port}`, command: binary, args });
+    const started = proc;
+    await waitUntilReady(started, () => pingOk('127.0.0.1', port, tls));
+  };
+  await launch();
+  return {
+    host: '127.0.0.1',
+    port,
+    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
+    owned: true,
+    async stop() {
+      await proc?.stop();
+    },
+    async restart() {
+      await proc?.stop();
+      await launch();
+    },
+  };
+}
+
+export interface RedisCluster {
+  readonly nodes: readonly { host: string; port: number }[];
+  /** `host:port,host:port,...` of every node. */
+  readonly hostPorts: string;
+  /** Stops one master (for failure tests); `restartNode` brings it back with its cluster state. */
+  stopNode(index: number): Promise<void>;
+  restartNode(index: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function clusterStateOk(port: number): Promise<boolean> {
+  const answer = await rawCommand('127.0.0.1', port, respCommand('CLUSTER', 'INFO'));
+  return answer.includes('cluster_state:ok');
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A Redis Cluster of `masters` (default 3) masters and no replicas, built with `redis-cli --cluster create`. */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const binary = requireBinary('redis-server', DEBIAN_PACKAGE);
+  const cli = requireBinary('redis-cli', 'redis-tools');
+  const dir = mkdtempSync(join(tmpdir(), 'testkit-redis-cluster-'));
+  const ports: number[] = [];
+  for (let i = 0; i < masters; i++) ports.push(await freePort());
+  const procs: (ManagedProcess | undefined)[] = [];
+  const launch = async (i: number): Promise<void> => {
+    const port = ports[i]!;
+    const proc = spawnManaged({
+      name: `redis-cluster-node:${port}`,
+      command: binary,
+      args: [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '2000',
+      ],
+    });
+    procs[i] = proc;
+    await waitUntilReady(proc, () => pingOk('127.0.0.1', port));
+  };
+  await Promise.all(ports.map((_, i) => launch(i)));
+  const create = spawnManaged({
+    name: 'redis-cli --cluster create',
+    command: cli,
+    args: [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ],
+  });
+  await waitFor(async () => !create.isRunning(), 'redis-cli --cluster create');
+  await waitFor(
+    async () => (await Promise.all(ports.map(clusterStateOk))).every(Boolean),
+    `cluster_state:ok on ports ${ports.join(',')}`,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n${create.output()}`);
+  });
+  return {
+    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    hostPorts: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    async stopNode(index) {
+      await procs[index]?.stop();
+    },
+    async restartNode(index) {
+      await procs[index]?.stop();
+      await launch(index);
+      await waitFor(() => clusterStateOk(ports[index]!), `node ${ports[index]} to rejoin`);
+    },
+    async stop() {
+      await Promise.all(procs.map((p) => p?.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisSentinelSetup {
+  readonly masterName: string;
+  readonly master: RedisServer;
+  readonly sentinels: readonly { host: string; port: number }[];
+  /** The sentinel setting of the rate limiter: `masterName,host:port,host:port`. */
+  readonly sentinelUrl: string;
+  stop(): Promise<void>;
+}
+
+/** One master and `count` (default 2) sentinels monitoring it under `masterName` (default `mymaster`). */
+export async function startRedisSentinel(count = 2, masterName = 'mymaster'): Promise<RedisSentinelSetup> {
+  const binary = requireBinary('redis-server', 'redis-server redis-sentinel');
+  const master = await startRedis({ fresh: true });
+  const dir = mkdtempSync(join(tmpdir(), 'testkit-sentinel-'));
+  const sentinels: { host: string; port: number; proc: ManagedProcess }[] = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    const conf = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 1`,
+        `sentinel down-after-milliseconds ${masterName} 2000`,
+        `sentinel failover-timeout ${masterName} 10000`,
+        '',
+      ].join('\n'),
+    );
+    const proc = spawnManaged({
+      name: `redis-sentinel:${port}`,
+      command: binary,
+      args: [conf, '--sentinel'],
+    });
+    await waitUntilReady(proc, async () => {
+      const answer = await rawCommand(
+        '127.0.0.1',
+        port,
+        respCommand('SENTINEL', 'get-master-addr-by-name', masterName),
+      );
+      return answer.includes(String(master.port));
+    });
+    sentinels.push({ host: '127.0.0.1', port, proc });
+  }
+  return {
+    masterName,
+    master,
+    sentinels: sentinels.map(({ host, port }) => ({ host, port })),
+    sentinelUrl: [masterName, ...sentinels.map((s) => `${s.host}:${s.port}`)].join(','),
+    async stop() {
+      await Promise.all(sentinels.map((s) => s.proc.stop()));
+      await master.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
