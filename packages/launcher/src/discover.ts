@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * What the launcher needs to know about one service. It comes from the `platform` field of the
+ * service's package.json, so adding a service to the platform needs no launcher change:
+ *
+ * ```json
+ * "platform": { "order": 4, "health": "http://127.0.0.1:4000/health",
+ *               "urls": { "GraphQL": "http://127.0.0.1:4000/graphql" }, "after": ["blog-graphql"] }
+ * ```
+ */
+export interface ServiceSpec {
+  /** Folder name under services/, used as the log prefix. */
+  name: string;
+  dir: string;
+  /** Entry file run with `node --import tsx`. */
+  entry: string;
+  /** URL polled until it answers 2xx. */
+  health: string;
+  urls: Record<string, string>;
+  /** Services that must be healthy before this one starts. */
+  after: string[];
+  order: number;
+}
+
+interface PlatformField {
+  health?: unknown;
+  urls?: unknown;
+  after?: unknown;
+  order?: unknown;
+  entry?: unknown;
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' && value !== null && Object.values(value).every((v) => typeof v === 'string')
+  );
+}
+
+/**
+ * Lists the services under `servicesDir` that declare a `platform` field and have their entry file.
+ * A folder without one is skipped (it is not runnable yet); a malformed field is an error naming it.
+ */
+export function discoverServices(servicesDir: string): ServiceSpec[] {
+  if (!existsSync(servicesDir)) return [];
+  const specs: ServiceSpec[] = [];
+  for (const name of readdirSync(servicesDir).sort()) {
+    const dir = join(servicesDir, name);
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { platform?: PlatformField };
+    const platform = pkg.platform;
+    if (!platform) continue;
+    const entry = join(dir, typeof platform.entry === 'string' ? platform.entry : 'src/server.ts');
+    if (!existsSync(entry)) continue;
+    if (typeof platform.health !== 'string') {
+      throw new Error(`${manifest}: platform.health must be a URL string`);
+    }
+    const urls = platform.urls ?? {};
+    if (!isStringRecord(urls)) throw new Error(`${manifest}: platform.urls must map labels to URL strings`);
+    const after = platform.after ?? [];
+    if (!Array.isArray(after) || !after.every((a) => typeof a === 'string')) {
+      throw new Error(`${manifest}: platform.after must be a list of service names`);
+    }
+    specs.push({
+      name,
+      dir,
+      entry,
+      health: platform.health,
+      urls,
+      after: after as string[],
+      order: typeof platform.order === 'number' ? platform.order : 100,
+    });
+  }
+  return specs.sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
+}

@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServiceSpec } from './discover.js';
+
+export type ServiceState = 'starting' | 'healthy' | 'failed' | 'stopped';
+
+const COLORS = [36, 35, 33, 32, 34, 31];
+
+// Resolved once from the launcher's own dependencies, so a service starts whatever the cwd is.
+const TSX_LOADER = import.meta.resolve('tsx');
+
+/**
+ * One service running as a child process in its own process group (so that stopping it also stops
+ * anything it spawned), with every line it prints prefixed by its name.
+ */
+export class SupervisedService {
+  state: ServiceState = 'starting';
+  /** Why the service failed, for the summary table. */
+  failure = '';
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private exitCode: number | null = null;
+
+  constructor(
+    readonly spec: ServiceSpec,
+    private readonly options: {
+      cwd: string;
+      prefixWidth: number;
+      color: boolean;
+      index: number;
+      out: NodeJS.WritableStream;
+    },
+  ) {}
+
+  private prefix(): string {
+    const label = this.spec.name.padEnd(this.options.prefixWidth);
+    if (!this.options.color) return `${label} | `;
+    const color = COLORS[this.options.index % COLORS.length];
+    return `\u001b[${color}m${label}\u001b[0m | `;
+  }
+
+  start(): void {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, this.spec.entry], {
+      cwd: this.options.cwd,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    this.child = child;
+    const prefix = this.prefix();
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        this.options.out.write(`${prefix}${line}\n`);
+      });
+    }
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitCode = code;
+        if (this.state === 'starting' || this.state === 'healthy') {
+          this.state = 'failed';
+          this.failure = `exited (${signal ?? `code ${code}`})`;
+        }
+        resolve();
+      });
+      child.once('error', (error) => {
+        this.state = 'failed';
+        this.failure = error.message;
+        resolve();
+      });
+    });
+  }
+
+  /** Polls the health URL until it answers 2xx, the process exits, or `timeoutMs` passes. */
+  async waitHealthy(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer';
+    while (Date.now() < deadline) {
+      if (this.state === 'failed') return false;
+      try {
+        const response = await fetch(this.spec.health, { signal: AbortSignal.timeout(1_000) });
+        await response.arrayBuffer();
+        if (response.ok) {
+          this.state = 'healthy';
+          return true;
+        }
+        last = `HTTP ${response.status}`;
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error);
+      }
+      await sleep(200);
+    }
+    this.state = 'failed';
+    this.failure = `not healthy after ${Math.round(timeoutMs / 1000)} s (${last})`;
+    return false;
+  }
+
+  /** SIGTERM to the whole process group, SIGKILL after `graceMs`; resolves when the process is gone. */
+  async stop(graceMs: number): Promise<void> {
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) {
+      if (this.state !== 'failed') this.state = 'stopped';
+      return;
+    }
+    const wasFailed = this.state === 'failed';
+    this.state = 'stopped';
+    signalGroup(child.pid, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+    // Children the service left in its group go too.
+    signalGroup(child.pid, 'SIGKILL');
+    if (wasFailed) this.state = 'failed';
+  }
+
+  get code(): number | null {
+    return this.exitCode;
+  }
+
+  /** Resolves when the process has exited, for whatever reason. */
+  whenExited(): Promise<void> {
+    return this.exited;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}

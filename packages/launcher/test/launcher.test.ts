@@ -1,0 +1,143 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@platform/testkit/ports';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
+
+// A service that answers its health URL, logs a line, and leaves a grandchild process in its group,
+// so the test can check that stopping the platform leaves nothing behind.
+const GOOD_SERVER = `
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+const grandchild = spawn('sleep', ['300'], { stdio: 'ignore' });
+writeFileSync(process.env.PID_FILE_DIR + '/' + process.env.SERVICE_TAG + '.pids', process.pid + ' ' + grandchild.pid);
+const server = createServer((req, res) => { res.end('ok'); });
+server.listen(Number(process.env.PORT_OF_SERVICE), '127.0.0.1', () => console.log('hello from ' + process.env.SERVICE_TAG));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+function writeService(root: string, name: string, platform: object, source: string): void {
+  mkdirSync(join(root, name, 'src'), { recursive: true });
+  writeFileSync(join(root, name, 'package.json'), JSON.stringify({ name, platform }));
+  writeFileSync(join(root, name, 'src/server.ts'), source);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start launcher', () => {
+  const servicesDir = mkdtempSync(join(tmpdir(), 'launcher-services-'));
+  let launcher: ChildProcess;
+  let output = '';
+  let goodPort = 0;
+
+  beforeAll(async () => {
+    goodPort = await freePort();
+    const deadPort = await freePort();
+    writeService(
+      servicesDir,
+      'alpha',
+      {
+        order: 1,
+        health: `http://127.0.0.1:${goodPort}/health`,
+        urls: { API: `http://127.0.0.1:${goodPort}` },
+      },
+      `process.env.SERVICE_TAG = 'alpha'; process.env.PORT_OF_SERVICE = '${goodPort}';\n${GOOD_SERVER}`,
+    );
+    writeService(
+      servicesDir,
+      'broken',
+      {
+        order: 2,
+        health: `http://127.0.0.1:${deadPort}/health`,
+        urls: { API: `http://127.0.0.1:${deadPort}` },
+      },
+      `console.error('cannot start: missing thing'); process.exit(3);`,
+    );
+    // No "platform" field: not runnable, must be skipped.
+    mkdirSync(join(servicesDir, 'later'));
+    writeFileSync(join(servicesDir, 'later/package.json'), JSON.stringify({ name: 'later' }));
+
+    launcher = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        launcherEntry,
+        '--services-dir',
+        servicesDir,
+        '--cwd',
+        servicesDir,
+        '--health-timeout',
+        '20',
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, PID_FILE_DIR: servicesDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    launcher.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    launcher.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const deadline = Date.now() + 40_000;
+    while (!output.includes('Press Ctrl-C') && Date.now() < deadline) {
+      if (launcher.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  afterAll(() => {
+    if (launcher.exitCode === null) launcher.kill('SIGKILL');
+  });
+
+  it('prefixes each service log line with the service name', () => {
+    expect(output).toMatch(/alpha\s+\| hello from alpha/);
+    expect(output).toMatch(/broken\s+\| cannot start: missing thing/);
+  });
+
+  it('prints one table with the healthy service, the failed one, and skips folders that are not services', () => {
+    expect(output).toMatch(/service\s+status\s+where/);
+    expect(output).toMatch(new RegExp(`alpha\\s+healthy\\s+API: http://127.0.0.1:${goodPort}`));
+    expect(output).toMatch(/broken\s+FAILED: exited \(code 3\)/);
+    expect(output).not.toMatch(/later/);
+    expect(output).toContain('1 of 2 service(s) running');
+  });
+
+  it('keeps the healthy service running while another failed', async () => {
+    const response = await fetch(`http://127.0.0.1:${goodPort}/health`);
+    expect(await response.text()).toBe('ok');
+  });
+
+  it('stops every process, grandchildren included, on SIGTERM', async () => {
+    const [servicePid, grandchildPid] = readFileSync(join(servicesDir, 'alpha.pids'), 'utf8')
+      .split(' ')
+      .map(Number);
+    expect(alive(servicePid!)).toBe(true);
+    expect(alive(grandchildPid!)).toBe(true);
+    const exited = new Promise<number | null>((r) => launcher.once('exit', (code) => r(code)));
+    launcher.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('all services stopped');
+    expect(alive(servicePid!)).toBe(false);
+    // the grandchild is reaped by init shortly after the group is killed
+    const deadline = Date.now() + 5_000;
+    while (alive(grandchildPid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(grandchildPid!)).toBe(false);
+  });
+});
