@@ -104,7 +104,7 @@ function launch(service: SupervisedService): Promise<boolean> {
 
 function demoKeyLines(): string[] {
   const file = join(cwd, 'data/exchange/demo-api-key.json');
-  if (!byName.get('exchange') || byName.get('exchange')?.state !== 'healthy' || !existsSync(file)) return [];
+  if (byName.get('exchange')?.state !== 'healthy' || !existsSync(file)) return [];
   try {
     const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
     return [
