@@ -1,0 +1,164 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createSchema, createYoga } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { BlogConfig } from './config.js';
+import { seedState } from './domain/seed.js';
+import type { BlogContext } from './graphql/context.js';
+import { IdempotencyGuard } from './graphql/idempotency.js';
+import { mutationResolvers } from './graphql/mutation-resolvers.js';
+import { queryResolvers } from './graphql/query-resolvers.js';
+import { typeDefs } from './graphql/schema.js';
+import { BlogStore } from './store/file-store.js';
+
+export interface BlogApp {
+  readonly server: Server;
+  readonly store: BlogStore;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1_048_576;
+
+function readBody(request: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(undefined);
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...extra });
+  response.end(body);
+}
+
+function hasErrors(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as { errors?: unknown[] };
+    return Array.isArray(parsed.errors) && parsed.errors.length > 0;
+  } catch {
+    return true;
+  }
+}
+
+/** Builds the blog server (not listening) from a config; `clock` is injectable for tests. */
+export async function buildApp(
+  config: BlogConfig,
+  logger: Logger,
+  clock: () => number = Date.now,
+): Promise<BlogApp> {
+  const store = await BlogStore.open(
+    config.dataDir,
+    config.seed ? seedState : () => ({ ...seedState(), posts: [] }),
+  );
+  const bearer = `Bearer ${config.authToken}`;
+  const yoga = createYoga<object, BlogContext>({
+    schema: createSchema({ typeDefs, resolvers: [queryResolvers, mutationResolvers] }),
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/yoga-health',
+    landingPage: false,
+    logging: {
+      debug: (...args) => logger.debug(args.map(String).join(' ')),
+      info: (...args) => logger.info(args.map(String).join(' ')),
+      warn: (...args) => logger.warn(args.map(String).join(' ')),
+      error: (...args) => logger.error(args.map(String).join(' ')),
+    },
+    context: ({ request }) => {
+      const authorization = request.headers.get('authorization');
+      return {
+        store,
+        authenticated: authorization === bearer,
+        sentCredentials: authorization !== null,
+        now: clock,
+      };
+    },
+  });
+  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
+
+  const handleIdempotent = async (request: IncomingMessage, response: ServerResponse, key: string) => {
+    const body = await readBody(request);
+    if (body === undefined) {
+      sendJson(response, 413, JSON.stringify({ errors: [{ message: 'Request body too large' }] }));
+      return;
+    }
+    const authorization = request.headers.authorization ?? '';
+    const decision = await guard.decide(key, authorization, body);
+    if (decision.kind === 'replay') {
+      sendJson(response, 200, decision.body, { 'idempotent-replayed': 'true' });
+      return;
+    }
+    if (decision.kind === 'conflict') {
+      const message = 'This Idempotency-Key was already used with a different request body';
+      sendJson(
+        response,
+        422,
+        JSON.stringify({ errors: [{ message, extensions: { code: 'IDEMPOTENCY_KEY_REUSED' } }] }),
+      );
+      return;
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const answer = await guard.run(
+      decision,
+      async () => {
+        const result = await yoga.fetch(`http://localhost${request.url}`, { method: 'POST', headers, body });
+        return { status: result.status, body: await result.text() };
+      },
+      (result) => result.status === 200 && !hasErrors(result.body),
+    );
+    sendJson(response, answer.status, answer.body);
+  };
+
+  const server = createServer((request, response) => {
+    const path = request.url?.split('?')[0];
+    if (path === '/health' && request.method === 'GET') {
+      const state = store.current;
+      sendJson(
+        response,
+        200,
+        JSON.stringify({ status: 'ok', posts: state.posts.length, pages: state.pages.length }),
+      );
+      return;
+    }
+    const key = request.headers['idempotency-key'];
+    if (path === '/graphql' && request.method === 'POST' && typeof key === 'string' && key.length > 0) {
+      handleIdempotent(request, response, key).catch((error: unknown) => {
+        logger.error({ err: error }, 'idempotent request failed');
+        if (!response.headersSent)
+          sendJson(response, 500, JSON.stringify({ errors: [{ message: 'Internal error' }] }));
+        else response.destroy();
+      });
+      return;
+    }
+    void yoga(request, response);
+  });
+  server.keepAliveTimeout = 65_000;
+
+  return {
+    server,
+    store,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await store.flush();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`blog-graphql: invalid configuration: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = pino({ name: 'blog-graphql', level: config.logLevel });
+  if (config.usingDevelopmentToken) {
+    logger.warn('BLOG_AUTH_TOKEN is not set: mutations accept the development token "blog-dev-token"');
+  }
+  const app = await buildApp(config, logger);
+  await new Promise<void>((resolve, reject) => {
+    app.server.once('error', reject);
+    app.server.listen(config.port, config.host, () => resolve());
+  });
+  logger.info(
+    { port: config.port, host: config.host, dataDir: config.dataDir },
+    'blog-graphql listening on /graphql',
+  );
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'closing');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'close failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();
