@@ -1,0 +1,399 @@
+import { randomUUID } from 'node:crypto';
+import { parseDurationMs } from './duration.js';
+
+/**
+ * Settings of the operator-facing parts of the service: statistics sinks, pull metrics, the debug
+ * server, logging, tracing, gRPC transport security and the configuration (xDS) server client.
+ * Names and defaults follow `spec/ratelimit-service.md` ("Statistics, logging and tracing settings",
+ * "Authentication", "Configuration loading"); `docs/observability.md` lists every one.
+ * The caller (`config.ts`) passes the environment in; nothing here reads `process.env`.
+ */
+export interface Mogrifier {
+  /** The name given in `EXT_STATSD_MOGRIFIERS`. */
+  readonly name: string;
+  readonly pattern: RegExp;
+  /** Template of the emitted name; `$1`.. refer to the pattern's groups. */
+  readonly newName: string;
+  /** `[tagName, valueTemplate]` pairs; templates may refer to groups as `$1`... */
+  readonly tags: readonly (readonly [string, string])[];
+}
+
+export interface StatsSettings {
+  /** `DISABLE_STATS` @default false */
+  readonly disabled: boolean;
+  /** `USE_STATSD`: statsd over UDP when true, standard output when false. @default true */
+  readonly useStatsd: boolean;
+  /** `STATSD_HOST` @default "localhost" */
+  readonly statsdHost: string;
+  /** `STATSD_PORT` @default 8125 */
+  readonly statsdPort: number;
+  /** `STATS_FLUSH_INTERVAL` @default 10s */
+  readonly flushIntervalMs: number;
+  /** `EXTRA_TAGS` (`k1:v1,k2:v2`) @default none */
+  readonly extraTags: readonly (readonly [string, string])[];
+  /** `USE_EXT_STATSD`: DogStatsD tags and mogrifiers. @default false */
+  readonly useExtStatsd: boolean;
+  /** `EXT_STATSD_MOGRIFIERS` and its `_PATTERN`, `_NAME`, `_TAGS` companions. */
+  readonly mogrifiers: readonly Mogrifier[];
+}
+
+export interface PullMetricsSettings {
+  /** `USE_PULLMETRICS` @default false */
+  readonly enabled: boolean;
+  /** Host part of `PULLMETRICS_ADDR`; undefined means every interface. @default ":9090" */
+  readonly host: string | undefined;
+  readonly port: number;
+  /** `PULLMETRICS_PATH` @default "/metrics" */
+  readonly path: string;
+  /** `PULLMETRICS_MAPPER_YAML`: file replacing the default mapping. @default none */
+  readonly mapperYamlPath: string | undefined;
+}
+
+export interface DebugSettings {
+  /** `DEBUG_HOST` @default "0.0.0.0" */
+  readonly host: string;
+  /** `DEBUG_PORT` @default 6070 */
+  readonly port: number;
+}
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+export interface LogSettings {
+  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "warn" */
+  readonly level: LogLevel;
+  /** `LOG_FORMAT` @default "text" */
+  readonly format: 'text' | 'json';
+}
+
+export interface OtlpSettings {
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces` for http). */
+  readonly endpoint: string | undefined;
+  /** `OTEL_EXPORTER_OTLP_HEADERS` merged with `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` / `OTEL_EXPORTER_OTLP_TIMEOUT` in ms. @default 10000 */
+  readonly timeoutMs: number;
+}
+
+export interface TracingSettings {
+  /** `TRACING_ENABLED` @default false */
+  readonly enabled: boolean;
+  /** `TRACING_EXPORTER_PROTOCOL` @default "http" */
+  readonly protocol: 'http' | 'grpc';
+  /** `TRACING_SERVICE_NAME` @default "RateLimit" */
+  readonly serviceName: string;
+  /** `TRACING_SERVICE_NAMESPACE` @default "" */
+  readonly serviceNamespace: string;
+  /** `TRACING_SERVICE_INSTANCE_ID` @default a random version 4 UUID */
+  readonly serviceInstanceId: string;
+  /** `TRACING_SAMPLING_RATE` 0..1 @default 1 */
+  readonly samplingRate: number;
+  readonly otlp: OtlpSettings;
+}
+
+export interface GrpcServerSettings {
+  /** `GRPC_SERVER_USE_TLS` @default false */
+  readonly useTls: boolean;
+  /** `GRPC_SERVER_TLS_CERT`: certificate chain file, watched. */
+  readonly certFile: string | undefined;
+  /** `GRPC_SERVER_TLS_KEY`: private key file, watched. */
+  readonly keyFile: string | undefined;
+  /** `GRPC_CLIENT_TLS_CACERT`: CA of client certificates; set means mutual TLS. */
+  readonly clientCaFile: string | undefined;
+  /** `GRPC_CLIENT_TLS_SAN`: DNS name a client certificate must carry. */
+  readonly clientSan: string | undefined;
+  /** `GRPC_MAX_CONNECTION_AGE` (+/-10% jitter applied by grpc-js) @default 24h */
+  readonly maxConnectionAgeMs: number;
+  /** `GRPC_MAX_CONNECTION_AGE_GRACE` @default 1h */
+  readonly maxConnectionAgeGraceMs: number;
+}
+
+export interface XdsSettings {
+  /** `CONFIG_TYPE=GRPC_XDS_SOTW` (`FILE` is the default). */
+  readonly enabled: boolean;
+  /** `CONFIG_GRPC_XDS_NODE_ID` @default "default" */
+  readonly nodeId: string;
+  /** `CONFIG_GRPC_XDS_SERVER_URL` @default "localhost:18000" */
+  readonly serverUrl: string;
+  /** `CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL`: how long one attempt waits for the channel. @default 3s */
+  readonly connectRetryIntervalMs: number;
+  /** `XDS_CLIENT_BACKOFF_JITTER` @default true */
+  readonly backoffJitter: boolean;
+  /** `XDS_CLIENT_BACKOFF_INITIAL_INTERVAL` @default 10s */
+  readonly backoffInitialMs: number;
+  /** `XDS_CLIENT_BACKOFF_MAX_INTERVAL` @default 60s */
+  readonly backoffMaxMs: number;
+  /** `XDS_CLIENT_BACKOFF_RANDOM_FACTOR` @default 0.5 */
+  readonly backoffRandomFactor: number;
+  /** `XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES` @default 4194304 (the gRPC default) */
+  readonly maxMsgSizeBytes: number;
+  /** `CONFIG_GRPC_XDS_SERVER_USE_TLS` @default false */
+  readonly useTls: boolean;
+  /** `CONFIG_GRPC_XDS_CLIENT_TLS_CERT` */
+  readonly clientCertFile: string | undefined;
+  /** `CONFIG_GRPC_XDS_CLIENT_TLS_KEY` */
+  readonly clientKeyFile: string | undefined;
+  /** `CONFIG_GRPC_XDS_SERVER_TLS_CACERT` */
+  readonly serverCaFile: string | undefined;
+  /** `CONFIG_GRPC_XDS_SERVER_TLS_SAN` */
+  readonly serverSan: string | undefined;
+  /** `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS` (`k1:v1,k2:v2`) */
+  readonly additionalHeaders: readonly (readonly [string, string])[];
+}
+
+export interface ObservabilitySettings {
+  readonly stats: StatsSettings;
+  readonly pullMetrics: PullMetricsSettings;
+  readonly debug: DebugSettings;
+  readonly log: LogSettings;
+  readonly tracing: TracingSettings;
+  readonly grpcServer: GrpcServerSettings;
+  readonly xds: XdsSettings;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Thrown for a setting with a wrong value; the message starts with the setting's name. */
+export class SettingError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`${setting}: ${message}`);
+    this.name = 'SettingError';
+  }
+}
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  // The reference accepts Go's strconv.ParseBool spellings.
+  if (/^(1|t|true)$/i.test(v)) return true;
+  if (/^(0|f|false)$/i.test(v)) return false;
+  throw new SettingError(name, `expected true or false, got '${v}'`);
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d+$/.test(v.trim()) || Number(v) < min || Number(v) > max) {
+    throw new SettingError(name, `expected an integer from ${min} to ${max}, got '${v}'`);
+  }
+  return Number(v);
+}
+
+function ratio(env: Env, name: string, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) {
+    throw new SettingError(name, `expected a number from 0 to 1, got '${v}'`);
+  }
+  return n;
+}
+
+function duration(env: Env, name: string, fallback: string): number {
+  const v = str(env, name, fallback);
+  const ms = parseDurationMs(v);
+  if (ms === null || ms < 0)
+    throw new SettingError(name, `expected a duration such as 10s or 1m30s, got '${v}'`);
+  return ms;
+}
+
+/** `k1:v1,k2:v2` (value may itself contain ':'; everything after the first ':' is the value). */
+function pairs(env: Env, name: string, separator: string): [string, string][] {
+  const v = optional(env, name);
+  if (v === undefined) return [];
+  return v.split(',').map((item) => {
+    const at = item.indexOf(separator);
+    const key = at < 0 ? '' : item.slice(0, at).trim();
+    if (key === '')
+      throw new SettingError(name, `expected <key>${separator}<value> pairs separated by ',', got '${item}'`);
+    return [key, item.slice(at + 1).trim()];
+  });
+}
+
+function mogrifiers(env: Env): Mogrifier[] {
+  const names = optional(env, 'EXT_STATSD_MOGRIFIERS');
+  if (names === undefined) return [];
+  return names.split(',').map((raw) => {
+    const name = raw.trim();
+    const prefix = `EXT_STATSD_MOGRIFIERS_${name}`;
+    const source = optional(env, `${prefix}_PATTERN`);
+    if (source === undefined)
+      throw new SettingError(`${prefix}_PATTERN`, 'is required for every listed mogrifier');
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(source);
+    } catch (error) {
+      throw new SettingError(`${prefix}_PATTERN`, `invalid regular expression: ${(error as Error).message}`);
+    }
+    const newName = optional(env, `${prefix}_NAME`);
+    if (newName === undefined)
+      throw new SettingError(`${prefix}_NAME`, 'is required for every listed mogrifier');
+    return { name, pattern, newName, tags: pairs(env, `${prefix}_TAGS`, ':') };
+  });
+}
+
+function hostPort(env: Env, name: string, fallback: string): { host: string | undefined; port: number } {
+  const v = str(env, name, fallback);
+  const at = v.lastIndexOf(':');
+  const port = Number(v.slice(at + 1));
+  if (at < 0 || !/^\d+$/.test(v.slice(at + 1)) || port > 65_535) {
+    throw new SettingError(name, `expected [host]:port, got '${v}'`);
+  }
+  const host = v.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+  return { host: host === '' ? undefined : host, port };
+}
+
+const LEVELS: Record<string, LogLevel> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warn',
+  warning: 'warn',
+  error: 'error',
+  fatal: 'fatal',
+  panic: 'fatal',
+};
+
+function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
+  const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const signal = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  let endpoint = signal;
+  if (endpoint === undefined && base !== undefined) {
+    endpoint = protocol === 'http' ? `${base.replace(/\/+$/, '')}/v1/traces` : base;
+  }
+  const headers = Object.fromEntries([
+    ...pairs(env, 'OTEL_EXPORTER_OTLP_HEADERS', '='),
+    ...pairs(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', '='),
+  ]);
+  const timeoutName = env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT
+    ? 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT'
+    : 'OTEL_EXPORTER_OTLP_TIMEOUT';
+  return { endpoint, headers, timeoutMs: int(env, timeoutName, 10_000, 1, 3_600_000) };
+}
+
+export function parseObservabilitySettings(env: Env): ObservabilitySettings {
+  const level = str(env, 'LOG_LEVEL', 'warn').toLowerCase();
+  const logLevel = LEVELS[level];
+  if (logLevel === undefined) throw new SettingError('LOG_LEVEL', `unknown level '${env.LOG_LEVEL}'`);
+  const format = str(env, 'LOG_FORMAT', 'text').toLowerCase();
+  if (format !== 'text' && format !== 'json')
+    throw new SettingError('LOG_FORMAT', `expected text or json, got '${env.LOG_FORMAT}'`);
+  const protocol = str(env, 'TRACING_EXPORTER_PROTOCOL', 'http').toLowerCase();
+  if (protocol !== 'http' && protocol !== 'grpc') {
+    throw new SettingError(
+      'TRACING_EXPORTER_PROTOCOL',
+      `expected http or grpc, got '${env.TRACING_EXPORTER_PROTOCOL}'`,
+    );
+  }
+  const configType = str(env, 'CONFIG_TYPE', 'FILE').toUpperCase();
+  if (configType !== 'FILE' && configType !== 'GRPC_XDS_SOTW') {
+    throw new SettingError('CONFIG_TYPE', `expected FILE or GRPC_XDS_SOTW, got '${env.CONFIG_TYPE}'`);
+  }
+  const pull = hostPort(env, 'PULLMETRICS_ADDR', ':9090');
+  const pullPath = str(env, 'PULLMETRICS_PATH', '/metrics');
+  if (!pullPath.startsWith('/'))
+    throw new SettingError('PULLMETRICS_PATH', `must start with '/', got '${pullPath}'`);
+
+  const grpcServer: GrpcServerSettings = {
+    useTls: bool(env, 'GRPC_SERVER_USE_TLS', false),
+    certFile: optional(env, 'GRPC_SERVER_TLS_CERT'),
+    keyFile: optional(env, 'GRPC_SERVER_TLS_KEY'),
+    clientCaFile: optional(env, 'GRPC_CLIENT_TLS_CACERT'),
+    clientSan: optional(env, 'GRPC_CLIENT_TLS_SAN'),
+    maxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', '24h'),
+    maxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
+  };
+  if (grpcServer.useTls && (grpcServer.certFile === undefined || grpcServer.keyFile === undefined)) {
+    throw new SettingError(
+      grpcServer.certFile === undefined ? 'GRPC_SERVER_TLS_CERT' : 'GRPC_SERVER_TLS_KEY',
+      'is required when GRPC_SERVER_USE_TLS is true',
+    );
+  }
+  if (!grpcServer.useTls && grpcServer.clientCaFile !== undefined) {
+    throw new SettingError('GRPC_CLIENT_TLS_CACERT', 'mutual TLS requires GRPC_SERVER_USE_TLS=true');
+  }
+  if (grpcServer.clientSan !== undefined && grpcServer.clientCaFile === undefined) {
+    throw new SettingError('GRPC_CLIENT_TLS_SAN', 'requires GRPC_CLIENT_TLS_CACERT (mutual TLS)');
+  }
+
+  const xds: XdsSettings = {
+    enabled: configType === 'GRPC_XDS_SOTW',
+    nodeId: str(env, 'CONFIG_GRPC_XDS_NODE_ID', 'default'),
+    serverUrl: str(env, 'CONFIG_GRPC_XDS_SERVER_URL', 'localhost:18000'),
+    connectRetryIntervalMs: duration(env, 'CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', '3s'),
+    backoffJitter: bool(env, 'XDS_CLIENT_BACKOFF_JITTER', true),
+    backoffInitialMs: duration(env, 'XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', '10s'),
+    backoffMaxMs: duration(env, 'XDS_CLIENT_BACKOFF_MAX_INTERVAL', '60s'),
+    backoffRandomFactor: ratio(env, 'XDS_CLIENT_BACKOFF_RANDOM_FACTOR', 0.5),
+    maxMsgSizeBytes: int(env, 'XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', 4 * 1024 * 1024, 1, 2 ** 31 - 1),
+    useTls: bool(env, 'CONFIG_GRPC_XDS_SERVER_USE_TLS', false),
+    clientCertFile: optional(env, 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT'),
+    clientKeyFile: optional(env, 'CONFIG_GRPC_XDS_CLIENT_TLS_KEY'),
+    serverCaFile: optional(env, 'CONFIG_GRPC_XDS_SERVER_TLS_CACERT'),
+    serverSan: optional(env, 'CONFIG_GRPC_XDS_SERVER_TLS_SAN'),
+    additionalHeaders: pairs(env, 'CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS', ':'),
+  };
+  if (xds.backoffMaxMs < xds.backoffInitialMs) {
+    throw new SettingError(
+      'XDS_CLIENT_BACKOFF_MAX_INTERVAL',
+      'must not be shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL',
+    );
+  }
+  if ((xds.clientCertFile === undefined) !== (xds.clientKeyFile === undefined)) {
+    throw new SettingError(
+      xds.clientCertFile === undefined ? 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT' : 'CONFIG_GRPC_XDS_CLIENT_TLS_KEY',
+      'client certificate and key must be given together',
+    );
+  }
+
+  const flushIntervalMs = duration(env, 'STATS_FLUSH_INTERVAL', '10s');
+  if (flushIntervalMs <= 0) throw new SettingError('STATS_FLUSH_INTERVAL', 'must be greater than zero');
+
+  return Object.freeze({
+    stats: Object.freeze({
+      disabled: bool(env, 'DISABLE_STATS', false),
+      useStatsd: bool(env, 'USE_STATSD', true),
+      statsdHost: str(env, 'STATSD_HOST', 'localhost'),
+      statsdPort: int(env, 'STATSD_PORT', 8125, 1, 65_535),
+      flushIntervalMs,
+      extraTags: pairs(env, 'EXTRA_TAGS', ':'),
+      useExtStatsd: bool(env, 'USE_EXT_STATSD', false),
+      mogrifiers: mogrifiers(env),
+    }),
+    pullMetrics: Object.freeze({
+      enabled: bool(env, 'USE_PULLMETRICS', false),
+      host: pull.host,
+      port: pull.port,
+      path: pullPath,
+      mapperYamlPath: optional(env, 'PULLMETRICS_MAPPER_YAML'),
+    }),
+    debug: Object.freeze({
+      host: str(env, 'DEBUG_HOST', '0.0.0.0'),
+      port: int(env, 'DEBUG_PORT', 6070, 0, 65_535),
+    }),
+    log: Object.freeze({ level: logLevel, format }),
+    tracing: Object.freeze({
+      enabled: bool(env, 'TRACING_ENABLED', false),
+      protocol,
+      serviceName: str(env, 'TRACING_SERVICE_NAME', 'RateLimit'),
+      serviceNamespace: str(env, 'TRACING_SERVICE_NAMESPACE', ''),
+      serviceInstanceId: str(env, 'TRACING_SERVICE_INSTANCE_ID', randomUUID()),
+      samplingRate: ratio(env, 'TRACING_SAMPLING_RATE', 1),
+      otlp: otlp(env, protocol),
+    }),
+    grpcServer: Object.freeze(grpcServer),
+    xds: Object.freeze(xds),
+  });
+}
