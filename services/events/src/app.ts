@@ -1,0 +1,85 @@
+/**
+ * Builds the HTTP app from resolved settings and adapters. No side effects at import; `server.ts`
+ * (or a test) opens the store and the token verifier and passes them in. Wiring happens here only.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TokenVerifier } from './auth/token-verifier.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { createValidatorCompiler } from './http/validator.js';
+import { eventRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import type { EventStore } from './storage/event-store.js';
+
+export interface AppOptions {
+  store: EventStore;
+  verifier: TokenVerifier;
+  /** `BASE_PATH`, e.g. `/api`; `''` for none. `/health` and `/docs` stay at the root. */
+  basePath: string;
+  bodyLimitBytes: number;
+  /** A pino logger; omitted means no logs (tests). */
+  logger?: FastifyBaseLogger;
+  /** Label shown by `/health` (e.g. `postgres`, `pglite`). */
+  storageLabel: string;
+  /** The clock stamped into createdAt/updatedAt. @default the system clock */
+  now?: () => Date;
+  /** Close the store when the app closes. @default true */
+  closeStore?: boolean;
+}
+
+/** Incoming `X-Request-Id` values are kept only when short and plain, so logs cannot be forged. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit: options.bodyLimitBytes,
+    // eventIds longer than 64 characters get a clear 400 from the schema, not a route miss, up to this length.
+    routerOptions: { maxParamLength: 500 },
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Let in-flight requests finish on close; idle keep-alive sockets are closed at once.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  // JSON only: a text/plain body is a 415, not a string that fails validation later.
+  app.removeContentTypeParser(['text/plain']);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Events API',
+        version: '1.0.0',
+        description: 'Event management (spec part A). Errors: {statusCode, message, error}.',
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { store: options.store, storage: options.storageLabel });
+  await app.register(eventRoutes, {
+    prefix: options.basePath,
+    store: options.store,
+    verifier: options.verifier,
+    now: options.now ?? (() => new Date()),
+    basePath: options.basePath,
+  });
+
+  if (options.closeStore !== false) app.addHook('onClose', async () => options.store.close());
+  return app;
+}

@@ -1,0 +1,99 @@
+/**
+ * Bearer JWT verification with `jose`: an HMAC secret or a JWKS URL, issuer/audience checked when
+ * configured, a clock tolerance, and `sub` as the user id. The outcome is a value, never a throw.
+ */
+import {
+  createRemoteJWKSet,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from 'jose';
+import type { JwtConfig } from '../config.js';
+import type { Viewer } from '../domain/access.js';
+import { LIMITS } from '../domain/event.js';
+
+export type VerifyResult = { ok: true; viewer: Viewer } | { ok: false; reason: string };
+
+export interface TokenVerifier {
+  verify(token: string): Promise<VerifyResult>;
+}
+
+/** The resolved key material: the dev-secret file is read into `hmac` before this point. */
+export type VerifierKey = { kind: 'hmac'; secret: string } | { kind: 'jwks'; url: string };
+
+export interface VerifierOptions extends Omit<JwtConfig, 'auth'> {
+  key: VerifierKey;
+  /** Clock of the verification, in seconds since the epoch handled by jose. @default the system clock */
+  now?: () => Date;
+}
+
+const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'];
+// Asymmetric algorithms only: a JWKS must never let an attacker pick HS* with a public key as secret.
+const JWKS_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
+
+function describe(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'token expired';
+  if (error instanceof errors.JWTClaimValidationFailed) return `token claim "${error.claim}" is not valid`;
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'token signature is not valid';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'token algorithm is not allowed';
+  if (error instanceof errors.JWKSNoMatchingKey) return 'no key of the JWKS matches the token';
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
+    return 'the signing keys could not be fetched';
+  }
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'token is malformed';
+  return 'token is not valid';
+}
+
+export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
+  let key: Uint8Array | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (options.key.kind === 'hmac') {
+    key = new TextEncoder().encode(options.key.secret);
+    algorithms = HMAC_ALGORITHMS;
+  } else {
+    key = createRemoteJWKSet(new URL(options.key.url), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
+    algorithms = JWKS_ALGORITHMS;
+  }
+  const verifyOptions: JWTVerifyOptions = {
+    algorithms,
+    clockTolerance: options.clockToleranceSeconds,
+    requiredClaims: ['sub'],
+  };
+  if (options.issuer !== undefined) verifyOptions.issuer = options.issuer;
+  if (options.audience !== undefined) verifyOptions.audience = options.audience;
+
+  const toViewer = (payload: JWTPayload): VerifyResult => {
+    const sub = payload.sub;
+    if (typeof sub !== 'string' || sub.length === 0 || sub.length > LIMITS.userIdMaxLength) {
+      return { ok: false, reason: `token "sub" must be a user id of 1-${LIMITS.userIdMaxLength} characters` };
+    }
+    return { ok: true, viewer: { userId: sub, member: payload[options.memberClaim] === true } };
+  };
+
+  return {
+    async verify(token) {
+      try {
+        const now = options.now?.();
+        const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: now };
+        const { payload } =
+          key instanceof Uint8Array ? await jwtVerify(token, key, opts) : await jwtVerify(token, key, opts);
+        return toViewer(payload);
+      } catch (error) {
+        return { ok: false, reason: describe(error) };
+      }
+    },
+  };
+}

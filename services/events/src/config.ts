@@ -1,0 +1,152 @@
+/**
+ * The only module that reads `process.env`. Settings are parsed once, validated, frozen; a wrong
+ * value stops start-up with a message naming the setting. Every setting and its default is listed in
+ * the README.
+ */
+import { isAbsolute, resolve } from 'node:path';
+
+export type AuthConfig =
+  /** HMAC (HS256/384/512) with a shared secret. */
+  | { kind: 'hmac'; secret: string }
+  /** Public keys fetched from a JWKS URL (RS*, PS*, ES*, EdDSA). */
+  | { kind: 'jwks'; url: string }
+  /** Neither configured: a development secret generated once into this file (see README). */
+  | { kind: 'dev-secret-file'; file: string };
+
+export interface JwtConfig {
+  auth: AuthConfig;
+  /** `JWT_ISSUER`: required `iss` when set. @default unset (not checked) */
+  issuer?: string;
+  /** `JWT_AUDIENCE`: required `aud` when set. @default unset (not checked) */
+  audience?: string;
+  /** `JWT_CLOCK_TOLERANCE_SECONDS`: skew allowed on `exp`/`nbf`/`iat`. @default 30 */
+  clockToleranceSeconds: number;
+  /** `JWT_MEMBER_CLAIM`: claim that, when `true`, makes the caller a member. @default "member" */
+  memberClaim: string;
+}
+
+export type StorageConfig =
+  | { kind: 'postgres'; url: string; poolMax: number }
+  | { kind: 'pglite'; dir: string };
+
+export interface Config {
+  /** `HOST` @default "0.0.0.0" */
+  host: string;
+  /** `PORT` @default 3300 */
+  port: number;
+  /** `BASE_PATH`: prefix of the event routes, e.g. `/api`. @default "" (none) */
+  basePath: string;
+  storage: StorageConfig;
+  jwt: JwtConfig;
+  /** `BODY_LIMIT_BYTES`: larger request bodies get 413. @default 524288 */
+  bodyLimitBytes: number;
+  /** `LOG_LEVEL` @default "info" */
+  logLevel: string;
+  /** `SHUTDOWN_TIMEOUT_MS`: in-flight requests get this long on SIGTERM. @default 10000 */
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(setting: string, problem: string) {
+    super(`Invalid setting ${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min}-${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL`);
+  }
+  return raw;
+}
+
+function basePath(env: Env): string {
+  const raw = text(env, 'BASE_PATH');
+  if (raw === undefined || raw === '/') return '';
+  const trimmed = raw.replace(/\/+$/, '');
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed)) {
+    throw new ConfigError('BASE_PATH', 'expected a path such as /api or /v1/events-api');
+  }
+  return trimmed;
+}
+
+/**
+ * Relative paths are resolved against the directory npm was started from (`INIT_CWD`, so that
+ * `npm start -w services/events` uses the repository's `./data`) or else the working directory.
+ */
+export function baseDirectory(env: Env = process.env): string {
+  return text(env, 'INIT_CWD') ?? process.cwd();
+}
+
+function dataDir(env: Env): string {
+  const raw = text(env, 'DATA_DIR') ?? './data/events';
+  return isAbsolute(raw) ? raw : resolve(baseDirectory(env), raw);
+}
+
+function auth(env: Env): AuthConfig {
+  const secret = text(env, 'JWT_SECRET');
+  const jwksUrl = url(env, 'JWT_JWKS_URL', ['http:', 'https:']);
+  if (secret !== undefined && jwksUrl !== undefined) {
+    throw new ConfigError('JWT_SECRET', 'set either JWT_SECRET or JWT_JWKS_URL, not both');
+  }
+  if (secret !== undefined) {
+    // RFC 7518 section 3.2: an HS256 key must be at least 256 bits.
+    if (Buffer.byteLength(secret) < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 bytes');
+    return { kind: 'hmac', secret };
+  }
+  if (jwksUrl !== undefined) return { kind: 'jwks', url: jwksUrl };
+  return { kind: 'dev-secret-file', file: resolve(dataDir(env), 'jwt-secret') };
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
+  }
+  const config: Config = {
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    port: integer(env, 'PORT', 3300, 0, 65_535),
+    basePath: basePath(env),
+    storage:
+      databaseUrl === undefined
+        ? { kind: 'pglite', dir: dataDir(env) }
+        : { kind: 'postgres', url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1_000) },
+    jwt: {
+      auth: auth(env),
+      issuer: text(env, 'JWT_ISSUER'),
+      audience: text(env, 'JWT_AUDIENCE'),
+      clockToleranceSeconds: integer(env, 'JWT_CLOCK_TOLERANCE_SECONDS', 30, 0, 3_600),
+      memberClaim,
+    },
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 512 * 1024, 1_024, 64 * 1024 * 1024),
+    logLevel,
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,211 @@
+/**
+ * `/events` routes (spec part A): list, read, create-or-replace, delete. Reads then writes with a
+ * compare-and-set on the revision; a write that loses a race is decided again on the new row.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { TokenVerifier } from '../auth/token-verifier.js';
+import {
+  canRead,
+  type Denial,
+  decideDelete,
+  decidePut,
+  notModified,
+  parseEntityTags,
+  type Viewer,
+} from '../domain/access.js';
+import { etagOf, toView } from '../domain/event.js';
+import { linkHeader, offsetOf } from '../domain/pagination.js';
+import { ApiError, MESSAGES } from '../errors.js';
+import { requireViewer, viewerOf } from '../http/authenticate.js';
+import type { EventFields, EventStore, ListScope } from '../storage/event-store.js';
+import {
+  ErrorSchema,
+  EventBody,
+  EventIdParams,
+  EventSchema,
+  IfMatchHeaders,
+  ListQuery,
+} from './event-schemas.js';
+
+export interface EventRoutesOptions {
+  store: EventStore;
+  verifier: TokenVerifier;
+  now: () => Date;
+  /** `BASE_PATH`, used in `Location` and `Link` targets. */
+  basePath: string;
+}
+
+/** A write re-decides at most this many times when other writers keep winning, then answers 409. */
+const WRITE_ATTEMPTS = 5;
+
+function denied(denial: Denial): ApiError {
+  switch (denial) {
+    case 'NOT_FOUND':
+      return new ApiError('NOT_FOUND', MESSAGES.eventNotFound);
+    case 'FORBIDDEN':
+      return new ApiError('FORBIDDEN', MESSAGES.notCreator);
+    case 'PRECONDITION_FAILED':
+      return new ApiError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
+  }
+}
+
+function scopeOf(viewer: Viewer | null): ListScope {
+  if (viewer === null) return { kind: 'public' };
+  return viewer.member ? { kind: 'all' } : { kind: 'creator', userId: viewer.userId };
+}
+
+const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema };
+const bearer = [{ bearerAuth: [] }];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller, set by the authentication hook before the body is parsed; null when anonymous. */
+    viewer: Viewer | null;
+  }
+}
+
+export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, options) => {
+  const { store, verifier, now, basePath } = options;
+  // Authentication runs first (onRequest), so an anonymous caller learns nothing from validation.
+  app.decorateRequest('viewer', null);
+  const optionalToken = async (request: FastifyRequest): Promise<void> => {
+    request.viewer = await viewerOf(request, verifier);
+  };
+  const requiredToken = async (request: FastifyRequest): Promise<void> => {
+    request.viewer = await requireViewer(request, verifier);
+  };
+  const caller = (request: FastifyRequest): Viewer => {
+    if (request.viewer === null) throw new ApiError('UNAUTHENTICATED', MESSAGES.missingToken);
+    return request.viewer;
+  };
+
+  app.get(
+    '/events',
+    {
+      onRequest: optionalToken,
+      schema: {
+        summary: 'List events visible to the caller, ordered by date then eventId',
+        description: 'Totals in X-Total-Count; Link has first/prev/next/last. A token is optional.',
+        querystring: ListQuery,
+        response: { 200: Type.Array(EventSchema), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const viewer = request.viewer;
+      const { page, limit } = request.query;
+      const { events, total } = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
+      reply.header('x-total-count', String(total));
+      reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, total));
+      reply.header('vary', 'Authorization');
+      return events.map(toView);
+    },
+  );
+
+  app.get(
+    '/events/:eventId',
+    {
+      onRequest: optionalToken,
+      schema: {
+        summary: 'Read one event (PRIVATE ones only for their creator and members)',
+        params: EventIdParams,
+        response: { 200: EventSchema, 304: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const viewer = request.viewer;
+      const event = await store.get(request.params.eventId);
+      if (event === undefined || !canRead(event, viewer)) throw denied('NOT_FOUND');
+      const etag = etagOf(event);
+      reply.header('etag', etag).header('vary', 'Authorization');
+      if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      return toView(event);
+    },
+  );
+
+  app.put(
+    '/events/:eventId',
+    {
+      onRequest: requiredToken,
+      schema: {
+        summary: 'Create (201) or replace (200) an event; only its creator may replace it',
+        security: bearer,
+        params: EventIdParams,
+        headers: Type.Object({
+          ...IfMatchHeaders.properties,
+          'if-none-match': Type.Optional(
+            Type.String({ description: '`*`: create only (412 if it exists).' }),
+          ),
+        }),
+        body: EventBody,
+        response: {
+          200: EventSchema,
+          201: EventSchema,
+          ...errors,
+          403: ErrorSchema,
+          412: ErrorSchema,
+          413: ErrorSchema,
+          415: ErrorSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const viewer = caller(request);
+      const { eventId } = request.params;
+      const input = request.body;
+      const fields: EventFields = {
+        name: input.name,
+        body: input.body,
+        cover: input.cover ?? null,
+        date: input.date,
+        access: input.access ?? 'PUBLIC',
+      };
+      const preconditions = {
+        ifMatch: parseEntityTags(request.headers['if-match']),
+        ifNoneMatch: parseEntityTags(request.headers['if-none-match']),
+      };
+      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+        const existing = await store.get(eventId);
+        const decision = decidePut(existing, viewer, preconditions, etagOf);
+        if (!decision.ok) throw denied(decision.denial);
+        const written =
+          decision.action === 'create'
+            ? await store.insert(eventId, fields, viewer.userId, now())
+            : await store.replace(eventId, decision.revision, fields, now());
+        if (written === undefined) continue; // another writer got there first: decide again
+        reply.header('etag', etagOf(written));
+        if (decision.action === 'create') {
+          reply.code(201).header('location', `${basePath}/events/${eventId}`);
+        }
+        return toView(written);
+      }
+      throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+    },
+  );
+
+  app.delete(
+    '/events/:eventId',
+    {
+      onRequest: requiredToken,
+      schema: {
+        summary: 'Delete an event; only its creator may',
+        security: bearer,
+        params: EventIdParams,
+        headers: IfMatchHeaders,
+        response: { 204: Type.Null(), ...errors, 403: ErrorSchema, 412: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const viewer = caller(request);
+      const preconditions = { ifMatch: parseEntityTags(request.headers['if-match']) };
+      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+        const existing = await store.get(request.params.eventId);
+        const decision = decideDelete(existing, viewer, preconditions, etagOf);
+        if (!decision.ok) throw denied(decision.denial);
+        if (await store.remove(request.params.eventId, decision.revision)) return reply.code(204).send(null);
+      }
+      throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+    },
+  );
+};

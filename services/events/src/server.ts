@@ -1,0 +1,80 @@
+/**
+ * Process entry: reads the settings, opens the database (migrating it) and the token verifier,
+ * listens, and on SIGTERM/SIGINT stops accepting, lets in-flight requests finish, then closes.
+ */
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { loadOrCreateDevSecret } from './auth/dev-secret.js';
+import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { openEventStore } from './storage/open-store.js';
+
+async function resolveKey(config: Config, logger: pino.Logger): Promise<VerifierKey> {
+  const auth = config.jwt.auth;
+  if (auth.kind !== 'dev-secret-file') return auth;
+  const { secret, created } = await loadOrCreateDevSecret(auth.file);
+  logger.warn(
+    { file: auth.file, created },
+    'JWT_SECRET and JWT_JWKS_URL are unset: verifying HS256 tokens with the development secret in this ' +
+      'file. Mint a token with: npm run token -w services/events -- <user-id> [--member]',
+  );
+  return { kind: 'hmac', secret };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`events: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, base: { service: 'events' } });
+  const key = await resolveKey(config, logger);
+  const store = await openEventStore(config.storage, (error) =>
+    logger.error({ err: error }, 'idle database connection failed'),
+  );
+  const app = await buildApp({
+    store,
+    verifier: createTokenVerifier({ ...config.jwt, key }),
+    basePath: config.basePath,
+    bodyLimitBytes: config.bodyLimitBytes,
+    logger,
+    storageLabel: config.storage.kind,
+  });
+
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await app.listen({ host: config.host, port: config.port });
+  logger.info(
+    { storage: config.storage.kind, basePath: config.basePath || '/', docs: '/docs' },
+    'events API listening',
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`events: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,152 @@
+/**
+ * Storage of events over any `SqlClient` (PostgreSQL or PGlite). Writes are compare-and-set on the
+ * revision, so the route layer can read, decide (pure domain) and write without lost updates.
+ */
+import type { Access, StoredEvent } from '../domain/event.js';
+import type { SqlClient } from './sql-client.js';
+
+/** The fields a client controls, after defaults are applied. */
+export interface EventFields {
+  name: string;
+  body: string;
+  cover: string | null;
+  date: string;
+  access: Access;
+}
+
+/** Which events a listing may include. */
+export type ListScope =
+  | { kind: 'public' }
+  /** PUBLIC ones plus those created by `userId`. */
+  | { kind: 'creator'; userId: string }
+  /** Every event (members). */
+  | { kind: 'all' };
+
+export interface EventPage {
+  events: StoredEvent[];
+  total: number;
+}
+
+export interface EventStore {
+  get(eventId: string): Promise<StoredEvent | undefined>;
+  /** Ordered by `date` (as an instant), then `eventId`. */
+  list(scope: ListScope, offset: number, limit: number): Promise<EventPage>;
+  /** Creates the event; undefined when the id is already taken. */
+  insert(
+    eventId: string,
+    fields: EventFields,
+    createdBy: string,
+    now: Date,
+  ): Promise<StoredEvent | undefined>;
+  /** Replaces the event if its revision is still `revision`; undefined otherwise. */
+  replace(
+    eventId: string,
+    revision: string,
+    fields: EventFields,
+    now: Date,
+  ): Promise<StoredEvent | undefined>;
+  /** Deletes the event if its revision is still `revision`. */
+  remove(eventId: string, revision: string): Promise<boolean>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface EventRow {
+  event_id: string;
+  name: string;
+  body: string;
+  cover: string | null;
+  date: string;
+  access: Access;
+  created_by: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  revision: string;
+}
+
+const COLUMNS =
+  'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision::text AS revision';
+
+function fromRow(row: EventRow): StoredEvent {
+  return {
+    eventId: row.event_id,
+    name: row.name,
+    body: row.body,
+    cover: row.cover,
+    date: row.date,
+    access: row.access,
+    createdBy: row.created_by,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    revision: row.revision,
+  };
+}
+
+function scopeFilter(scope: ListScope): { where: string; params: unknown[] } {
+  switch (scope.kind) {
+    case 'public':
+      return { where: `WHERE access = 'PUBLIC'`, params: [] };
+    case 'creator':
+      return { where: `WHERE (access = 'PUBLIC' OR created_by = $1)`, params: [scope.userId] };
+    case 'all':
+      return { where: '', params: [] };
+  }
+}
+
+export function createEventStore(client: SqlClient): EventStore {
+  return {
+    async get(eventId) {
+      const rows = await client.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE event_id = $1`, [
+        eventId,
+      ]);
+      return rows[0] === undefined ? undefined : fromRow(rows[0]);
+    },
+
+    async list(scope, offset, limit) {
+      const { where, params } = scopeFilter(scope);
+      const n = params.length;
+      const [rows, counts] = await Promise.all([
+        client.query<EventRow>(
+          `SELECT ${COLUMNS} FROM events ${where} ORDER BY date_at, event_id LIMIT $${n + 1} OFFSET $${n + 2}`,
+          [...params, limit, offset],
+        ),
+        client.query<{ total: string | number }>(`SELECT count(*) AS total FROM events ${where}`, params),
+      ]);
+      return { events: rows.map(fromRow), total: Number(counts[0]?.total ?? 0) };
+    },
+
+    async insert(eventId, fields, createdBy, now) {
+      const rows = await client.query<EventRow>(
+        `INSERT INTO events (event_id, name, body, cover, date, date_at, access, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $5::timestamptz, $6, $7, $8, $8)
+         ON CONFLICT (event_id) DO NOTHING
+         RETURNING ${COLUMNS}`,
+        [eventId, fields.name, fields.body, fields.cover, fields.date, fields.access, createdBy, now],
+      );
+      return rows[0] === undefined ? undefined : fromRow(rows[0]);
+    },
+
+    async replace(eventId, revision, fields, now) {
+      const rows = await client.query<EventRow>(
+        `UPDATE events
+         SET name = $3, body = $4, cover = $5, date = $6, date_at = $6::timestamptz, access = $7,
+             updated_at = $8, revision = nextval('event_revision_seq')
+         WHERE event_id = $1 AND revision = $2::bigint
+         RETURNING ${COLUMNS}`,
+        [eventId, revision, fields.name, fields.body, fields.cover, fields.date, fields.access, now],
+      );
+      return rows[0] === undefined ? undefined : fromRow(rows[0]);
+    },
+
+    async remove(eventId, revision) {
+      const rows = await client.query<{ event_id: string }>(
+        'DELETE FROM events WHERE event_id = $1 AND revision = $2::bigint RETURNING event_id',
+        [eventId, revision],
+      );
+      return rows.length === 1;
+    },
+
+    ping: () => client.ping(),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,53 @@
+import pg from 'pg';
+import type { SqlClient, SqlQueryable } from './sql-client.js';
+
+export interface PgClientOptions {
+  url: string;
+  poolMax: number;
+  /** Called with errors of idle pooled connections (a restarted server), which must not crash the process. */
+  onIdleError?: (error: Error) => void;
+}
+
+/** A pooled `pg` connection to a PostgreSQL server. */
+export function createPgClient(options: PgClientOptions): SqlClient {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolMax,
+    connectionTimeoutMillis: 5_000,
+  });
+  pool.on('error', (error) => options.onIdleError?.(error));
+
+  const query = async <Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> => {
+    const result = await pool.query(sql, params as unknown[] | undefined);
+    return result.rows as Row[];
+  };
+
+  return {
+    query,
+    async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const tx: SqlQueryable = {
+          async query<Row>(sql: string, params?: readonly unknown[]) {
+            return (await client.query(sql, params as unknown[] | undefined)).rows as Row[];
+          },
+        };
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

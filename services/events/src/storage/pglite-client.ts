@@ -1,0 +1,33 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import type { SqlClient, SqlQueryable } from './sql-client.js';
+
+/**
+ * PGlite (PostgreSQL compiled to WebAssembly) in this process: the embedded default. `dir` is the
+ * data directory, created when missing; `undefined` keeps the database in memory (tests, benches).
+ */
+export async function createPgliteClient(dir: string | undefined): Promise<SqlClient> {
+  if (dir !== undefined) await mkdir(dir, { recursive: true });
+  const db = await PGlite.create(dir === undefined ? undefined : { dataDir: dir });
+
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await db.query<Row>(sql, params as unknown[] | undefined)).rows;
+    },
+    transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+      return db.transaction((tx) =>
+        work({
+          async query<Row>(sql: string, params?: readonly unknown[]) {
+            return (await tx.query<Row>(sql, params as unknown[] | undefined)).rows;
+          },
+        }),
+      );
+    },
+    async ping() {
+      await db.query('SELECT 1');
+    },
+    async close() {
+      await db.close();
+    },
+  };
+}
