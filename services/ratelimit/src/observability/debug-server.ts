@@ -1,5 +1,5 @@
-import { Session } from 'node:inspector';
 import { createServer, type ServerResponse } from 'node:http';
+import { Session } from 'node:inspector';
 import { getHeapSnapshot } from 'node:v8';
 import type { StatsRegistry } from '../stats/registry.js';
 import { listen, type RunningHttpServer } from './http-listen.js';
@@ -62,7 +62,9 @@ export function statsLines(registry: StatsRegistry): string[] {
   const lines = [
     ...[...snapshot.counters].map(([k, v]) => `${k}: ${v}`),
     ...[...snapshot.gauges].map(([k, v]) => `${k}: ${v}`),
-    ...[...snapshot.timers].map(([k, t]) => `${k}: count=${t.count} sum_ms=${Math.round(t.sumMs * 1000) / 1000}`),
+    ...[...snapshot.timers].map(
+      ([k, t]) => `${k}: count=${t.count} sum_ms=${Math.round(t.sumMs * 1000) / 1000}`,
+    ),
   ];
   return lines.sort();
 }

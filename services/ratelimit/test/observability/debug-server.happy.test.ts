@@ -36,10 +36,15 @@ describe('debug server', () => {
     registry.counter('ratelimit.service.config_load_success').inc();
     const body = await (await fetch(`${server.url}/stats`)).text();
     expect(body.split('\n')).toEqual(
-      expect.arrayContaining(['ratelimit.service.config_load_success: 1', 'ratelimit.service.rate_limit.rl.foo.over_limit: 5']),
+      expect.arrayContaining([
+        'ratelimit.service.config_load_success: 1',
+        'ratelimit.service.rate_limit.rl.foo.over_limit: 5',
+      ]),
     );
     registry.counter('ratelimit.service.rate_limit.rl.foo.over_limit').add(1);
-    expect(await (await fetch(`${server.url}/stats`)).text()).toContain('ratelimit.service.rate_limit.rl.foo.over_limit: 6');
+    expect(await (await fetch(`${server.url}/stats`)).text()).toContain(
+      'ratelimit.service.rate_limit.rl.foo.over_limit: 6',
+    );
   });
 
   it('/debug/pprof/profile returns a CPU profile covering the requested seconds', async () => {
@@ -55,7 +60,9 @@ describe('debug server', () => {
   it('/debug/pprof/heap returns a V8 heap snapshot', async () => {
     const res = await fetch(`${server.url}/debug/pprof/heap`);
     expect(res.status).toBe(200);
-    const snapshot = (await res.json()) as { snapshot: { meta: { node_fields: string[] }; node_count: number } };
+    const snapshot = (await res.json()) as {
+      snapshot: { meta: { node_fields: string[] }; node_count: number };
+    };
     expect(snapshot.snapshot.meta.node_fields).toContain('name');
     expect(snapshot.snapshot.node_count).toBeGreaterThan(1000);
   });

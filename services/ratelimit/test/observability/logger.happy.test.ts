@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.js';
+import { parseObservabilitySettings } from '../../src/observability/settings.js';
+
+function capture(): { lines: string[]; stream: { write(s: string): void } } {
+  const lines: string[] = [];
+  return {
+    lines,
+    stream: { write: (s: string) => lines.push(...s.split('\n').filter((l) => l.length > 0)) },
+  };
+}
+
+describe('logger', () => {
+  it('LOG_FORMAT=json writes @message, @timestamp and level fields', () => {
+    const out = capture();
+    const log = createLogger(
+      parseObservabilitySettings({ LOG_FORMAT: 'json', LOG_LEVEL: 'debug' }).log,
+      out.stream,
+    );
+    log.debug({ domain: 'rl' }, 'loaded config');
+    expect(out.lines).toHaveLength(1);
+    const record = JSON.parse(out.lines[0] as string) as Record<string, unknown>;
+    expect(record['@message']).toBe('loaded config');
+    expect(record.level).toBe('debug');
+    expect(record.domain).toBe('rl');
+    expect(new Date(record['@timestamp'] as string).toISOString()).toBe(record['@timestamp']);
+  });
+
+  it('honours LOG_LEVEL (default warn) and writes text lines by default', () => {
+    const out = capture();
+    const log = createLogger(parseObservabilitySettings({}).log, out.stream);
+    log.info('hidden');
+    log.warn({ file: 'config.yaml', error: 'bad key' }, 'config load failed');
+    expect(out.lines).toHaveLength(1);
+    expect(out.lines[0]).toMatch(
+      /^time=\S+ level=warning msg="config load failed" file=config.yaml error="bad key"$/,
+    );
+  });
+
+  it('accepts the reference level names case-insensitively', () => {
+    const out = capture();
+    const log = createLogger(
+      parseObservabilitySettings({ LOG_LEVEL: 'ERROR', LOG_FORMAT: 'json' }).log,
+      out.stream,
+    );
+    log.warn('hidden');
+    log.error('shown');
+    expect(out.lines.map((l) => JSON.parse(l).level)).toEqual(['error']);
+  });
+});
