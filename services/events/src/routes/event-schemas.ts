@@ -8,8 +8,8 @@ import { PAGE_DEFAULTS } from '../domain/pagination.js';
 
 export const EventIdParams = Type.Object({
   eventId: Type.String({
+    // The pattern alone carries the length rule, so a long id gets one message naming the whole rule.
     pattern: EVENT_ID_PATTERN,
-    maxLength: LIMITS.eventIdMaxLength,
     description:
       'Chosen by the client: 1-64 characters of A-Z a-z 0-9 . _ ~ - (RFC 3986 unreserved), not "." or "..".',
     examples: ['spring-meetup-2026'],

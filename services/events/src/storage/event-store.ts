@@ -118,7 +118,7 @@ export function createEventStore(client: SqlClient): EventStore {
     async insert(eventId, fields, createdBy, now) {
       const rows = await client.query<EventRow>(
         `INSERT INTO events (event_id, name, body, cover, date, date_at, access, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $5::timestamptz, $6, $7, $8, $8)
+         VALUES ($1, $2, $3, $4, $5::text, $5::text::timestamptz, $6, $7, $8, $8)
          ON CONFLICT (event_id) DO NOTHING
          RETURNING ${COLUMNS}`,
         [eventId, fields.name, fields.body, fields.cover, fields.date, fields.access, createdBy, now],
@@ -129,7 +129,7 @@ export function createEventStore(client: SqlClient): EventStore {
     async replace(eventId, revision, fields, now) {
       const rows = await client.query<EventRow>(
         `UPDATE events
-         SET name = $3, body = $4, cover = $5, date = $6, date_at = $6::timestamptz, access = $7,
+         SET name = $3, body = $4, cover = $5, date = $6::text, date_at = $6::text::timestamptz, access = $7,
              updated_at = $8, revision = nextval('event_revision_seq')
          WHERE event_id = $1 AND revision = $2::bigint
          RETURNING ${COLUMNS}`,

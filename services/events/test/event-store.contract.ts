@@ -1,0 +1,119 @@
+/**
+ * One contract suite for the event store, run against PostgreSQL and PGlite: both must behave the
+ * same, including compare-and-set writes, ordering, visibility scopes and never-reused revisions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventFields, EventStore } from '../src/storage/event-store.js';
+import { newId } from './helpers.js';
+
+const fields = (overrides: Partial<EventFields> = {}): EventFields => ({
+  name: 'n',
+  body: 'b',
+  cover: null,
+  date: '2026-05-01T10:00:00Z',
+  access: 'PUBLIC',
+  ...overrides,
+});
+
+const T0 = new Date('2026-01-01T00:00:00.000Z');
+const T1 = new Date('2026-01-02T00:00:00.000Z');
+
+export function eventStoreContract(name: string, open: () => Promise<EventStore>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let store: EventStore;
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await store.close();
+    });
+
+    it('inserts and reads back every field, keeping the date as sent', async () => {
+      const id = newId();
+      const created = await store.insert(
+        id,
+        fields({ cover: 'https://x.test/c.png', date: '2026-05-01T18:30:00+02:00', access: 'PRIVATE' }),
+        'alice',
+        T0,
+      );
+      expect(created).toMatchObject({
+        eventId: id,
+        cover: 'https://x.test/c.png',
+        date: '2026-05-01T18:30:00+02:00',
+        access: 'PRIVATE',
+        createdBy: 'alice',
+      });
+      expect(created?.createdAt.toISOString()).toBe(T0.toISOString());
+      expect(created?.updatedAt.toISOString()).toBe(T0.toISOString());
+      expect(await store.get(id)).toEqual(created);
+      expect(await store.get(newId('missing'))).toBeUndefined();
+    });
+
+    it('refuses a second insert of the same id without changing the first', async () => {
+      const id = newId();
+      await store.insert(id, fields({ name: 'first' }), 'alice', T0);
+      expect(await store.insert(id, fields({ name: 'second' }), 'bob', T1)).toBeUndefined();
+      expect((await store.get(id))?.name).toBe('first');
+    });
+
+    it('replaces only at the expected revision and gives a new revision', async () => {
+      const id = newId();
+      const created = (await store.insert(id, fields(), 'alice', T0))!;
+      const replaced = await store.replace(id, created.revision, fields({ name: 'renamed' }), T1);
+      expect(replaced?.name).toBe('renamed');
+      expect(replaced?.revision).not.toBe(created.revision);
+      expect(replaced?.createdAt.toISOString()).toBe(T0.toISOString());
+      expect(replaced?.updatedAt.toISOString()).toBe(T1.toISOString());
+      expect(replaced?.createdBy).toBe('alice');
+      // The stale revision no longer matches: nothing changes.
+      expect(await store.replace(id, created.revision, fields({ name: 'lost update' }), T1)).toBeUndefined();
+      expect((await store.get(id))?.name).toBe('renamed');
+    });
+
+    it('removes only at the expected revision; revisions are never reused after re-creation', async () => {
+      const id = newId();
+      const first = (await store.insert(id, fields(), 'alice', T0))!;
+      expect(await store.remove(id, '999999999')).toBe(false);
+      expect(await store.remove(id, first.revision)).toBe(true);
+      expect(await store.get(id)).toBeUndefined();
+      expect(await store.remove(id, first.revision)).toBe(false);
+      const again = (await store.insert(id, fields(), 'alice', T0))!;
+      expect(again.revision).not.toBe(first.revision);
+    });
+
+    it('lists by date instant then eventId, paginates, counts, and filters by scope', async () => {
+      const owner = newId('owner');
+      const other = newId('other');
+      // Dates sort by instant, whatever their offset: 12:00+02:00 is 10:00Z, after 09:30Z.
+      const tag = newId('list');
+      await store.insert(`${tag}-c`, fields({ date: '2030-01-01T12:00:00+02:00' }), owner, T0); // 10:00Z
+      await store.insert(`${tag}-a`, fields({ date: '2030-01-01T09:30:00Z' }), owner, T0);
+      await store.insert(`${tag}-b`, fields({ date: '2030-01-01T09:30:00Z' }), other, T0);
+      await store.insert(`${tag}-p`, fields({ date: '2030-01-01T09:00:00Z', access: 'PRIVATE' }), other, T0);
+      await store.insert(`${tag}-q`, fields({ date: '2030-01-01T09:15:00Z', access: 'PRIVATE' }), owner, T0);
+
+      const all = await store.list({ kind: 'all' }, 0, 100);
+      const mine = all.events.filter((event) => event.eventId.startsWith(tag)).map((event) => event.eventId);
+      expect(mine).toEqual([`${tag}-p`, `${tag}-q`, `${tag}-a`, `${tag}-b`, `${tag}-c`]);
+
+      const publicIds = (await store.list({ kind: 'public' }, 0, 100)).events.map((event) => event.eventId);
+      expect(publicIds).not.toContain(`${tag}-p`);
+      expect(publicIds).not.toContain(`${tag}-q`);
+      const ownerIds = (await store.list({ kind: 'creator', userId: owner }, 0, 100)).events.map((e) => e.eventId);
+      expect(ownerIds).toContain(`${tag}-q`);
+      expect(ownerIds).not.toContain(`${tag}-p`);
+
+      const total = all.total;
+      expect(total).toBeGreaterThanOrEqual(5);
+      const page = await store.list({ kind: 'all' }, 1, 2);
+      expect(page.total).toBe(total);
+      expect(page.events.map((event) => event.eventId)).toEqual(all.events.slice(1, 3).map((e) => e.eventId));
+      const beyond = await store.list({ kind: 'all' }, total + 10, 10);
+      expect(beyond).toEqual({ events: [], total });
+    });
+
+    it('answers ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
