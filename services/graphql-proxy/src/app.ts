@@ -1,0 +1,209 @@
+import cors from '@fastify/cors';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { ResponseCache } from './cache/response-cache.js';
+import { FileCacheStore } from './cache/store.js';
+import type { ProxyConfig } from './config.js';
+import { graphqlErrorBody, HttpError, type HttpErrorCode, httpStatus } from './errors.js';
+import { DocumentAnalyser } from './graphql/document.js';
+import { LocalDb } from './local/local-db.js';
+import { fetchCollections, type SyncResult } from './local/sync.js';
+import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
+import { Replayer } from './proxy/replayer.js';
+import { MutationQueue } from './queue/mutation-queue.js';
+import { FileQueueStore } from './queue/store.js';
+import { graphqlRoutes } from './routes/graphql.js';
+import { healthRoutes } from './routes/health.js';
+import { localRoutes } from './routes/local.js';
+import { queueRoutes } from './routes/queue.js';
+import { createUpstreamClient, UpstreamMonitor } from './upstream/client.js';
+
+export interface ProxyApp {
+  readonly fastify: FastifyInstance;
+  readonly replayer: Replayer;
+  /** Starts the background work (probe timer, first sync, replay of a queue left from a previous run). */
+  startBackground(): void;
+  close(): Promise<void>;
+}
+
+const MANAGEMENT_PATHS = ['/queue', '/flush', '/local/'];
+
+function fastifyErrorCode(error: FastifyError): HttpErrorCode {
+  if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
+  if (error.statusCode === 415) return 'UNSUPPORTED_MEDIA_TYPE';
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
+    return 'BAD_REQUEST';
+  return 'INTERNAL_ERROR';
+}
+
+/** Wires the proxy by hand from a config. Opens the cache, queue and local db; does not listen. */
+export async function buildApp(
+  config: ProxyConfig,
+  logger: Logger,
+  clock: () => number = Date.now,
+): Promise<ProxyApp> {
+  const cache = await ResponseCache.open(
+    await FileCacheStore.open(config.cacheDir),
+    {
+      maxEntries: config.cacheMaxEntries,
+      maxBytes: config.cacheMaxBytes,
+      memoryBytes: config.cacheMemoryBytes,
+    },
+    logger,
+  );
+  const queue = await MutationQueue.open(
+    await FileQueueStore.open(config.queueDir, (file) =>
+      logger.error({ file }, 'corrupt queue record set aside'),
+    ),
+  );
+  const local = await LocalDb.open(config.localDbPath, logger);
+  const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
+  const monitor = new UpstreamMonitor();
+  const analyser = new DocumentAnalyser();
+  const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
+  const sync = (): Promise<SyncResult> =>
+    local.sync(
+      () => fetchCollections(upstream, authorization),
+      () => queue.list(),
+      clock,
+    );
+  const syncInBackground = () => {
+    void sync();
+  };
+
+  // A first sync that failed (upstream not up yet at start) is retried when the upstream answers.
+  monitor.onOnline(() => {
+    if (config.localSyncOnStart && local.lastUpdated === null) syncInBackground();
+  });
+  queue.onChange(() => {
+    void local.applyQueue(queue.list());
+  });
+  const replayer = new Replayer({
+    queue,
+    upstream,
+    monitor,
+    authToken: config.authToken,
+    clock,
+    retryBaseMs: config.retryBaseMs,
+    retryMaxMs: config.retryMaxMs,
+    probeIntervalMs: config.probeIntervalMs,
+    logger,
+    onConfirmed: (item, data) => {
+      const analysis = analyser.analyse(item.payload.query, item.payload.operationName);
+      cache.invalidate(
+        analysis.ok ? mutationTags(analysis.operation, item.payload.variables, data) : new Set(['*']),
+      );
+    },
+    afterReplay: syncInBackground,
+  });
+  const handler = new GraphQLHandler({
+    mode: config.mode,
+    authToken: config.authToken,
+    cache,
+    analyser,
+    upstream,
+    monitor,
+    queue,
+    clock,
+    cacheTtlMs: config.cacheTtlMs,
+    staleIfErrorMs: config.staleIfErrorMs,
+    logger,
+    triggerReplay: () => void replayer.replay(false),
+    afterMutation: () => {
+      if (config.mode === 'SETMODE') syncInBackground();
+    },
+  });
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Per-request logs on /graphql would cost more than a cache hit; errors and state changes are
+    // logged instead. Management and health requests are logged.
+    logController: new LogController({ disableRequestLogging: (request) => request.url === '/graphql' }),
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+  });
+  // JSON.parse instead of the default secure-json-parse: the body is only read (query, variables) and
+  // forwarded, never merged into objects, so prototype poisoning does not apply, and it is faster.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      const error = new Error('The body is not valid JSON') as FastifyError;
+      error.statusCode = 400;
+      done(error, undefined);
+    }
+  });
+  await app.register(cors, {
+    origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
+    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['content-type', 'authorization', 'idempotency-key'],
+    exposedHeaders: ['x-cache', 'x-cache-key', 'x-cache-stale', 'x-upstream-status', 'x-queued', 'age'],
+    optionsSuccessStatus: 204,
+    strictPreflight: false,
+  });
+
+  if (config.adminToken) {
+    const expected = `Bearer ${config.adminToken}`;
+    app.addHook('onRequest', async (request) => {
+      const path = request.url.split('?')[0] ?? '';
+      if (request.method === 'OPTIONS' || !MANAGEMENT_PATHS.some((prefix) => path.startsWith(prefix))) return;
+      if (request.headers.authorization !== expected) {
+        throw new HttpError(
+          'UNAUTHORIZED',
+          'The management API requires Authorization: Bearer <ADMIN_TOKEN>',
+        );
+      }
+    });
+  }
+
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);
+    if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
+    if (request.url.split('?')[0] === '/graphql' && request.method === 'POST') {
+      // The original's clients read every /graphql answer as a GraphQL body with HTTP 200.
+      const graphqlCode = code === 'INTERNAL_ERROR' ? 'INTERNAL_ERROR' : 'BAD_REQUEST';
+      const message = code === 'INTERNAL_ERROR' ? 'Internal proxy error' : error.message;
+      return reply
+        .status(200)
+        .type('application/json; charset=utf-8')
+        .send(graphqlErrorBody(graphqlCode, message));
+    }
+    const { statusCode, error: label } = httpStatus(code);
+    const message = code === 'INTERNAL_ERROR' ? 'Internal Server Error' : error.message;
+    return reply.status(statusCode).send({ statusCode, message, error: label });
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
+  });
+
+  graphqlRoutes(app, handler);
+  healthRoutes(app, { config, queue, local, monitor, cache });
+  queueRoutes(app, { queue, replayer, clock });
+  localRoutes(app, { local, sync });
+
+  let started = false;
+  return {
+    fastify: app,
+    replayer,
+    startBackground() {
+      if (started) return;
+      started = true;
+      replayer.start();
+      if (config.localSyncOnStart) syncInBackground();
+      if (queue.size > 0) void replayer.replay(true);
+      else void local.applyQueue(queue.list());
+    },
+    async close() {
+      replayer.stop();
+      await app.close();
+      await replayer.idle();
+      await local.flush();
+      upstream.close();
+    },
+  };
+}

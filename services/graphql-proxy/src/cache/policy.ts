@@ -1,0 +1,65 @@
+/**
+ * Pure cache and retry policy: freshness of an entry, the tags a response carries, backoff. The
+ * clock reading is passed in.
+ */
+
+export type Freshness = 'fresh' | 'stale' | 'unusable';
+
+/**
+ * `fresh` while younger than the TTL (served without asking upstream); `stale` while younger than
+ * TTL + stale-if-error (served only when upstream fails, RFC 5861 section 4); `unusable` after that.
+ * An invalidated entry has `invalidated` set and is never fresh.
+ */
+export function freshness(
+  entry: { storedAt: number; invalidated: boolean },
+  now: number,
+  ttlMs: number,
+  staleIfErrorMs: number,
+): Freshness {
+  const age = now - entry.storedAt;
+  if (!entry.invalidated && age < ttlMs) return 'fresh';
+  if (age < ttlMs + staleIfErrorMs) return 'stale';
+  return 'unusable';
+}
+
+const MAX_IDS = 500;
+
+/**
+ * Tags found in a GraphQL `data` tree: `id:<id>` for every string `id` field and the `__typename`
+ * values, so that a mutation of that object or type invalidates the entry.
+ */
+export function tagsInData(data: unknown, into: Set<string> = new Set()): Set<string> {
+  const stack: unknown[] = [data];
+  let ids = 0;
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+      continue;
+    }
+    for (const [key, field] of Object.entries(value)) {
+      if (key === 'id' && typeof field === 'string' && ids < MAX_IDS) {
+        into.add(`id:${field}`);
+        ids += 1;
+      } else if (key === '__typename' && typeof field === 'string') {
+        into.add(field);
+      } else if (typeof field === 'object') {
+        stack.push(field);
+      }
+    }
+  }
+  return into;
+}
+
+/** True when two tag lists share a tag, or the mutation tags contain the wildcard `*`. */
+export function touches(entryTags: readonly string[], mutationTags: ReadonlySet<string>): boolean {
+  if (mutationTags.has('*')) return true;
+  return entryTags.some((tag) => mutationTags.has(tag));
+}
+
+/** Exponential backoff: base, 2*base, 4*base, ... capped at max. `attempts` counts failed tries (>= 1). */
+export function backoffMs(attempts: number, baseMs: number, maxMs: number): number {
+  const exponent = Math.min(Math.max(attempts - 1, 0), 30);
+  return Math.min(maxMs, baseMs * 2 ** exponent);
+}

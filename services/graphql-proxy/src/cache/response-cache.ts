@@ -1,0 +1,166 @@
+import type { Logger } from 'pino';
+import { touches } from './policy.js';
+import type { CacheStore, StoredEntry } from './store.js';
+
+export interface CacheLimits {
+  readonly maxEntries: number;
+  readonly maxBytes: number;
+  /** Bodies kept in memory, so that a hit on a recently used entry needs no disk read. */
+  readonly memoryBytes: number;
+}
+
+/** What the proxy knows about an entry without reading it. `body` is present when it is in memory. */
+export interface CachedAnswer {
+  readonly key: string;
+  storedAt: number;
+  tags: readonly string[];
+  invalidated: boolean;
+  size: number;
+  body: Buffer | undefined;
+}
+
+/**
+ * The cache index in front of a `CacheStore`: least-recently-used order (a Map re-inserted on every
+ * use), a bound on entries and bytes with eviction of the least recently used, bodies of the hottest
+ * entries in memory, and invalidation by tags.
+ */
+export class ResponseCache {
+  private readonly index = new Map<string, CachedAnswer>();
+  private bytes = 0;
+  private memoryBytes = 0;
+
+  private constructor(
+    private readonly store: CacheStore,
+    private readonly limits: CacheLimits,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Loads the index from the store, oldest first, and applies the bounds. */
+  static async open(store: CacheStore, limits: CacheLimits, logger: Logger): Promise<ResponseCache> {
+    const cache = new ResponseCache(store, limits, logger);
+    const entries = await store.list();
+    entries.sort((a, b) => a.storedAt - b.storedAt);
+    for (const entry of entries) cache.remember(entry, false);
+    await cache.evict();
+    return cache;
+  }
+
+  get stats(): { entries: number; bytes: number; memoryBytes: number } {
+    return { entries: this.index.size, bytes: this.bytes, memoryBytes: this.memoryBytes };
+  }
+
+  /** The entry's metadata (and body when in memory) without touching the disk; marks it recently used. */
+  peek(key: string): CachedAnswer | undefined {
+    const answer = this.index.get(key);
+    if (answer === undefined) return undefined;
+    this.index.delete(key);
+    this.index.set(key, answer);
+    return answer;
+  }
+
+  /** The entry with its body, read from the store when not in memory; a corrupt file is a miss. */
+  async get(key: string): Promise<CachedAnswer | undefined> {
+    const answer = this.peek(key);
+    if (answer === undefined || answer.body !== undefined) return answer;
+    const stored = await this.store.read(key);
+    if (stored === undefined) {
+      this.forget(key);
+      this.logger.warn({ cacheKey: key }, 'cache entry missing or corrupt on disk; treated as a miss');
+      return undefined;
+    }
+    if (this.index.get(key) !== answer) return this.index.get(key);
+    answer.body = Buffer.from(stored.body);
+    this.memoryBytes += answer.size;
+    this.trimMemory();
+    return answer;
+  }
+
+  async put(key: string, body: string, tags: readonly string[], now: number): Promise<void> {
+    const entry: StoredEntry = { key, storedAt: now, tags, invalidated: false, body };
+    this.remember(entry, true);
+    try {
+      await this.store.write(entry);
+    } catch (error) {
+      this.logger.error({ err: error, cacheKey: key }, 'could not write a cache entry');
+    }
+    await this.evict();
+  }
+
+  /**
+   * Marks every entry sharing a tag with `mutationTags` as invalidated: never fresh again, but still
+   * usable as a stale answer when the upstream fails. Returns how many entries were touched.
+   */
+  invalidate(mutationTags: ReadonlySet<string>): number {
+    let count = 0;
+    for (const answer of this.index.values()) {
+      if (answer.invalidated || !touches(answer.tags, mutationTags)) continue;
+      answer.invalidated = true;
+      count += 1;
+      void this.persistInvalidation(answer);
+    }
+    return count;
+  }
+
+  private async persistInvalidation(answer: CachedAnswer): Promise<void> {
+    try {
+      const stored = await this.store.read(answer.key);
+      if (stored && stored.storedAt === answer.storedAt)
+        await this.store.write({ ...stored, invalidated: true });
+    } catch (error) {
+      this.logger.warn({ err: error, cacheKey: answer.key }, 'could not persist a cache invalidation');
+    }
+  }
+
+  private remember(entry: StoredEntry, keepBody: boolean): void {
+    this.forget(entry.key);
+    const body = Buffer.from(entry.body);
+    const answer: CachedAnswer = {
+      key: entry.key,
+      storedAt: entry.storedAt,
+      tags: entry.tags,
+      invalidated: entry.invalidated,
+      size: body.length,
+      body: keepBody || this.memoryBytes + body.length <= this.limits.memoryBytes ? body : undefined,
+    };
+    this.index.set(entry.key, answer);
+    this.bytes += answer.size;
+    if (answer.body) this.memoryBytes += answer.size;
+    this.trimMemory();
+  }
+
+  private forget(key: string): void {
+    const answer = this.index.get(key);
+    if (answer === undefined) return;
+    this.index.delete(key);
+    this.bytes -= answer.size;
+    if (answer.body) this.memoryBytes -= answer.size;
+  }
+
+  /** Drops bodies from memory, least recently used first, until under the memory budget. */
+  private trimMemory(): void {
+    if (this.memoryBytes <= this.limits.memoryBytes) return;
+    for (const answer of this.index.values()) {
+      if (this.memoryBytes <= this.limits.memoryBytes) break;
+      if (answer.body === undefined) continue;
+      answer.body = undefined;
+      this.memoryBytes -= answer.size;
+    }
+  }
+
+  /** Removes least recently used entries until within the entry and byte bounds. */
+  private async evict(): Promise<void> {
+    const victims: string[] = [];
+    for (const key of this.index.keys()) {
+      if (this.index.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
+      victims.push(key);
+      this.forget(key);
+    }
+    for (const key of victims) {
+      try {
+        await this.store.remove(key);
+      } catch (error) {
+        this.logger.warn({ err: error, cacheKey: key }, 'could not remove an evicted cache entry');
+      }
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Proxy settings. Names and defaults follow part B of the spec, except where noted (`@deviation`).
+ * This is the only module that reads `process.env`.
+ */
+
+export type GraphQLMode = 'GETMODE' | 'SETMODE' | 'CRUDMODE';
+
+/** The blog's documented development token (services/blog-graphql), used only in embedded mode. */
+export const EMBEDDED_BLOG_TOKEN = 'blog-dev-token';
+/** @deviation the spec makes the endpoint required; unset means "the local blog upstream". */
+export const EMBEDDED_UPSTREAM = 'http://127.0.0.1:4000/graphql';
+
+export interface ProxyConfig {
+  /** UPSTREAM_GRAPHQL_ENDPOINT. @default EMBEDDED_UPSTREAM */
+  readonly upstreamEndpoint: string;
+  /** True when UPSTREAM_GRAPHQL_ENDPOINT was not set (the embedded blog is assumed). */
+  readonly embedded: boolean;
+  /** AUTH_TOKEN, sent upstream as `Authorization: Bearer <token>`. @default EMBEDDED_BLOG_TOKEN in embedded mode, else unset */
+  readonly authToken: string | undefined;
+  /** GRAPHQL_MODE. @default 'GETMODE' */
+  readonly mode: GraphQLMode;
+  /** PORT. @default 5001 */
+  readonly port: number;
+  /** HOST. @default '127.0.0.1' */
+  readonly host: string;
+  /** CACHE_DIR resolved. @default './data/graphql-proxy/cache' */
+  readonly cacheDir: string;
+  /** QUEUE_DIR resolved. @default './data/graphql-proxy/queue' */
+  readonly queueDir: string;
+  /** LOCAL_DB_PATH resolved. @default './data/graphql-proxy/local-db.json' */
+  readonly localDbPath: string;
+  /** CORS_ORIGIN: `*` or a list of origins. @default '*' */
+  readonly corsOrigin: '*' | readonly string[];
+  /** CACHE_TTL_SECONDS: how long an entry is served without asking upstream. @default 60 */
+  readonly cacheTtlMs: number;
+  /** CACHE_STALE_IF_ERROR_SECONDS: how old an entry may be when served because upstream failed. @default 604800 (7 days) */
+  readonly staleIfErrorMs: number;
+  /** CACHE_MAX_ENTRIES. @default 5000 */
+  readonly cacheMaxEntries: number;
+  /** CACHE_MAX_BYTES: total size of cached bodies on disk. @default 104857600 (100 MiB) */
+  readonly cacheMaxBytes: number;
+  /** CACHE_MEMORY_BYTES: bodies also kept in memory for fast hits. @default 33554432 (32 MiB) */
+  readonly cacheMemoryBytes: number;
+  /** UPSTREAM_TIMEOUT_MS: an upstream slower than this counts as offline. @default 5000 */
+  readonly upstreamTimeoutMs: number;
+  /** PROBE_INTERVAL_MS: how often the upstream is probed while it is offline or the queue is not empty. @default 5000 */
+  readonly probeIntervalMs: number;
+  /** RETRY_BASE_MS and RETRY_MAX_MS: replay backoff (doubling from base, capped). @default 1000 and 60000 */
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** LOCAL_SYNC_ON_START: sync the local database at start. @default true in SETMODE, false otherwise */
+  readonly localSyncOnStart: boolean;
+  /** ADMIN_TOKEN: when set, the management endpoints require `Authorization: Bearer <token>`. @default unset */
+  readonly adminToken: string | undefined;
+  /** BODY_LIMIT_BYTES. @default 1048576 */
+  readonly bodyLimitBytes: number;
+  /** LOG_LEVEL. @default 'info' */
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** The package folder (services/graphql-proxy), the base for PATHS_RELATIVE_TO=script. */
+const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function corsOrigins(raw: string | undefined): '*' | readonly string[] {
+  if (raw === undefined || raw.trim() === '' || raw.trim() === '*') return '*';
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin.length > 0);
+  for (const origin of origins) {
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      throw new ConfigError(
+        `CORS_ORIGIN contains "${origin}", which is not an origin such as https://blog.example`,
+      );
+    }
+    if (parsed.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError(
+        `CORS_ORIGIN entry "${origin}" must be an origin (scheme://host[:port]) without a path`,
+      );
+    }
+  }
+  return Object.freeze(origins.map((origin) => origin.replace(/\/$/, '')));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
+  const endpointRaw = env['UPSTREAM_GRAPHQL_ENDPOINT'];
+  const embedded = endpointRaw === undefined || endpointRaw === '';
+  const upstreamEndpoint = embedded ? EMBEDDED_UPSTREAM : endpointRaw;
+  let parsed: URL;
+  try {
+    parsed = new URL(upstreamEndpoint);
+  } catch {
+    throw new ConfigError(`UPSTREAM_GRAPHQL_ENDPOINT must be an http(s) URL, got "${upstreamEndpoint}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`UPSTREAM_GRAPHQL_ENDPOINT must use http or https, got "${parsed.protocol}"`);
+  }
+  const modeRaw = (env['GRAPHQL_MODE'] || 'GETMODE').toUpperCase();
+  if (modeRaw !== 'GETMODE' && modeRaw !== 'SETMODE' && modeRaw !== 'CRUDMODE') {
+    throw new ConfigError(`GRAPHQL_MODE must be GETMODE, SETMODE or CRUDMODE, got "${env['GRAPHQL_MODE']}"`);
+  }
+  const relativeTo = env['PATHS_RELATIVE_TO'] || 'cwd';
+  if (relativeTo !== 'cwd' && relativeTo !== 'script') {
+    throw new ConfigError(`PATHS_RELATIVE_TO must be cwd or script, got "${relativeTo}"`);
+  }
+  const base = env['PATHS_BASE_DIR']
+    ? path.resolve(cwd, env['PATHS_BASE_DIR'])
+    : relativeTo === 'script'
+      ? PACKAGE_DIR
+      : cwd;
+  const resolvePath = (name: string, fallback: string) => path.resolve(base, env[name] || fallback);
+  const level = env['LOG_LEVEL'] || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
+    throw new ConfigError(`LOG_LEVEL must be a pino level, got "${level}"`);
+  }
+  const retryBaseMs = integer(env, 'RETRY_BASE_MS', 1000, 10, 3_600_000);
+  const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);
+  if (retryMaxMs < retryBaseMs) throw new ConfigError('RETRY_MAX_MS must not be smaller than RETRY_BASE_MS');
+  const authToken = env['AUTH_TOKEN'] ? env['AUTH_TOKEN'] : embedded ? EMBEDDED_BLOG_TOKEN : undefined;
+  return Object.freeze({
+    upstreamEndpoint,
+    embedded,
+    authToken,
+    mode: modeRaw,
+    port: integer(env, 'PORT', 5001, 0, 65535),
+    host: env['HOST'] || '127.0.0.1',
+    cacheDir: resolvePath('CACHE_DIR', './data/graphql-proxy/cache'),
+    queueDir: resolvePath('QUEUE_DIR', './data/graphql-proxy/queue'),
+    localDbPath: resolvePath('LOCAL_DB_PATH', './data/graphql-proxy/local-db.json'),
+    corsOrigin: corsOrigins(env['CORS_ORIGIN']),
+    cacheTtlMs: integer(env, 'CACHE_TTL_SECONDS', 60, 0, 365 * 86_400) * 1000,
+    staleIfErrorMs: integer(env, 'CACHE_STALE_IF_ERROR_SECONDS', 7 * 86_400, 0, 10 * 365 * 86_400) * 1000,
+    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 5000, 1, 10_000_000),
+    cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 100 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
+    cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 50, 600_000),
+    probeIntervalMs: integer(env, 'PROBE_INTERVAL_MS', 5000, 50, 3_600_000),
+    retryBaseMs,
+    retryMaxMs,
+    localSyncOnStart: boolean(env, 'LOCAL_SYNC_ON_START', modeRaw === 'SETMODE'),
+    adminToken: env['ADMIN_TOKEN'] || undefined,
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    logLevel: level,
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * The proxy's closed set of error codes. GraphQL-level codes are answered on POST /graphql with HTTP
+ * 200 and `errors[0].extensions.code` (the original's clients expect 200); HTTP-level codes are answered
+ * by the management endpoints with `{statusCode, message, error}`.
+ */
+
+export type GraphQLErrorCode =
+  | 'BAD_REQUEST'
+  | 'GRAPHQL_PARSE_FAILED'
+  | 'OPERATION_NOT_FOUND'
+  | 'SUBSCRIPTIONS_NOT_SUPPORTED'
+  | 'MUTATIONS_DISABLED'
+  | 'OFFLINE_CACHE_MISS'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+export function graphqlErrorBody(
+  code: GraphQLErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code, ...extra } }] });
+}
+
+export type HttpErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+export class HttpError extends Error {
+  constructor(
+    readonly code: HttpErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function httpStatus(code: HttpErrorCode): { statusCode: number; error: string } {
+  switch (code) {
+    case 'BAD_REQUEST':
+      return { statusCode: 400, error: 'Bad Request' };
+    case 'UNAUTHORIZED':
+      return { statusCode: 401, error: 'Unauthorized' };
+    case 'NOT_FOUND':
+      return { statusCode: 404, error: 'Not Found' };
+    case 'CONFLICT':
+      return { statusCode: 409, error: 'Conflict' };
+    case 'PAYLOAD_TOO_LARGE':
+      return { statusCode: 413, error: 'Payload Too Large' };
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return { statusCode: 415, error: 'Unsupported Media Type' };
+    case 'UPSTREAM_UNAVAILABLE':
+      return { statusCode: 503, error: 'Service Unavailable' };
+    case 'INTERNAL_ERROR':
+      return { statusCode: 500, error: 'Internal Server Error' };
+  }
+}

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { QueuedMutation } from '../queue/store.js';
+import { applyPending, COLLECTIONS, emptyCollections, type LocalCollections } from './optimistic.js';
+import type { SyncResult } from './sync.js';
+
+/**
+ * The local database file (`LOCAL_DB_PATH`): the collections last synchronised from the upstream
+ * (`synced`), and the view with queued mutations applied optimistically (`data`). Written atomically;
+ * a failed sync leaves it untouched; a corrupt file at start is set aside and replaced by an empty one.
+ */
+
+interface LocalDbFile {
+  version: 1;
+  lastUpdated: string | null;
+  synced: LocalCollections;
+  data: LocalCollections;
+}
+
+export interface LocalCounts {
+  posts: number;
+  pages: number;
+  categories: number;
+  tags: number;
+  authors: number;
+  lastUpdated: string | null;
+}
+
+export class LocalDb {
+  private syncing: Promise<SyncResult> | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly file: string,
+    private state: LocalDbFile,
+    private readonly logger: Logger,
+  ) {}
+
+  static async open(file: string, logger: Logger): Promise<LocalDb> {
+    await mkdir(path.dirname(file), { recursive: true });
+    let state: LocalDbFile = {
+      version: 1,
+      lastUpdated: null,
+      synced: emptyCollections(),
+      data: emptyCollections(),
+    };
+    try {
+      const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<LocalDbFile>;
+      if (parsed.synced && COLLECTIONS.every((name) => Array.isArray(parsed.synced?.[name]))) {
+        state = {
+          version: 1,
+          lastUpdated: parsed.lastUpdated ?? null,
+          synced: parsed.synced,
+          data: parsed.synced,
+        };
+      } else {
+        throw new Error('unexpected shape');
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        logger.warn({ file }, 'local database file is corrupt; set aside as .corrupt and starting empty');
+        await rename(file, `${file}.corrupt`).catch(() => undefined);
+      }
+    }
+    return new LocalDb(file, state, logger);
+  }
+
+  get data(): LocalCollections {
+    return this.state.data;
+  }
+
+  get lastUpdated(): string | null {
+    return this.state.lastUpdated;
+  }
+
+  counts(): LocalCounts {
+    const { data } = this.state;
+    return {
+      posts: data.posts.length,
+      pages: data.pages.length,
+      categories: data.categories.length,
+      tags: data.tags.length,
+      authors: data.authors.length,
+      lastUpdated: this.state.lastUpdated,
+    };
+  }
+
+  /** Recomputes the optimistic view from the queue and writes the file. */
+  async applyQueue(queued: readonly QueuedMutation[]): Promise<void> {
+    this.state = { ...this.state, data: applyPending(this.state.synced, queued) };
+    await this.persist();
+  }
+
+  /**
+   * Runs one sync at a time (concurrent callers share it). On success the synced collections are
+   * replaced and the queue re-applied on top; on failure nothing changes.
+   */
+  sync(
+    fetch: () => Promise<SyncResult>,
+    queued: () => readonly QueuedMutation[],
+    now: () => number,
+  ): Promise<SyncResult> {
+    this.syncing ??= (async () => {
+      try {
+        const result = await fetch();
+        if (!result.ok) {
+          this.logger.warn({ error: result.error }, 'local sync failed; the local database was kept');
+          return result;
+        }
+        this.state = {
+          version: 1,
+          lastUpdated: new Date(now()).toISOString(),
+          synced: result.collections,
+          data: applyPending(result.collections, queued()),
+        };
+        await this.persist();
+        return result;
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  private persist(): Promise<void> {
+    const text = JSON.stringify(this.state);
+    const next = this.writing.then(async () => {
+      const temp = `${this.file}.${randomBytes(6).toString('hex')}.tmp`;
+      await writeFile(temp, text);
+      await rename(temp, this.file);
+    });
+    this.writing = next.catch((error: unknown) =>
+      this.logger.error({ err: error }, 'could not write the local db'),
+    );
+    return next;
+  }
+
+  async flush(): Promise<void> {
+    await this.writing;
+  }
+}

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { authorizationScope, cacheKey } from '../cache/key.js';
+import { freshness, tagsInData } from '../cache/policy.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { GraphQLMode } from '../config.js';
+import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
+import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
+import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueuedPayload } from '../queue/store.js';
+import {
+  hasErrors,
+  type UpstreamClient,
+  type UpstreamMonitor,
+  type UpstreamOutcome,
+} from '../upstream/client.js';
+
+/** A POST /graphql request as the transport hands it over. */
+export interface ProxyRequest {
+  readonly body: unknown;
+  readonly authorization: string | undefined;
+  readonly idempotencyKey: string | undefined;
+}
+
+export interface ProxyAnswer {
+  readonly headers: Record<string, string>;
+  readonly body: string | Buffer;
+}
+
+export interface GraphQLHandlerDeps {
+  readonly mode: GraphQLMode;
+  readonly authToken: string | undefined;
+  readonly cache: ResponseCache;
+  readonly analyser: DocumentAnalyser;
+  readonly upstream: UpstreamClient;
+  readonly monitor: UpstreamMonitor;
+  readonly queue: MutationQueue;
+  readonly clock: () => number;
+  readonly cacheTtlMs: number;
+  readonly staleIfErrorMs: number;
+  readonly logger: Logger;
+  /** Asks the replayer to run (the queue was not empty when a mutation came in). */
+  readonly triggerReplay: () => void;
+  /** Called after a mutation succeeded upstream (SETMODE schedules a local sync). */
+  readonly afterMutation: () => void;
+}
+
+export const OFFLINE_CACHE_MISS_MESSAGE =
+  'Upstream GraphQL is unavailable and cache miss occurred for this query.';
+export const QUEUED_MESSAGE =
+  'Upstream GraphQL is unavailable; the mutation was queued and will be sent when it is back.';
+
+function error(code: GraphQLErrorCode, message: string, extra?: Record<string, unknown>): ProxyAnswer {
+  return { headers: {}, body: graphqlErrorBody(code, message, extra) };
+}
+
+/** Tags a successful mutation invalidates: its types, the ids in its input and in its answer. */
+export function mutationTags(operation: AnalysedOperation, variables: unknown, data: unknown): Set<string> {
+  const tags = new Set(operation.typeTags);
+  tagsInData(variables, tags);
+  tagsInData(data, tags);
+  return tags;
+}
+
+/**
+ * POST /graphql: queries through the cache (fresh hit, else upstream with in-flight de-duplication,
+ * else stale-if-error or OFFLINE_CACHE_MISS), mutations according to GRAPHQL_MODE.
+ */
+export class GraphQLHandler {
+  private readonly inFlight = new Map<string, Promise<UpstreamOutcome>>();
+
+  constructor(private readonly deps: GraphQLHandlerDeps) {}
+
+  async handle(request: ProxyRequest): Promise<ProxyAnswer> {
+    const body = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return error('BAD_REQUEST', 'The body must be a JSON object with a "query" string');
+    }
+    const { query, variables, operationName } = body as Record<string, unknown>;
+    if (typeof query !== 'string' || query.trim() === '') {
+      return error('BAD_REQUEST', 'The body must carry a "query" string');
+    }
+    if (
+      variables !== undefined &&
+      variables !== null &&
+      (typeof variables !== 'object' || Array.isArray(variables))
+    ) {
+      return error('BAD_REQUEST', '"variables" must be an object');
+    }
+    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+      return error('BAD_REQUEST', '"operationName" must be a string');
+    }
+    const analysis = this.deps.analyser.analyse(query, operationName ?? null);
+    if (!analysis.ok) return error(analysis.code, analysis.message);
+    const payload: QueuedPayload = {
+      query,
+      variables: (variables as Record<string, unknown> | null | undefined) ?? null,
+      operationName: (operationName as string | null | undefined) ?? null,
+    };
+    switch (analysis.operation.kind) {
+      case 'query':
+        return this.query(analysis.operation, payload, request.authorization);
+      case 'mutation':
+        return this.mutation(analysis.operation, payload, request);
+      default:
+        return error('SUBSCRIPTIONS_NOT_SUPPORTED', 'Subscriptions are not supported by this proxy');
+    }
+  }
+
+  private upstreamAuthorization(clientAuthorization: string | undefined): string | undefined {
+    if (clientAuthorization) return clientAuthorization;
+    return this.deps.authToken ? `Bearer ${this.deps.authToken}` : undefined;
+  }
+
+  private async query(
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    authorization: string | undefined,
+  ): Promise<ProxyAnswer> {
+    const { cache, clock, cacheTtlMs, staleIfErrorMs } = this.deps;
+    const key = cacheKey(
+      operation.normalised,
+      operation.operationName,
+      payload.variables,
+      authorizationScope(authorization),
+    );
+    // Fast path: a fresh entry whose body is in memory needs no await at all.
+    const known = cache.peek(key);
+    if (known?.body && freshness(known, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
+      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: known.body };
+    }
+    const cached = known ? await cache.get(key) : undefined;
+    if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
+      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: cached.body };
+    }
+    let pending = this.inFlight.get(key);
+    if (pending === undefined) {
+      pending = this.fetchAndStore(key, operation, payload, authorization);
+      this.inFlight.set(key, pending);
+      void pending.finally(() => this.inFlight.delete(key));
+    }
+    const outcome = await pending;
+    if (outcome.kind === 'answered') {
+      return {
+        headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
+        body: outcome.text,
+      };
+    }
+    const now = clock();
+    if (cached?.body && freshness(cached, now, cacheTtlMs, staleIfErrorMs) !== 'unusable') {
+      return {
+        headers: {
+          'x-cache': 'HIT',
+          'x-cache-key': key,
+          'x-cache-stale': 'true',
+          age: String(Math.max(0, Math.floor((now - cached.storedAt) / 1000))),
+        },
+        body: cached.body,
+      };
+    }
+    return {
+      headers: { 'x-cache': 'MISS', 'x-cache-key': key },
+      body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
+    };
+  }
+
+  private async fetchAndStore(
+    key: string,
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    authorization: string | undefined,
+  ): Promise<UpstreamOutcome> {
+    const outcome = await this.deps.upstream.post({
+      body: JSON.stringify(payload),
+      authorization: this.upstreamAuthorization(authorization),
+    });
+    this.deps.monitor.record(outcome);
+    if (
+      outcome.kind === 'answered' &&
+      outcome.status === 200 &&
+      !hasErrors(outcome.body) &&
+      outcome.body.data
+    ) {
+      const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
+      await this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock());
+    }
+    return outcome;
+  }
+
+  private async mutation(
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    request: ProxyRequest,
+  ): Promise<ProxyAnswer> {
+    const { mode, queue } = this.deps;
+    if (mode === 'GETMODE') {
+      return error('MUTATIONS_DISABLED', 'Mutations are disabled: the proxy runs in GETMODE (read-only).', {
+        mode,
+      });
+    }
+    const idempotencyKey = request.idempotencyKey || randomUUID();
+    // SETMODE keeps mutations in order: while older ones wait in the queue, a new one waits behind them.
+    if (mode === 'SETMODE' && queue.size > 0) {
+      const answer = await this.enqueue(payload, idempotencyKey, request.authorization);
+      this.deps.triggerReplay();
+      return answer;
+    }
+    const outcome = await this.deps.upstream.post({
+      body: JSON.stringify(payload),
+      authorization: this.upstreamAuthorization(request.authorization),
+      idempotencyKey,
+    });
+    this.deps.monitor.record(outcome);
+    if (outcome.kind === 'answered') {
+      if (!hasErrors(outcome.body) && outcome.status < 400) {
+        const invalidated = this.deps.cache.invalidate(
+          mutationTags(operation, payload.variables, outcome.body.data),
+        );
+        this.deps.logger.debug(
+          { invalidated, fields: operation.rootFields },
+          'mutation invalidated cache entries',
+        );
+        this.deps.afterMutation();
+      }
+      return {
+        headers: { 'x-cache': 'MISS', 'x-upstream-status': String(outcome.status) },
+        body: outcome.text,
+      };
+    }
+    if (mode === 'CRUDMODE') {
+      return error(
+        'UPSTREAM_UNAVAILABLE',
+        'Upstream GraphQL is unavailable; mutations are not queued in CRUDMODE.',
+        { mode, reason: outcome.reason },
+      );
+    }
+    return this.enqueue(payload, idempotencyKey, request.authorization);
+  }
+
+  private async enqueue(
+    payload: QueuedPayload,
+    idempotencyKey: string,
+    authorization: string | undefined,
+  ): Promise<ProxyAnswer> {
+    const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
+    this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
+    return {
+      headers: { 'x-cache': 'MISS', 'x-queued': 'true' },
+      body: JSON.stringify({
+        data: null,
+        extensions: { queued: true, queueId: item.id, message: QUEUED_MESSAGE },
+      }),
+    };
+  }
+}

@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import { backoffMs } from '../cache/policy.js';
+import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueuedMutation } from '../queue/store.js';
+import { hasErrors, type UpstreamClient, type UpstreamMonitor } from '../upstream/client.js';
+
+export interface ReplayResult {
+  flushed: number;
+  remaining: number;
+  /** Why the replay stopped before emptying the queue. */
+  stoppedBy?: { id: string; reason: 'rejected' | 'unavailable' | 'backoff'; message?: string | undefined };
+}
+
+export interface ReplayerDeps {
+  readonly queue: MutationQueue;
+  readonly upstream: UpstreamClient;
+  readonly monitor: UpstreamMonitor;
+  readonly authToken: string | undefined;
+  readonly clock: () => number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  readonly probeIntervalMs: number;
+  readonly logger: Logger;
+  /** Called after each confirmed mutation with its answer (cache invalidation). */
+  readonly onConfirmed: (item: QueuedMutation, data: unknown) => void;
+  /** Called after a replay that confirmed at least one mutation (local sync). */
+  readonly afterReplay: () => void;
+}
+
+const PROBE_BODY = JSON.stringify({ query: 'query ProxyProbe { __typename }', operationName: 'ProxyProbe' });
+
+/**
+ * Replays the queue in order, one mutation at a time, with its idempotency key. Stops at the first
+ * mutation the upstream cannot take (retried later with backoff) or rejects (kept, with its error,
+ * until retried or discarded through the management API). A periodic tick probes the upstream while
+ * it is offline or the queue is not empty; coming back online replays at once, ignoring the backoff.
+ */
+export class Replayer {
+  private running: Promise<ReplayResult> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: ReplayerDeps) {
+    deps.monitor.onOnline(() => {
+      if (deps.queue.size > 0) void this.replay(true);
+    });
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.deps.probeIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Waits for a running replay to finish. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    const head = this.deps.queue.head();
+    if (head?.status === 'pending' && head.nextAttemptAt <= this.deps.clock()) {
+      await this.replay(false);
+      return;
+    }
+    if (this.deps.monitor.state !== 'online' || head !== undefined) {
+      const outcome = await this.deps.upstream.post({ body: PROBE_BODY });
+      this.deps.monitor.record(outcome);
+    }
+  }
+
+  /** Replays now; `force` ignores the backoff of the head of the queue. Concurrent calls share a run. */
+  replay(force: boolean): Promise<ReplayResult> {
+    this.running ??= this.run(force).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async run(force: boolean): Promise<ReplayResult> {
+    const { queue, upstream, monitor, clock, logger } = this.deps;
+    let flushed = 0;
+    let stoppedBy: ReplayResult['stoppedBy'];
+    try {
+      for (let item = queue.head(); item !== undefined; item = queue.head()) {
+        if (item.status === 'rejected') {
+          stoppedBy = { id: item.id, reason: 'rejected', message: item.lastError?.message };
+          break;
+        }
+        if (!force && item.nextAttemptAt > clock()) {
+          stoppedBy = { id: item.id, reason: 'backoff' };
+          break;
+        }
+        const outcome = await upstream.post({
+          body: JSON.stringify(item.payload),
+          authorization:
+            item.authorization ?? (this.deps.authToken ? `Bearer ${this.deps.authToken}` : undefined),
+          idempotencyKey: item.idempotencyKey,
+        });
+        monitor.record(outcome);
+        const at = new Date(clock()).toISOString();
+        if (outcome.kind === 'unavailable') {
+          const delay = backoffMs(item.attempts + 1, this.deps.retryBaseMs, this.deps.retryMaxMs);
+          await queue.markRetry(item, { message: outcome.reason, at }, clock() + delay);
+          stoppedBy = { id: item.id, reason: 'unavailable', message: outcome.reason };
+          logger.info({ queueId: item.id, retryInMs: delay }, 'upstream unavailable during replay');
+          break;
+        }
+        if (hasErrors(outcome.body) || outcome.status >= 400) {
+          const first = outcome.body.errors?.[0];
+          const message = first?.message ?? `upstream answered HTTP ${outcome.status}`;
+          await queue.markRejected(item, {
+            message,
+            code: first?.extensions?.code,
+            upstreamStatus: outcome.status,
+            at,
+          });
+          stoppedBy = { id: item.id, reason: 'rejected', message };
+          logger.warn(
+            { queueId: item.id, error: message },
+            'upstream rejected a queued mutation; replay stopped',
+          );
+          break;
+        }
+        await queue.remove(item);
+        flushed += 1;
+        this.deps.onConfirmed(item, outcome.body.data);
+      }
+    } finally {
+      if (flushed > 0) {
+        logger.info({ flushed, remaining: queue.size }, 'replayed queued mutations');
+        this.deps.afterReplay();
+      }
+    }
+    return { flushed, remaining: queue.size, ...(stoppedBy ? { stoppedBy } : {}) };
+  }
+}

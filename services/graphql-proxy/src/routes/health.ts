@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { ProxyConfig } from '../config.js';
+import type { LocalDb } from '../local/local-db.js';
+import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { UpstreamMonitor } from '../upstream/client.js';
+
+/** GET /health: the original's fields (clients poll them) plus upstream state and cache size. */
+export function healthRoutes(
+  app: FastifyInstance,
+  deps: {
+    config: ProxyConfig;
+    queue: MutationQueue;
+    local: LocalDb;
+    monitor: UpstreamMonitor;
+    cache: ResponseCache;
+  },
+): void {
+  app.get('/health', async () => {
+    const { config, queue, local, monitor, cache } = deps;
+    const counts = local.counts();
+    return {
+      status: 'ok',
+      mode: config.mode,
+      upstream: config.upstreamEndpoint ? 'configured' : 'missing',
+      upstreamState: monitor.state,
+      authToken: config.authToken ? 'configured' : 'missing',
+      port: config.port,
+      queuedMutations: queue.size,
+      rejectedMutations: queue.list().filter((item) => item.status === 'rejected').length,
+      cache: { entries: cache.stats.entries, bytes: cache.stats.bytes },
+      localData: {
+        posts: counts.posts,
+        pages: counts.pages,
+        categories: counts.categories,
+        tags: counts.tags,
+        authors: counts.authors,
+        lastUpdated: counts.lastUpdated,
+      },
+    };
+  });
+}

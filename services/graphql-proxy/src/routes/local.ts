@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../errors.js';
+import type { LocalDb } from '../local/local-db.js';
+import type { SyncResult } from '../local/sync.js';
+
+/** `POST /local/sync` (sync from upstream now) and `GET /local/data` (the local collections). */
+export function localRoutes(
+  app: FastifyInstance,
+  deps: { local: LocalDb; sync: () => Promise<SyncResult> },
+): void {
+  app.post('/local/sync', async () => {
+    const result = await deps.sync();
+    if (!result.ok) {
+      // 503 so a client sees that the data did not change; the old local data is kept.
+      throw new HttpError('UPSTREAM_UNAVAILABLE', `Local sync failed, local data kept: ${result.error}`);
+    }
+    const { lastUpdated: _last, ...counts } = deps.local.counts();
+    return { counts, lastUpdated: deps.local.lastUpdated };
+  });
+
+  app.get('/local/data', async () => ({ data: { ...deps.local.data, lastUpdated: deps.local.lastUpdated } }));
+}

@@ -1,0 +1,48 @@
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`graphql-proxy: invalid configuration: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = pino({ name: 'graphql-proxy', level: config.logLevel });
+  if (config.embedded) {
+    logger.info(
+      { upstream: config.upstreamEndpoint },
+      'UPSTREAM_GRAPHQL_ENDPOINT not set: using the local blog upstream and its development token',
+    );
+  }
+  const app = await buildApp(config, logger);
+  await app.fastify.listen({ port: config.port, host: config.host });
+  app.startBackground();
+  logger.info(
+    { port: config.port, mode: config.mode, cacheDir: config.cacheDir, queueDir: config.queueDir },
+    'graphql-proxy listening',
+  );
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'closing');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'close failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();
