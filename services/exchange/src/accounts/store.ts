@@ -1,0 +1,118 @@
+import { randomToken } from '../crypto/tokens.js';
+import type { Sql } from '../db/database.js';
+
+/** Fiat currencies for which each account gets a payment-gateway public key (spec: account.public_keys). */
+export const GATEWAY_CURRENCIES = ['uah', 'usd', 'rub'] as const;
+
+export interface Account {
+  readonly id: number;
+  readonly email: string;
+  readonly svcid: string;
+  readonly twoFactor: boolean;
+  readonly withdrawConfirmation: boolean;
+  readonly announcements: boolean;
+  readonly createdAt: Date;
+  /** Gateway public key per lower-case fiat currency. */
+  readonly gatewayKeys: Readonly<Record<string, string>>;
+}
+
+export interface NewAccount {
+  email: string;
+  svcid?: string;
+  twoFactor?: boolean;
+  withdrawConfirmation?: boolean;
+  announcements?: boolean;
+}
+
+interface AccountRow {
+  id: number;
+  email: string;
+  svcid: string;
+  two_factor: boolean;
+  withdraw_confirmation: boolean;
+  announcements: boolean;
+  created_at: Date;
+  gateway_keys: Record<string, string> | null;
+}
+
+const SELECT_ACCOUNT = `
+  SELECT a.id, a.email, a.svcid, a.two_factor, a.withdraw_confirmation, a.announcements, a.created_at,
+         (SELECT json_object_agg(g.currency, g.public_key) FROM gateway_public_keys g WHERE g.account_id = a.id)
+           AS gateway_keys
+    FROM accounts a`;
+
+function toAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    email: row.email,
+    svcid: row.svcid,
+    twoFactor: row.two_factor,
+    withdrawConfirmation: row.withdraw_confirmation,
+    announcements: row.announcements,
+    createdAt: row.created_at,
+    gatewayKeys: row.gateway_keys ?? {},
+  };
+}
+
+export class DuplicateAccountError extends Error {
+  constructor(field: string) {
+    super(`an account with this ${field} already exists`);
+    this.name = 'DuplicateAccountError';
+  }
+}
+
+/** Creates a user account with its gateway public keys, in the caller's transaction. */
+export async function createAccount(tx: Sql, input: NewAccount): Promise<Account> {
+  const email = input.email.trim().toLowerCase();
+  const taken = await tx.query<{ email: string; svcid: string }>(
+    'SELECT email, svcid FROM accounts WHERE email = $1 OR svcid = $2',
+    [email, input.svcid ?? null],
+  );
+  if (taken.rows[0]) throw new DuplicateAccountError(taken.rows[0].email === email ? 'email' : 'svcid');
+  const { rows } = await tx.query<{ id: number }>(
+    `INSERT INTO accounts (kind, email, svcid, two_factor, withdraw_confirmation, announcements)
+     VALUES ('user', $1, $2, $3, $4, $5) RETURNING id`,
+    [
+      email,
+      input.svcid ?? `SVC${randomToken(12).toUpperCase()}`,
+      input.twoFactor ?? false,
+      input.withdrawConfirmation ?? false,
+      input.announcements ?? true,
+    ],
+  );
+  const id = rows[0]!.id;
+  for (const currency of GATEWAY_CURRENCIES) {
+    await tx.query('INSERT INTO gateway_public_keys (account_id, currency, public_key) VALUES ($1, $2, $3)', [
+      id,
+      currency,
+      `pk_${currency}_${randomToken(32)}`,
+    ]);
+  }
+  const account = await findAccount(tx, id);
+  if (!account) throw new Error('account vanished after insert');
+  return account;
+}
+
+/** Finds a user account by numeric id, e-mail or svcid. */
+export async function findAccount(db: Sql, ref: number | string): Promise<Account | undefined> {
+  const byId = typeof ref === 'number' || /^\d+$/.test(ref);
+  const { rows } = byId
+    ? await db.query<AccountRow>(`${SELECT_ACCOUNT} WHERE a.kind = 'user' AND a.id = $1`, [Number(ref)])
+    : await db.query<AccountRow>(
+        `${SELECT_ACCOUNT} WHERE a.kind = 'user' AND (a.email = $1 OR a.svcid = $2)`,
+        [ref.toLowerCase(), ref],
+      );
+  return rows[0] ? toAccount(rows[0]) : undefined;
+}
+
+export async function listAccounts(db: Sql): Promise<Account[]> {
+  const { rows } = await db.query<AccountRow>(`${SELECT_ACCOUNT} WHERE a.kind = 'user' ORDER BY a.id`);
+  return rows.map(toAccount);
+}
+
+/** Id of a system account: `external` (money entering or leaving the exchange) or `fees`. */
+export async function systemAccountId(db: Sql, code: 'external' | 'fees'): Promise<number> {
+  const { rows } = await db.query<{ id: number }>('SELECT id FROM accounts WHERE system_code = $1', [code]);
+  if (!rows[0]) throw new Error(`system account ${code} is missing: migrations not applied?`);
+  return rows[0].id;
+}

@@ -1,0 +1,132 @@
+import type { SecretBox } from '../crypto/secret-box.js';
+import { randomToken } from '../crypto/tokens.js';
+import type { Sql } from '../db/database.js';
+
+export const SCOPES = ['read', 'trade', 'withdraw'] as const;
+export type Scope = (typeof SCOPES)[number];
+export type Protocol = 'v2' | 'v3';
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export interface ApiKeyInfo {
+  readonly id: number;
+  readonly accountId: number;
+  readonly publicKey: string;
+  readonly scopes: readonly Scope[];
+  readonly enabled: boolean;
+  readonly revoked: boolean;
+  readonly label: string;
+  readonly createdAt: Date;
+  readonly lastUsedAt: Date | null;
+}
+
+/** What authentication needs: the key row with its still-encrypted secret. */
+export interface ApiKeyForAuth extends ApiKeyInfo {
+  readonly secretBox: string;
+}
+
+interface KeyRow {
+  id: number;
+  account_id: number;
+  public_key: string;
+  secret_box: string;
+  scopes: Scope[];
+  enabled: boolean;
+  revoked_at: Date | null;
+  label: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const COLUMNS =
+  'id, account_id, public_key, secret_box, scopes, enabled, revoked_at, label, created_at, last_used_at';
+
+function toKey(row: KeyRow): ApiKeyForAuth {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    publicKey: row.public_key,
+    secretBox: row.secret_box,
+    scopes: row.scopes,
+    enabled: row.enabled && row.revoked_at === null,
+    revoked: row.revoked_at !== null,
+    label: row.label,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** Issues a key; the returned secret is shown once and stored only encrypted. */
+export async function issueApiKey(
+  db: Sql,
+  box: SecretBox,
+  accountId: number,
+  scopes: readonly Scope[],
+  label = '',
+): Promise<{ key: ApiKeyInfo; secret: string }> {
+  const publicKey = randomToken(40);
+  const secret = randomToken(40);
+  const { rows } = await db.query<KeyRow>(
+    `INSERT INTO api_keys (account_id, public_key, secret_box, scopes, label)
+     VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
+    [accountId, publicKey, box.seal(secret, publicKey), [...new Set(scopes)], label],
+  );
+  const { secretBox: _hidden, ...key } = toKey(rows[0]!);
+  return { key, secret };
+}
+
+export async function findApiKey(db: Sql, publicKey: string): Promise<ApiKeyForAuth | undefined> {
+  const { rows } = await db.query<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE public_key = $1`, [
+    publicKey,
+  ]);
+  return rows[0] ? toKey(rows[0]) : undefined;
+}
+
+export async function listApiKeys(db: Sql, accountId: number): Promise<ApiKeyInfo[]> {
+  const { rows } = await db.query<KeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id`,
+    [accountId],
+  );
+  return rows.map((row) => {
+    const { secretBox: _hidden, ...key } = toKey(row);
+    return key;
+  });
+}
+
+/** Enables or disables a key that is not revoked; false when no such key. */
+export async function setApiKeyEnabled(db: Sql, publicKey: string, enabled: boolean): Promise<boolean> {
+  const { rows } = await db.query(
+    'UPDATE api_keys SET enabled = $2 WHERE public_key = $1 AND revoked_at IS NULL RETURNING id',
+    [publicKey, enabled],
+  );
+  return rows.length > 0;
+}
+
+/** Revokes a key for good; false when no such key. */
+export async function revokeApiKey(db: Sql, publicKey: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'UPDATE api_keys SET enabled = false, revoked_at = coalesce(revoked_at, now()) WHERE public_key = $1 RETURNING id',
+    [publicKey],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Accepts `nonce` only if it is greater than the last one this key used on this protocol, and records
+ * it with the use time, in one conditional UPDATE: of two requests racing with one nonce, one wins.
+ */
+export async function consumeNonce(
+  db: Sql,
+  keyId: number,
+  protocol: Protocol,
+  nonce: number,
+): Promise<boolean> {
+  const column = protocol === 'v2' ? 'last_nonce_v2' : 'last_nonce_v3';
+  const { rows } = await db.query(
+    `UPDATE api_keys SET ${column} = $2, last_used_at = now() WHERE id = $1 AND ${column} < $2 RETURNING id`,
+    [keyId, nonce],
+  );
+  return rows.length > 0;
+}

@@ -1,0 +1,91 @@
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { SecretBox } from './crypto/secret-box.js';
+import type { Database } from './db/database.js';
+import type { RouteDeps } from './http/deps.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { registerJsonBody } from './http/json-body.js';
+import { ErrorResponse } from './http/schemas.js';
+import type { App } from './http/typed.js';
+import type { ReferenceData } from './reference/load.js';
+import { accountRoutes } from './routes/account.js';
+import { currencyRoutes } from './routes/currencies.js';
+import { exchangeRateRoutes } from './routes/exchange-rates.js';
+import { feeRoutes } from './routes/fees.js';
+import { healthRoutes } from './routes/health.js';
+import { marketRoutes } from './routes/markets.js';
+import { timestampRoutes } from './routes/timestamp.js';
+import { v2MemberRoutes } from './routes/v2-members.js';
+import { walletRoutes } from './routes/wallets.js';
+
+export interface AppOptions {
+  readonly db: Database;
+  readonly reference: ReferenceData;
+  readonly secretBox: SecretBox;
+  /** @default 300000 */
+  readonly nonceWindowMs?: number;
+  /** @default 65536 */
+  readonly bodyLimit?: number;
+  /** Fastify logger option. @default false */
+  readonly logger?: FastifyServerOptions['logger'];
+  /** Clock in ms. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Builds the HTTP app over already-opened storage; no side effects until `listen`. */
+export async function buildApp(options: AppOptions): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 65_536,
+    // Duplicate query keys become arrays and are then refused by the schemas / v2 auth.
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const now = options.now ?? Date.now;
+  const deps: RouteDeps = {
+    db: options.db,
+    reference: options.reference,
+    now,
+    auth: {
+      db: options.db,
+      secretBox: options.secretBox,
+      now,
+      nonceWindowMs: options.nonceWindowMs ?? 300_000,
+    },
+  };
+  registerErrorHandler(app);
+  registerJsonBody(app);
+  await app.register(formbody);
+  app.addSchema(ErrorResponse);
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Exchange API',
+        version: '3.0.0',
+        description:
+          'v3 trading and wallet API and v2 (Peatio-style) API. Every error is ' +
+          '`{"error": {"code", "name", "message"}}`.',
+      },
+      components: {
+        securitySchemes: {
+          svcApiKey: { type: 'apiKey', in: 'header', name: 'svc-apikey' },
+          svcNonce: { type: 'apiKey', in: 'header', name: 'svc-nonce' },
+          svcSignature: { type: 'apiKey', in: 'header', name: 'svc-signature' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  healthRoutes(app, deps);
+  timestampRoutes(app, deps);
+  currencyRoutes(app, deps);
+  marketRoutes(app, deps);
+  feeRoutes(app, deps);
+  exchangeRateRoutes(app, deps);
+  accountRoutes(app, deps);
+  walletRoutes(app, deps);
+  v2MemberRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,135 @@
+import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import { type ApiKeyForAuth, consumeNonce, findApiKey, type Protocol, type Scope } from '../apikeys/store.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Sql } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import '../http/request-context.js';
+import { checkNonce, signatureMatches, signV2, signV3 } from './signature.js';
+
+export interface AuthDeps {
+  readonly db: Sql;
+  readonly secretBox: SecretBox;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+  readonly nonceWindowMs: number;
+}
+
+const V3_HEADERS = ['svc-nonce', 'svc-apikey', 'svc-signature'] as const;
+
+/** Node folds repeated headers into one string; a credential header sent twice is refused outright. */
+function refuseDuplicateHeaders(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  for (const name of V3_HEADERS) {
+    let count = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) count += 1;
+    if (count > 1) throw new ApiError('duplicate_header', `header ${name} was sent ${count} times`);
+  }
+}
+
+async function verifiedKey(
+  deps: AuthDeps,
+  protocol: Protocol,
+  publicKey: string,
+  nonce: string,
+  expected: (secret: string) => string,
+  presented: string,
+): Promise<ApiKeyForAuth> {
+  const key = await findApiKey(deps.db, publicKey);
+  if (!key) throw new ApiError('unknown_key', 'unknown API key');
+  let secret: string;
+  try {
+    secret = deps.secretBox.open(key.secretBox, key.publicKey);
+  } catch {
+    // The master key changed or the row was tampered with: the key cannot be verified.
+    throw new ApiError(
+      'key_disabled',
+      'this API key cannot be used (its secret is unreadable); issue a new one',
+    );
+  }
+  if (!signatureMatches(expected(secret), presented)) {
+    throw new ApiError('bad_signature', 'signature does not match the request');
+  }
+  if (!key.enabled)
+    throw new ApiError('key_disabled', key.revoked ? 'API key is revoked' : 'API key is disabled');
+  const nonceName = protocol === 'v2' ? 'tonce' : 'svc-nonce';
+  const check = checkNonce(nonce, deps.now(), deps.nonceWindowMs);
+  if (check === 'malformed')
+    throw new ApiError('nonce_out_of_window', `${nonceName} must be Unix time in ms`);
+  if (check === 'out_of_window') {
+    throw new ApiError(
+      'nonce_out_of_window',
+      `${nonceName} must be within ${deps.nonceWindowMs} ms of server time (GET /v3/timestamp)`,
+    );
+  }
+  if (!(await consumeNonce(deps.db, key.id, protocol, Number(nonce)))) {
+    throw new ApiError(
+      'nonce_reused',
+      `${nonceName} must be greater than the previous one used with this key`,
+    );
+  }
+  return key;
+}
+
+function requireScope(key: ApiKeyForAuth, scope: Scope): void {
+  if (!key.scopes.includes(scope))
+    throw new ApiError('scope_missing', `this API key lacks the "${scope}" scope`);
+}
+
+/**
+ * v3 private methods: headers `svc-nonce`, `svc-apikey`, `svc-signature` over path + nonce + raw body.
+ * Runs before body validation, so unauthenticated callers learn nothing about the method.
+ */
+export function v3Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
+  return async (request) => {
+    refuseDuplicateHeaders(request);
+    const headers = request.headers;
+    for (const name of V3_HEADERS) {
+      const value = headers[name];
+      if (typeof value !== 'string' || value === '') {
+        throw new ApiError('missing_credentials', `header ${name} is required`);
+      }
+    }
+    const nonce = headers['svc-nonce'] as string;
+    const apiPath = request.url.split('?')[0] ?? request.url;
+    const key = await verifiedKey(
+      deps,
+      'v3',
+      headers['svc-apikey'] as string,
+      nonce,
+      (secret) => signV3(secret, apiPath, nonce, request.rawBody),
+      headers['svc-signature'] as string,
+    );
+    requireScope(key, scope);
+    request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };
+    if (request.body === undefined || request.body === null) request.body = {};
+  };
+}
+
+/** v2 (Peatio) methods: `access_key`, `tonce`, `signature` in the query (GET) or form body (POST). */
+export function v2Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
+  return async (request) => {
+    const source = (
+      request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) }
+    ) as Record<string, unknown> | undefined;
+    const params: Record<string, string> = {};
+    for (const [name, value] of Object.entries(source ?? {})) {
+      if (typeof value !== 'string')
+        throw new ApiError('validation_failed', `parameter ${name} must appear once`);
+      params[name] = value;
+    }
+    for (const name of ['access_key', 'tonce', 'signature']) {
+      if (!params[name]) throw new ApiError('missing_credentials', `parameter ${name} is required`);
+    }
+    const uri = request.url.split('?')[0] ?? request.url;
+    const key = await verifiedKey(
+      deps,
+      'v2',
+      params.access_key!,
+      params.tonce!,
+      (secret) => signV2(secret, request.method, uri, params),
+      params.signature!,
+    );
+    requireScope(key, scope);
+    request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };
+  };
+}

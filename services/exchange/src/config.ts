@@ -1,0 +1,112 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where the storage lives: a PostgreSQL server, or PGlite in a directory (the embedded default). */
+export type StorageConfig =
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number }
+  | { readonly kind: 'pglite'; readonly dataDir: string | undefined };
+
+/** Where the master key for encrypting API secrets at rest comes from. */
+export type MasterKeySource =
+  | { readonly kind: 'value'; readonly key: Buffer }
+  | { readonly kind: 'file'; readonly path: string; readonly createIfMissing: boolean };
+
+export interface Config {
+  /** @default 3100 (`PORT`) */
+  readonly port: number;
+  /** @default '127.0.0.1' (`HOST`) */
+  readonly host: string;
+  /** @default './data/exchange' relative to the working directory (`DATA_DIR`) */
+  readonly dataDir: string;
+  readonly storage: StorageConfig;
+  /** YAML file with currencies, markets, fees and reference rates. @default the bundled `config/reference.yaml` */
+  readonly referenceFile: string;
+  readonly masterKey: MasterKeySource;
+  /** Largest accepted difference between a nonce (ms) and server time. @default 300000 (`NONCE_WINDOW_MS`) */
+  readonly nonceWindowMs: number;
+  /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
+  readonly bodyLimit: number;
+  /** Seed the demo account and write `<dataDir>/demo-api-key.json`. @default true only with the embedded database (`SEED_DEMO`) */
+  readonly seedDemo: boolean;
+  /** @default 'info' (`LOG_LEVEL`) */
+  readonly logLevel: string;
+}
+
+export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
+
+export class ConfigError extends Error {
+  constructor(setting: string, problem: string) {
+    super(`invalid setting ${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** Parses a 32-byte key written as 64 hex digits or as base64. */
+export function parseMasterKey(raw: string, setting: string): Buffer {
+  const text = raw.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new ConfigError(setting, 'expected 32 bytes as 64 hex digits or base64');
+  return key;
+}
+
+/** Reads the configuration from the environment once; fails fast naming the wrong setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const dataDir = path.resolve(cwd, env.DATA_DIR || './data/exchange');
+  const databaseUrl = env.DATABASE_URL;
+  let storage: StorageConfig;
+  if (databaseUrl) {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+      throw new ConfigError('DATABASE_URL', 'expected a postgres:// or postgresql:// URL');
+    }
+    storage = {
+      kind: 'postgres',
+      url: databaseUrl,
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    };
+  } else {
+    storage = { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') };
+  }
+  let masterKey: MasterKeySource;
+  if (env.MASTER_KEY) masterKey = { kind: 'value', key: parseMasterKey(env.MASTER_KEY, 'MASTER_KEY') };
+  else if (env.MASTER_KEY_FILE) {
+    masterKey = { kind: 'file', path: path.resolve(cwd, env.MASTER_KEY_FILE), createIfMissing: false };
+  } else if (storage.kind === 'pglite') {
+    masterKey = { kind: 'file', path: path.join(dataDir, 'master.key'), createIfMissing: true };
+  } else {
+    throw new ConfigError('MASTER_KEY', 'required with DATABASE_URL (or set MASTER_KEY_FILE)');
+  }
+  const port = integer(env, 'PORT', 3100, 0, 65535);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
+  }
+  return Object.freeze({
+    port,
+    host: env.HOST || '127.0.0.1',
+    dataDir,
+    storage: Object.freeze(storage),
+    referenceFile: env.REFERENCE_FILE ? path.resolve(cwd, env.REFERENCE_FILE) : DEFAULT_REFERENCE_FILE,
+    masterKey: Object.freeze(masterKey),
+    nonceWindowMs: integer(env, 'NONCE_WINDOW_MS', 300_000, 1_000, 86_400_000),
+    bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
+    seedDemo: boolean(env, 'SEED_DEMO', storage.kind === 'pglite'),
+    logLevel,
+  });
+}

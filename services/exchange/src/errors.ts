@@ -1,0 +1,89 @@
+/**
+ * The closed set of errors the exchange answers with. Every error body has one shape,
+ * `{"error": {"code": <int>, "name": <string>, "message": <string>}}`: the v2 (Peatio) clients read
+ * `error.code` and `error.message`, and the 2001..2009 codes are the ones they know.
+ */
+export type ErrorName =
+  | 'internal'
+  | 'validation_failed'
+  | 'malformed_json'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'not_found'
+  | 'unknown_currency'
+  | 'unknown_market'
+  | 'too_many_decimals'
+  | 'duplicate_header'
+  | 'missing_credentials'
+  | 'insufficient_funds'
+  | 'bad_signature'
+  | 'nonce_reused'
+  | 'nonce_out_of_window'
+  | 'unknown_key'
+  | 'key_disabled'
+  | 'scope_missing';
+
+export interface ErrorSpec {
+  readonly code: number;
+  readonly status: number;
+}
+
+/** Maps each error to its numeric code and HTTP status; the switch is exhaustive. */
+export function errorSpec(name: ErrorName): ErrorSpec {
+  switch (name) {
+    case 'internal':
+      return { code: 1000, status: 500 };
+    case 'validation_failed':
+      return { code: 1001, status: 400 };
+    case 'malformed_json':
+      return { code: 1002, status: 400 };
+    case 'body_too_large':
+      return { code: 1003, status: 413 };
+    case 'unsupported_media_type':
+      return { code: 1004, status: 415 };
+    case 'not_found':
+      return { code: 1005, status: 404 };
+    case 'unknown_currency':
+      return { code: 1006, status: 404 };
+    case 'unknown_market':
+      return { code: 1007, status: 404 };
+    case 'too_many_decimals':
+      return { code: 1008, status: 400 };
+    case 'duplicate_header':
+      return { code: 1009, status: 400 };
+    case 'missing_credentials':
+      return { code: 2001, status: 401 };
+    case 'insufficient_funds':
+      return { code: 2002, status: 400 };
+    case 'bad_signature':
+      return { code: 2005, status: 401 };
+    case 'nonce_reused':
+      return { code: 2006, status: 401 };
+    case 'nonce_out_of_window':
+      return { code: 2007, status: 401 };
+    case 'unknown_key':
+      return { code: 2008, status: 401 };
+    case 'key_disabled':
+      return { code: 2009, status: 401 };
+    case 'scope_missing':
+      return { code: 2010, status: 403 };
+  }
+}
+
+/** An expected failure crossing the HTTP edge; the error handler renders it. */
+export class ApiError extends Error {
+  readonly errorName: ErrorName;
+  constructor(name: ErrorName, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.errorName = name;
+  }
+}
+
+export interface ErrorBody {
+  error: { code: number; name: ErrorName; message: string };
+}
+
+export function errorBody(name: ErrorName, message: string): ErrorBody {
+  return { error: { code: errorSpec(name).code, name, message } };
+}

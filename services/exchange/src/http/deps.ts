@@ -1,0 +1,12 @@
+import type { AuthDeps } from '../auth/authenticate.js';
+import type { Database } from '../db/database.js';
+import type { ReferenceData } from '../reference/load.js';
+
+/** What route modules need, wired by hand in app.ts. */
+export interface RouteDeps {
+  readonly db: Database;
+  readonly reference: ReferenceData;
+  readonly auth: AuthDeps;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.js';
+import './request-context.js';
+
+/**
+ * Replaces Fastify's JSON parser with one that keeps the raw bytes (signatures are verified over
+ * them, never over re-serialised JSON) and reports malformed JSON in the service's error shape.
+ * An empty body is the empty object, the way clients sign a POST without parameters.
+ */
+export function registerJsonBody(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const raw = body as Buffer;
+    request.rawBody = raw;
+    if (raw.length === 0 || /^\s*$/.test(raw.toString('utf8'))) {
+      done(null, {});
+      return;
+    }
+    try {
+      done(null, JSON.parse(raw.toString('utf8')) as unknown);
+    } catch (error) {
+      done(
+        new ApiError('malformed_json', `request body is not valid JSON: ${(error as Error).message}`),
+        undefined,
+      );
+    }
+  });
+}

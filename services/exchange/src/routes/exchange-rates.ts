@@ -1,0 +1,49 @@
+import { Type } from 'typebox';
+import { ApiError } from '../errors.js';
+import type { RouteDeps } from '../http/deps.js';
+import { errorResponses } from '../http/schemas.js';
+import type { App } from '../http/typed.js';
+
+const Rate = Type.Object(
+  {
+    currency: Type.String(),
+    usd: Type.Number(),
+    uah: Type.Number(),
+    btc: Type.Number(),
+    eur: Type.Number(),
+    rub: Type.Number(),
+  },
+  { additionalProperties: Type.Number() },
+);
+
+/** Exchange rates, from the reference prices for now (the trading issue derives them from trades). */
+export function exchangeRateRoutes(app: App, deps: RouteDeps): void {
+  app.get(
+    '/v3/exchange-rates',
+    {
+      schema: {
+        tags: ['v3 public'],
+        summary: 'Exchange rates of every currency',
+        response: { 200: Type.Array(Rate), ...errorResponses },
+      },
+    },
+    async () => deps.reference.rates,
+  );
+  app.get(
+    '/v3/exchange-rates/:currency',
+    {
+      schema: {
+        tags: ['v3 public'],
+        summary: 'Exchange rates of one currency',
+        params: Type.Object({ currency: Type.String({ minLength: 1, maxLength: 16 }) }),
+        response: { 200: Rate, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const code = request.params.currency.toLowerCase();
+      const rate = deps.reference.rates.find((r) => r.currency === code);
+      if (!rate) throw new ApiError('unknown_currency', `unknown currency "${request.params.currency}"`);
+      return rate;
+    },
+  );
+}

@@ -1,0 +1,82 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createAccount, findAccount, systemAccountId } from './accounts/store.js';
+import { issueApiKey, listApiKeys } from './apikeys/store.js';
+import type { SecretBox } from './crypto/secret-box.js';
+import type { Database } from './db/database.js';
+import { adjustment } from './ledger/entry.js';
+import { postEntry } from './ledger/store.js';
+import { parseAmount } from './money/decimal.js';
+import type { ReferenceData } from './reference/load.js';
+
+export const DEMO_EMAIL = 'demo@example.com';
+const DEMO_LABEL = 'demo';
+
+/** Starting balances of the demo account (currencies missing from the reference data are skipped). */
+export const DEMO_BALANCES: Readonly<Record<string, string>> = {
+  btc: '2.5',
+  eth: '40',
+  usdt: '25000',
+  xrp: '10000',
+  uah: '1000000',
+  usd: '20000',
+  eur: '10000',
+  rub: '500000',
+};
+
+export interface DemoCredentials {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+  readonly accountId: number;
+  readonly created: boolean;
+}
+
+/**
+ * Makes sure the demo account exists with its balances and an enabled key, and writes
+ * `<dataDir>/demo-api-key.json` (`{"apiKey", "apiSecret"}`, mode 0600). Safe to run on every start:
+ * balances are credited once (idempotency keys), the secret is decrypted from storage.
+ */
+export async function seedDemo(
+  db: Database,
+  box: SecretBox,
+  reference: ReferenceData,
+  dataDir: string,
+): Promise<DemoCredentials> {
+  let account = await findAccount(db, DEMO_EMAIL);
+  const created = !account;
+  if (!account) {
+    account = await db.transaction((tx) =>
+      createAccount(tx, { email: DEMO_EMAIL, svcid: 'SVCDEMO', withdrawConfirmation: false }),
+    );
+  }
+  const external = await systemAccountId(db, 'external');
+  for (const [code, amount] of Object.entries(DEMO_BALANCES)) {
+    const currency = reference.currency(code);
+    if (!currency) continue;
+    const parsed = parseAmount(amount, currency.precision.real);
+    if (!parsed.ok) continue;
+    const built = adjustment(account.id, external, code, parsed.value, 'demo account seed');
+    if (!built.ok) throw new Error(built.detail);
+    const posted = await postEntry(db, { ...built.entry, idempotencyKey: `demo-seed:${account.id}:${code}` });
+    if (!posted.ok) throw new Error(`seeding ${code}: ${posted.detail}`);
+  }
+  const existing = (await listApiKeys(db, account.id)).find((key) => key.label === DEMO_LABEL && key.enabled);
+  let credentials: { apiKey: string; apiSecret: string };
+  if (existing) {
+    const { rows } = await db.query<{ secret_box: string }>('SELECT secret_box FROM api_keys WHERE id = $1', [
+      existing.id,
+    ]);
+    credentials = {
+      apiKey: existing.publicKey,
+      apiSecret: box.open(rows[0]!.secret_box, existing.publicKey),
+    };
+  } else {
+    const issued = await issueApiKey(db, box, account.id, ['read', 'trade', 'withdraw'], DEMO_LABEL);
+    credentials = { apiKey: issued.key.publicKey, apiSecret: issued.secret };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(path.join(dataDir, 'demo-api-key.json'), `${JSON.stringify(credentials, null, 2)}\n`, {
+    mode: 0o600,
+  });
+  return { ...credentials, accountId: account.id, created };
+}

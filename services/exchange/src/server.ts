@@ -1,0 +1,55 @@
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { resolveMasterKey } from './crypto/master-key.js';
+import { createSecretBox } from './crypto/secret-box.js';
+import { openStorage } from './db/open.js';
+import { syncCurrencies } from './ledger/store.js';
+import { loadReferenceData } from './reference/load.js';
+import { seedDemo } from './seed.js';
+
+const config = loadConfig();
+const reference = loadReferenceData(config.referenceFile);
+const masterKey = resolveMasterKey(config.masterKey);
+const db = await openStorage(config.storage);
+await syncCurrencies(db, reference.currencies);
+const secretBox = createSecretBox(masterKey.key);
+const app = await buildApp({
+  db,
+  reference,
+  secretBox,
+  nonceWindowMs: config.nonceWindowMs,
+  bodyLimit: config.bodyLimit,
+  logger: { level: config.logLevel },
+});
+if (masterKey.created && config.masterKey.kind === 'file') {
+  app.log.warn(
+    { file: config.masterKey.path },
+    'generated a new master key; back it up, API secrets need it',
+  );
+}
+if (config.seedDemo) {
+  const demo = await seedDemo(db, secretBox, reference, config.dataDir);
+  app.log.info(
+    { apiKey: demo.apiKey, apiSecret: demo.apiSecret, file: `${config.dataDir}/demo-api-key.json` },
+    demo.created ? 'created the demo account' : 'demo account ready',
+  );
+}
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  try {
+    await app.close();
+    await db.close();
+    process.exit(0);
+  } catch (error) {
+    app.log.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+await app.listen({ port: config.port, host: config.host });
