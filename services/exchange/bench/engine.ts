@@ -1,0 +1,178 @@
+/**
+ * Matching engine benchmark: our engine against `nodejs-order-book` on the same seeded streams, in
+ * the same process run. Not part of `npm test`.
+ *
+ *   npm run bench:engine -w services/exchange [-- --commands 1000000 --baseline-deep 150000 --seed 7]
+ *
+ * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
+ * baseline with string ids and number sizes). The baseline's cancel scans its price level,
+ * so on the deep stream it runs on a prefix (`--baseline-deep`, default 150,000 commands) and our
+ * engine's figures on that same prefix are printed for the ratio, next to its full-stream figures.
+ */
+import { performance } from 'node:perf_hooks';
+import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
+import { MatchingEngine } from '../src/matching/engine.js';
+import type { Command } from '../src/matching/types.js';
+import { accountNames as accounts, CANCEL, DEEP, generate, LIMIT, SHALLOW, type Stream } from './streams.js';
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? undefined : Number(process.argv[at + 1]);
+  return value === undefined || !Number.isFinite(value) ? fallback : value;
+}
+
+const commands = flag('commands', 1_000_000);
+const baselineDeep = Math.min(commands, flag('baseline-deep', 150_000));
+const seed = flag('seed', 7);
+const gc = (globalThis as { gc?: () => void }).gc;
+
+interface Figures {
+  readonly ops: number;
+  readonly seconds: number;
+  readonly opsPerSecond: number;
+  readonly p99Micros: number;
+  readonly heapMb: number;
+  readonly errors: number;
+  readonly resting: number;
+}
+
+/** One engine under test: `run` applies command i of the stream and returns -1 when refused. */
+interface Engine {
+  run(stream: Stream, i: number): number;
+  resting(): number;
+}
+
+/**
+ * Runs the first `ops` commands twice on fresh books: once untimed per command for throughput, once
+ * with performance.now() around every command for the p99 latency (so that the timer's own cost does
+ * not lower the throughput figure). Heap is the growth over the throughput run, after a GC when exposed.
+ */
+function measure(stream: Stream, ops: number, build: () => Engine): Figures {
+  gc?.();
+  const heapBefore = process.memoryUsage().heapUsed;
+  let engine = build();
+  let errors = 0;
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) if (engine.run(stream, i) < 0) errors++;
+  const seconds = (performance.now() - start) / 1000;
+  gc?.();
+  const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  const resting = engine.resting();
+  engine = build();
+  const latency = new Float64Array(ops);
+  for (let i = 0; i < ops; i++) {
+    const t0 = performance.now();
+    engine.run(stream, i);
+    latency[i] = performance.now() - t0;
+  }
+  latency.sort();
+  return {
+    ops,
+    seconds,
+    opsPerSecond: ops / seconds,
+    p99Micros: (latency[Math.floor(ops * 0.99)] ?? 0) * 1000,
+    heapMb,
+    errors,
+    resting,
+  };
+}
+
+const BUDGET = 10n ** 18n;
+
+function ours(): Engine {
+  const engine = new MatchingEngine({ id: 'benchusd', pricePrecision: 2, amountPrecision: 4 });
+  const run = (s: Stream, i: number): number => {
+    const kind = s.kind[i]!;
+    let cmd: Command;
+    if (kind === CANCEL) cmd = { type: 'cancel', id: s.id[i]!, time: i };
+    else if (kind === LIMIT) {
+      cmd = {
+        type: 'limit',
+        id: s.id[i]!,
+        account: accounts[s.account[i]!]!,
+        side: s.side[i] === 0 ? 'buy' : 'sell',
+        price: BigInt(s.price[i]!),
+        amount: BigInt(s.amount[i]!),
+        time: i,
+      };
+    } else {
+      cmd = {
+        type: 'market',
+        id: s.id[i]!,
+        account: accounts[s.account[i]!]!,
+        side: s.side[i] === 0 ? 'buy' : 'sell',
+        amount: BigInt(s.amount[i]!),
+        budget: BUDGET,
+        time: i,
+      };
+    }
+    return engine.apply(cmd).ok ? 0 : -1;
+  };
+  return { run, resting: () => engine.openOrders };
+}
+
+/** The baseline's "expire maker" self-trade prevention is our policy (cancel the resting order). */
+function stp(s: Stream, i: number): { accountId: string; stpMode: SelfTradePreventionMode } {
+  return { accountId: accounts[s.account[i]!]!, stpMode: 'EXPIRE_MAKER' as SelfTradePreventionMode };
+}
+
+function baseline(): Engine {
+  const book = new OrderBook();
+  let resting = 0;
+  const run = (s: Stream, i: number): number => {
+    const kind = s.kind[i]!;
+    // The baseline's enums are plain strings at run time.
+    const side = (s.side[i] === 0 ? 'buy' : 'sell') as Parameters<OrderBook['market']>[0]['side'];
+    if (kind === CANCEL) {
+      const cancelled = book.cancel(String(s.id[i]!));
+      if (cancelled === undefined) return -1;
+      resting--;
+      return 0;
+    }
+    const result =
+      kind === LIMIT
+        ? book.limit({ id: String(s.id[i]!), side, size: s.amount[i]!, price: s.price[i]!, ...stp(s, i) })
+        : book.market({ side, size: s.amount[i]!, ...stp(s, i) });
+    if (result.err !== null) return -1;
+    if (kind === LIMIT && result.quantityLeft > 0) resting++;
+    resting -= result.done.length - (kind === LIMIT && result.quantityLeft === 0 ? 1 : 0);
+    return 0;
+  };
+  return { run, resting: () => resting };
+}
+
+function line(label: string, f: Figures): string {
+  return (
+    `  ${label.padEnd(34)} ${String(f.ops).padStart(9)} cmds ${f.seconds.toFixed(2).padStart(7)} s ` +
+    `${Math.round(f.opsPerSecond).toLocaleString('en-US').padStart(11)} ops/s  p99 ${f.p99Micros.toFixed(2).padStart(8)} µs  ` +
+    `heap ${f.heapMb.toFixed(0).padStart(5)} MB  refused ${f.errors}  resting ~${f.resting}`
+  );
+}
+
+function ratio(ours: Figures, base: Figures): string {
+  return (
+    `  ratio: ${(ours.opsPerSecond / base.opsPerSecond).toFixed(1)}x ops/s, ` +
+    `p99 ${(base.p99Micros / ours.p99Micros).toFixed(1)}x lower, heap ${(base.heapMb / Math.max(ours.heapMb, 0.1)).toFixed(1)}x smaller`
+  );
+}
+
+console.log(`engine benchmark: ${commands} commands per stream, seed ${seed}, node ${process.version}` +
+  (gc === undefined ? ' (run with --expose-gc for settled heap figures)' : ''));
+const only = process.argv.indexOf('--only');
+const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
+for (const shape of shapes) {
+  const stream = generate(shape, commands, seed);
+  const prefix = shape === DEEP ? baselineDeep : commands;
+  console.log(`\n${shape.name} stream`);
+  // Warm-up so that neither engine is measured while the JIT is still compiling its hot paths.
+  const warm = generate(shape, 50_000, seed + 1);
+  measure(warm, warm.length, ours);
+  measure(warm, Math.min(warm.length, 20_000), baseline);
+  const oursFull = measure(stream, commands, ours);
+  console.log(line('ours (full stream)', oursFull));
+  const oursPrefix = prefix === commands ? oursFull : measure(stream, prefix, ours);
+  if (prefix !== commands) console.log(line(`ours (first ${prefix})`, oursPrefix));
+  const base = measure(stream, prefix, baseline);
+  console.log(line(prefix === commands ? 'nodejs-order-book' : `nodejs-order-book (first ${prefix})`, base));
+  console.log(ratio(oursPrefix, base));
+}

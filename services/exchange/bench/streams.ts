@@ -1,0 +1,171 @@
+/**
+ * Seeded command streams for the engine benchmark, stored column-wise in typed arrays so that both
+ * engines read exactly the same commands and the stream itself costs little memory.
+ *
+ * A cancel targets a random order that is live at that point: the generator follows the book with a
+ * reference run of our engine (untimed; any correct price-time engine with the same self-trade policy
+ * gives the same set of live orders). When fewer than `minLive` orders are live, a cancel slot becomes
+ * a limit order instead, so the shallow book keeps a small but non-empty depth.
+ */
+import { MatchingEngine } from '../src/matching/engine.js';
+
+export const LIMIT = 0;
+export const CANCEL = 1;
+export const MARKET = 2;
+
+export interface Stream {
+  readonly name: string;
+  readonly length: number;
+  readonly kind: Uint8Array;
+  /** 0 buy, 1 sell. */
+  readonly side: Uint8Array;
+  /** Order id (limit, market) or the id to cancel. */
+  readonly id: Uint32Array;
+  readonly price: Uint32Array;
+  readonly amount: Uint32Array;
+  readonly account: Uint16Array;
+}
+
+export interface StreamShape {
+  readonly name: string;
+  /** Shares of limit and cancel commands; the rest are market orders. */
+  readonly limitShare: number;
+  readonly cancelShare: number;
+  /** Limit prices are drawn within this many ticks of the mid, biased towards it. */
+  readonly spread: number;
+  /** A limit may cross the mid by up to this many ticks (a few limits trade on arrival). */
+  readonly cross: number;
+  readonly maxLimitAmount: number;
+  readonly maxMarketAmount: number;
+  readonly minLive: number;
+}
+
+export const SHALLOW: StreamShape = {
+  name: 'shallow',
+  limitShare: 0.45,
+  cancelShare: 0.45,
+  spread: 20,
+  cross: 2,
+  maxLimitAmount: 100,
+  maxMarketAmount: 100,
+  minLive: 1000,
+};
+
+export const DEEP: StreamShape = {
+  name: 'deep',
+  limitShare: 0.6,
+  cancelShare: 0.25,
+  spread: 100,
+  cross: 2,
+  maxLimitAmount: 100,
+  maxMarketAmount: 40,
+  minLive: 0,
+};
+
+/** mulberry32: small, fast, good enough for workload generation. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const ACCOUNTS = 1000;
+export const accountNames = Array.from({ length: ACCOUNTS }, (_, i) => `acct-${i}`);
+
+/** Live order ids with O(1) add, remove and random pick. */
+class Pool {
+  private readonly ids: number[] = [];
+  private readonly at = new Map<number, number>();
+  get size(): number {
+    return this.ids.length;
+  }
+  add(id: number): void {
+    this.at.set(id, this.ids.length);
+    this.ids.push(id);
+  }
+  remove(id: number): void {
+    const index = this.at.get(id);
+    if (index === undefined) return;
+    const last = this.ids.pop()!;
+    if (last !== id) {
+      this.ids[index] = last;
+      this.at.set(last, index);
+    }
+    this.at.delete(id);
+  }
+  pick(random: number): number {
+    return this.ids[Math.floor(random * this.ids.length)]!;
+  }
+}
+
+export function generate(shape: StreamShape, length: number, seed: number): Stream {
+  const random = rng(seed);
+  const stream: Stream = {
+    name: shape.name,
+    length,
+    kind: new Uint8Array(length),
+    side: new Uint8Array(length),
+    id: new Uint32Array(length),
+    price: new Uint32Array(length),
+    amount: new Uint32Array(length),
+    account: new Uint16Array(length),
+  };
+  const live = new Pool();
+  const model = new MatchingEngine({ id: 'model', pricePrecision: 0, amountPrecision: 0 });
+  let nextId = 1;
+  let mid = 1_000_000;
+  for (let i = 0; i < length; i++) {
+    if (i % 100 === 0) mid += Math.floor(random() * 7) - 3;
+    let roll = random();
+    const side = random() < 0.5 ? 0 : 1;
+    const account = Math.floor(random() * ACCOUNTS);
+    stream.side[i] = side;
+    stream.account[i] = account;
+    const cancelSlot = roll >= shape.limitShare && roll < shape.limitShare + shape.cancelShare;
+    if (cancelSlot && (live.size === 0 || live.size < shape.minLive)) roll = 0;
+    let result: ReturnType<MatchingEngine['apply']>;
+    if (roll < shape.limitShare) {
+      const r = random();
+      const distance = Math.floor(r * r * shape.spread) + 1 - Math.floor(random() * (shape.cross + 1));
+      stream.kind[i] = LIMIT;
+      stream.id[i] = nextId;
+      stream.price[i] = side === 0 ? mid - distance : mid + distance;
+      stream.amount[i] = 1 + Math.floor(random() * shape.maxLimitAmount);
+      live.add(nextId);
+      result = model.apply({
+        type: 'limit',
+        id: nextId++,
+        account: accountNames[account]!,
+        side: side === 0 ? 'buy' : 'sell',
+        price: BigInt(stream.price[i]!),
+        amount: BigInt(stream.amount[i]!),
+        time: i,
+      });
+    } else if (cancelSlot) {
+      stream.kind[i] = CANCEL;
+      stream.id[i] = live.pick(random());
+      result = model.apply({ type: 'cancel', id: stream.id[i]!, time: i });
+    } else {
+      stream.kind[i] = MARKET;
+      stream.id[i] = nextId;
+      stream.amount[i] = 1 + Math.floor(random() * shape.maxMarketAmount);
+      result = model.apply({
+        type: 'market',
+        id: nextId++,
+        account: accountNames[account]!,
+        side: side === 0 ? 'buy' : 'sell',
+        amount: BigInt(stream.amount[i]!),
+        budget: 10n ** 18n,
+        time: i,
+      });
+    }
+    if (!result.ok) throw new Error(`stream model refused command ${i}: ${result.code}`);
+    for (const event of result.events) if (event.type === 'done') live.remove(event.orderId);
+  }
+  return stream;
+}

@@ -1,0 +1,73 @@
+/**
+ * Final status (filled or cancelled) of every order that left the engine, so that a cancel of a
+ * finished order gets a precise error and a reused id is refused.
+ *
+ * A `Map<id, status>` of a million entries cost about half of the engine's time in the benchmark
+ * (hashing and cache misses on every order). Order ids come from a sequence, so they are dense: the
+ * statuses live in 2-bit slots of pages of 4,096 ids (1 KiB each), found by page number, with the
+ * last page used cached. A million orders take about 250 KiB.
+ */
+export const FILLED = 1;
+export const CANCELLED = 2;
+export type ClosedStatus = typeof FILLED | typeof CANCELLED;
+
+const PAGE_BITS = 12;
+const PAGE_SIZE = 1 << PAGE_BITS;
+
+export class ClosedOrders {
+  private readonly pages = new Map<number, Uint8Array>();
+  private lastPageNo = -1;
+  private lastPage: Uint8Array | undefined;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  private page(id: number, create: boolean): Uint8Array | undefined {
+    const pageNo = Math.floor(id / PAGE_SIZE);
+    if (pageNo === this.lastPageNo) return this.lastPage;
+    let page = this.pages.get(pageNo);
+    if (page === undefined) {
+      if (!create) return undefined;
+      page = new Uint8Array(PAGE_SIZE >> 2);
+      this.pages.set(pageNo, page);
+    }
+    this.lastPageNo = pageNo;
+    this.lastPage = page;
+    return page;
+  }
+
+  set(id: number, status: ClosedStatus): void {
+    const page = this.page(id, true)!;
+    const slot = id % PAGE_SIZE;
+    const shift = (slot & 3) << 1;
+    const byte = page[slot >> 2]!;
+    if (((byte >> shift) & 3) === 0) this.count++;
+    page[slot >> 2] = (byte & ~(3 << shift)) | (status << shift);
+  }
+
+  get(id: number): ClosedStatus | undefined {
+    const page = this.page(id, false);
+    if (page === undefined) return undefined;
+    const slot = id % PAGE_SIZE;
+    const status = (page[slot >> 2]! >> ((slot & 3) << 1)) & 3;
+    return status === 0 ? undefined : (status as ClosedStatus);
+  }
+
+  has(id: number): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  /** Every closed id with its status, ascending by id. */
+  *entries(): IterableIterator<[number, ClosedStatus]> {
+    const pageNos = [...this.pages.keys()].sort((a, b) => a - b);
+    for (const pageNo of pageNos) {
+      const page = this.pages.get(pageNo)!;
+      for (let slot = 0; slot < PAGE_SIZE; slot++) {
+        const status = (page[slot >> 2]! >> ((slot & 3) << 1)) & 3;
+        if (status !== 0) yield [pageNo * PAGE_SIZE + slot, status as ClosedStatus];
+      }
+    }
+  }
+}

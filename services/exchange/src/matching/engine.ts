@@ -1,0 +1,479 @@
+import { CANCELLED, ClosedOrders, FILLED } from './closed-orders.js';
+import { type CommandResult, fail } from './errors.js';
+import { BUY, type Level, OrderNode, SELL, type SideCode } from './order-list.js';
+import { PriceLadder } from './price-ladder.js';
+import { captureOrders, type EngineSnapshot, restoreOrders } from './snapshot.js';
+import type { Asset, Command, DoneReason, EngineEvent, MarketSpec, OrderId, Side } from './types.js';
+import { feeOf, lockFor, type Market, resolveMarket } from './validate.js';
+
+/** Why the last `take()` stopped: the amount was reached, the book ran out, or the budget/target did. */
+const STOP_DONE = 0;
+const STOP_BOOK = 1;
+const STOP_CAP = 2;
+
+const SIDES: readonly Side[] = ['buy', 'sell'];
+
+/** `[price, volume, orderCount]` of one price level. */
+export type BookEntry = [price: bigint, volume: bigint, orders: number];
+
+export interface LiveOrder {
+  readonly status: 'open' | 'stop';
+  readonly id: OrderId;
+  readonly account: string;
+  readonly side: Side;
+  readonly price: bigint;
+  readonly stopPrice: bigint | null;
+  readonly remaining: bigint;
+  readonly time: number;
+}
+
+function entry(level: Level): BookEntry {
+  return [BigInt(level.price), BigInt(level.total), level.count];
+}
+
+/**
+ * One market's order book and matching rules: a single-writer state machine. `apply(command)` runs
+ * one command to completion (including stop orders it triggers) and returns the events it produced;
+ * the same command sequence from the same state always produces the same events. No I/O, no clock:
+ * time comes in on the command.
+ */
+export class MatchingEngine {
+  readonly market: Market;
+  readonly bids = new PriceLadder(1);
+  readonly asks = new PriceLadder(-1);
+  /** Buy stops trigger when last >= stop: the lowest stop first. */
+  readonly buyStops = new PriceLadder(-1);
+  /** Sell stops trigger when last <= stop: the highest stop first. */
+  readonly sellStops = new PriceLadder(1);
+  /** Every live order (resting or waiting stop) by id: O(1) cancel. */
+  protected readonly live = new Map<OrderId, OrderNode>();
+  /** Final status of every order that left, so cancels of finished orders get a precise error. */
+  protected readonly closed = new ClosedOrders();
+  /** Largest order id seen: a larger id cannot be a duplicate, which skips two lookups. */
+  protected maxId = 0;
+  protected seq = 0;
+  protected tradeSeq = 0;
+  /** Last trade price in price minor units; 0 before the first trade. */
+  protected last = 0;
+
+  private out: EngineEvent[] = [];
+  private now = 0;
+  private readonly triggered: OrderNode[] = [];
+  private readonly lotSize: number;
+  private readonly makerFee: bigint;
+  private readonly takerFee: bigint;
+  // Results of take(), kept in fields so that the hot path allocates nothing for them.
+  private remaining = 0;
+  private budget = 0n;
+  private stopReason = STOP_DONE;
+
+  constructor(spec: MarketSpec) {
+    this.market = resolveMarket(spec);
+    this.lotSize = Number(this.market.lotSize);
+    this.makerFee = this.market.makerFeePpm;
+    this.takerFee = this.market.takerFeePpm;
+  }
+
+  get lastPrice(): bigint | null {
+    return this.last === 0 ? null : BigInt(this.last);
+  }
+
+  /** Best bid and ask as `[price, volume, orderCount]`, or null for an empty side. */
+  top(): { bid: BookEntry | null; ask: BookEntry | null } {
+    const bid = this.bids.best();
+    const ask = this.asks.best();
+    return { bid: bid === undefined ? null : entry(bid), ask: ask === undefined ? null : entry(ask) };
+  }
+
+  /** Aggregated book, best first, at most `levels` per side (the `/v3/book` and v2 `depth` source). */
+  depth(levels = Number.POSITIVE_INFINITY): { bids: BookEntry[]; asks: BookEntry[] } {
+    const take = (ladder: PriceLadder): BookEntry[] => {
+      const out: BookEntry[] = [];
+      for (const level of ladder.levels()) {
+        if (out.length >= levels) break;
+        out.push(entry(level));
+      }
+      return out;
+    };
+    return { bids: take(this.bids), asks: take(this.asks) };
+  }
+
+  /** A live order (resting or waiting stop), or its final status, or undefined when unknown. */
+  order(id: OrderId): LiveOrder | { status: 'filled' | 'cancelled' } | undefined {
+    const node = this.live.get(id);
+    if (node === undefined) {
+      const status = this.closed.get(id);
+      return status === undefined ? undefined : { status: status === FILLED ? 'filled' : 'cancelled' };
+    }
+    return {
+      status: node.stopPrice > 0 ? 'stop' : 'open',
+      id,
+      account: node.account,
+      side: SIDES[node.side]!,
+      price: BigInt(node.price),
+      stopPrice: node.stopPrice > 0 ? BigInt(node.stopPrice) : null,
+      remaining: BigInt(node.remaining),
+      time: node.time,
+    };
+  }
+
+  /** Number of live orders (resting plus waiting stops). */
+  get openOrders(): number {
+    return this.live.size;
+  }
+
+  snapshot(): EngineSnapshot {
+    const filled: OrderId[] = [];
+    const cancelled: OrderId[] = [];
+    for (const [id, status] of this.closed.entries()) (status === FILLED ? filled : cancelled).push(id);
+    return {
+      version: 1,
+      market: this.market.id,
+      seq: this.seq,
+      maxId: this.maxId,
+      tradeSeq: this.tradeSeq,
+      lastPrice: this.last === 0 ? null : String(this.last),
+      ...captureOrders(this),
+      filled,
+      cancelled,
+    };
+  }
+
+  /** A new engine in exactly the state `snapshot()` captured: same orders, same priority, same counters. */
+  static restore(spec: MarketSpec, snapshot: EngineSnapshot): MatchingEngine {
+    const engine = new MatchingEngine(spec);
+    if (snapshot.version !== 1 || snapshot.market !== engine.market.id) {
+      throw new Error(`snapshot of ${snapshot.market} v${snapshot.version} does not fit market ${spec.id}`);
+    }
+    for (const node of restoreOrders(snapshot, engine)) engine.live.set(node.id, node);
+    for (const id of snapshot.filled) engine.closed.set(id, FILLED);
+    for (const id of snapshot.cancelled) engine.closed.set(id, CANCELLED);
+    engine.maxId = snapshot.maxId;
+    engine.seq = snapshot.seq;
+    engine.tradeSeq = snapshot.tradeSeq;
+    engine.last = snapshot.lastPrice === null ? 0 : Number(snapshot.lastPrice);
+    return engine;
+  }
+
+  apply(cmd: Command): CommandResult {
+    const lock = lockFor(this.market, cmd);
+    if ('ok' in lock) return lock;
+    if (cmd.type === 'cancel') return this.cancel(cmd.id, cmd.account, cmd.time);
+    if (cmd.id > this.maxId) this.maxId = cmd.id;
+    else if (this.live.has(cmd.id) || this.closed.has(cmd.id)) {
+      return fail('DUPLICATE_ORDER_ID', `order id ${cmd.id} was already used`);
+    }
+    const events: EngineEvent[] = [];
+    this.out = events;
+    this.now = cmd.time;
+    const side: SideCode = cmd.side === 'buy' ? BUY : SELL;
+    this.out.push({
+      type: 'accepted',
+      seq: ++this.seq,
+      time: cmd.time,
+      market: this.market.id,
+      orderId: cmd.id,
+      account: cmd.account,
+      side: cmd.side,
+      kind: cmd.type,
+      price: cmd.type === 'limit' || cmd.type === 'limit_stop_loss' ? cmd.price : null,
+      stopPrice: cmd.type === 'limit_stop_loss' ? cmd.stopPrice : null,
+      amount: cmd.type === 'market_by_quote' ? null : cmd.amount,
+      quote: cmd.type === 'market_by_quote' ? cmd.quote : null,
+      lockAsset: lock.asset,
+      lock: lock.amount,
+    });
+    switch (cmd.type) {
+      case 'limit':
+        this.runLimit(cmd.id, cmd.account, side, Number(cmd.price), Number(cmd.amount));
+        break;
+      case 'limit_stop_loss':
+        this.addStop(cmd.id, cmd.account, side, Number(cmd.price), Number(cmd.stopPrice), Number(cmd.amount));
+        break;
+      case 'market':
+        this.runMarket(cmd.id, cmd.account, side, Number(cmd.amount), cmd.budget ?? 0n, 0n);
+        break;
+      case 'market_by_quote':
+        this.runMarket(cmd.id, cmd.account, side, 0, side === BUY ? cmd.quote : cmd.budget!, cmd.quote);
+        break;
+    }
+    this.runTriggered();
+    return { ok: true, lockAsset: lock.asset, lock: lock.amount, events };
+  }
+
+  private cancel(id: OrderId, account: string | undefined, time: number): CommandResult {
+    const node = this.live.get(id);
+    if (node === undefined || (account !== undefined && node.account !== account)) {
+      const status = account === undefined || node === undefined ? this.closed.get(id) : undefined;
+      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
+      if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
+      return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
+    }
+    const events: EngineEvent[] = [];
+    this.out = events;
+    this.now = time;
+    const ladder = node.stopPrice > 0 ? this.stopLadder(node.side) : this.bookLadder(node.side);
+    this.removeOrder(node, ladder, 'cancelled');
+    const asset: Asset = node.side === BUY ? 'quote' : 'base';
+    return { ok: true, lockAsset: asset, lock: 0n, events };
+  }
+
+  /** Unlinks a live order, records it closed and emits its `done` event; returns the released lock. */
+  private removeOrder(node: OrderNode, ladder: PriceLadder, reason: DoneReason): bigint {
+    const level = node.level!;
+    const remaining = node.remaining;
+    level.unlink(node);
+    ladder.noteEmptied(level);
+    this.live.delete(node.id);
+    this.closed.set(node.id, CANCELLED);
+    const release = node.side === BUY ? BigInt(node.price) * BigInt(remaining) : BigInt(remaining);
+    this.emitDone(node.id, node.account, node.side, reason, BigInt(remaining), release);
+    return release;
+  }
+
+  private emitDone(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    reason: DoneReason,
+    remaining: bigint,
+    release: bigint,
+  ): void {
+    this.out.push({
+      type: 'done',
+      seq: ++this.seq,
+      time: this.now,
+      market: this.market.id,
+      orderId: id,
+      account,
+      side: SIDES[side]!,
+      reason,
+      status: reason === 'filled' ? 'filled' : 'cancelled',
+      remaining,
+      releaseAsset: side === BUY ? 'quote' : 'base',
+      release,
+    });
+  }
+
+  /** A limit order (new or triggered stop): match what crosses, rest the remainder. */
+  private runLimit(id: OrderId, account: string, side: SideCode, price: number, amount: number): void {
+    this.take(id, account, side, price, amount, false);
+    const remaining = this.remaining;
+    if (remaining === 0) {
+      this.closed.set(id, FILLED);
+      this.emitDone(id, account, side, 'filled', 0n, 0n);
+      return;
+    }
+    const node = new OrderNode(id, account, side, price, 0, remaining, this.now);
+    this.bookLadder(side).levelAt(price).push(node);
+    this.live.set(id, node);
+  }
+
+  /**
+   * A market order by base `amount` (0 for by-quote). A buy spends from the locked quote `funds`
+   * (its budget, or the quote of a by-quote buy); a by-quote sell sells at most `funds` base until it
+   * has received `target` quote.
+   */
+  private runMarket(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    amount: number,
+    funds: bigint,
+    target: bigint,
+  ): void {
+    const byQuote = amount === 0;
+    let release: bigint;
+    let remaining = 0n;
+    let reason: DoneReason = 'filled';
+    if (side === BUY) {
+      this.budget = funds;
+      this.take(id, account, side, 0, byQuote ? Number.MAX_SAFE_INTEGER : amount, true);
+      release = this.budget;
+      if (!byQuote) remaining = BigInt(this.remaining);
+      if (this.stopReason === STOP_BOOK) reason = 'no_liquidity';
+      else if (!byQuote && this.stopReason === STOP_CAP) reason = 'budget_exhausted';
+    } else if (byQuote) {
+      const cap = Number(funds) - (Number(funds) % this.lotSize);
+      this.budget = target;
+      this.take(id, account, side, 0, cap, true);
+      release = funds - BigInt(cap - this.remaining);
+      if (this.stopReason === STOP_BOOK) reason = 'no_liquidity';
+      else if (this.stopReason === STOP_DONE) reason = 'budget_exhausted';
+    } else {
+      this.take(id, account, side, 0, amount, false);
+      release = BigInt(this.remaining);
+      remaining = release;
+      if (this.remaining !== 0) reason = 'no_liquidity';
+    }
+    this.closed.set(id, reason === 'filled' ? FILLED : CANCELLED);
+    this.emitDone(id, account, side, reason, remaining, release);
+  }
+
+  /**
+   * Matches a taker against the opposite side, best price first and FIFO within a price. `limit` is
+   * the taker's limit price, 0 for a market order. When `capped`, `this.budget` (a buy's quote budget
+   * or a sell's quote target) also limits each fill and is decreased by it. Leaves the unexecuted
+   * amount in `this.remaining` and why it stopped in `this.stopReason`.
+   */
+  private take(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    limit: number,
+    amount: number,
+    capped: boolean,
+  ): void {
+    const book = side === BUY ? this.asks : this.bids;
+    // Level keys grow towards the best price; a level crosses while key >= limitKey.
+    const limitKey = limit === 0 ? Number.NEGATIVE_INFINITY : side === BUY ? -limit : limit;
+    const lot = BigInt(this.lotSize);
+    let remaining = amount;
+    let reason = STOP_BOOK;
+    while (remaining > 0) {
+      const level = book.best();
+      if (level === undefined || level.key < limitKey) break;
+      const price = level.price;
+      let cap = remaining;
+      if (capped) {
+        // How many whole lots the remaining budget (buy) or target (sell) covers at this price.
+        const lots = Number(this.budget / (BigInt(price) * lot)) * this.lotSize;
+        if (lots === 0) {
+          reason = STOP_CAP;
+          break;
+        }
+        if (lots < cap) cap = lots;
+      }
+      let maker = level.head;
+      while (maker !== null && cap > 0) {
+        const next = maker.next;
+        if (maker.account === account) {
+          // Self-trade prevention, "cancel oldest": the resting order goes, the taker carries on.
+          this.removeOrder(maker, book, 'self_trade');
+        } else {
+          const qty = maker.remaining < cap ? maker.remaining : cap;
+          this.fill(id, account, side, limit, maker, level, book, qty);
+          cap -= qty;
+          remaining -= qty;
+          if (capped) this.budget -= BigInt(price) * BigInt(qty);
+        }
+        maker = next;
+      }
+    }
+    if (remaining === 0) reason = STOP_DONE;
+    this.remaining = remaining;
+    this.stopReason = reason;
+  }
+
+  private fill(
+    takerId: OrderId,
+    takerAccount: string,
+    takerSide: SideCode,
+    takerLimit: number,
+    maker: OrderNode,
+    level: Level,
+    book: PriceLadder,
+    qty: number,
+  ): void {
+    const price = maker.price;
+    const bigQty = BigInt(qty);
+    const quote = BigInt(price) * bigQty;
+    maker.remaining -= qty;
+    level.total -= qty;
+    const takerBuys = takerSide === BUY;
+    this.out.push({
+      type: 'trade',
+      seq: ++this.seq,
+      time: this.now,
+      market: this.market.id,
+      tradeId: ++this.tradeSeq,
+      price: BigInt(price),
+      amount: bigQty,
+      quote,
+      takerSide: SIDES[takerSide]!,
+      buyOrderId: takerBuys ? takerId : maker.id,
+      buyAccount: takerBuys ? takerAccount : maker.account,
+      sellOrderId: takerBuys ? maker.id : takerId,
+      sellAccount: takerBuys ? maker.account : takerAccount,
+      buyerFee: feeOf(bigQty, takerBuys ? this.takerFee : this.makerFee),
+      sellerFee: feeOf(quote, takerBuys ? this.makerFee : this.takerFee),
+      buyerRelease: takerBuys && takerLimit > price ? BigInt(takerLimit - price) * bigQty : 0n,
+    });
+    if (maker.remaining === 0) {
+      level.unlink(maker);
+      book.noteEmptied(level);
+      this.live.delete(maker.id);
+      this.closed.set(maker.id, FILLED);
+      this.emitDone(maker.id, maker.account, maker.side, 'filled', 0n, 0n);
+    }
+    this.last = price;
+    this.checkStops();
+  }
+
+  private addStop(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    price: number,
+    stop: number,
+    amount: number,
+  ): void {
+    const node = new OrderNode(id, account, side, price, stop, amount, this.now);
+    this.stopLadder(side).levelAt(stop).push(node);
+    this.live.set(id, node);
+    if (this.last !== 0) this.checkStops();
+  }
+
+  /** Moves every stop the last price has reached to the trigger queue, nearest stop first, FIFO per price. */
+  private checkStops(): void {
+    const last = this.last;
+    let level = this.buyStops.best();
+    while (level !== undefined && level.price <= last) {
+      this.triggerLevel(level, this.buyStops);
+      level = this.buyStops.best();
+    }
+    level = this.sellStops.best();
+    while (level !== undefined && level.price >= last) {
+      this.triggerLevel(level, this.sellStops);
+      level = this.sellStops.best();
+    }
+  }
+
+  private triggerLevel(level: Level, ladder: PriceLadder): void {
+    for (let node = level.head; node !== null; node = level.head) {
+      level.unlink(node);
+      this.triggered.push(node);
+      this.out.push({
+        type: 'stop_triggered',
+        seq: ++this.seq,
+        time: this.now,
+        market: this.market.id,
+        orderId: node.id,
+        account: node.account,
+        side: SIDES[node.side]!,
+        stopPrice: BigInt(node.stopPrice),
+        lastPrice: BigInt(this.last),
+      });
+    }
+    ladder.noteEmptied(level);
+  }
+
+  /** Triggered stops enter as limit orders in trigger order; ones they trigger join the queue's end. */
+  private runTriggered(): void {
+    const queue = this.triggered;
+    for (let i = 0; i < queue.length; i++) {
+      const stop = queue[i]!;
+      this.live.delete(stop.id);
+      this.runLimit(stop.id, stop.account, stop.side, stop.price, stop.remaining);
+    }
+    queue.length = 0;
+  }
+
+  protected bookLadder(side: SideCode): PriceLadder {
+    return side === BUY ? this.bids : this.asks;
+  }
+
+  protected stopLadder(side: SideCode): PriceLadder {
+    return side === BUY ? this.buyStops : this.sellStops;
+  }
+}

@@ -1,0 +1,139 @@
+import { fail, type MatchingError } from './errors.js';
+import type { Asset, Command, MarketSpec, Side } from './types.js';
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const PPM = 1_000_000;
+
+/** A market spec with every default filled in. */
+export interface Market {
+  readonly id: string;
+  readonly pricePrecision: number;
+  readonly amountPrecision: number;
+  readonly tickSize: bigint;
+  readonly lotSize: bigint;
+  readonly minAmount: bigint;
+  readonly minTotal: bigint;
+  readonly maxAmount: bigint;
+  readonly makerFeePpm: bigint;
+  readonly takerFeePpm: bigint;
+}
+
+/** Fills defaults and checks the spec itself; a wrong spec is a programming error, so it throws. */
+export function resolveMarket(spec: MarketSpec): Market {
+  const lotSize = spec.lotSize ?? 1n;
+  const market: Market = Object.freeze({
+    id: spec.id,
+    pricePrecision: spec.pricePrecision,
+    amountPrecision: spec.amountPrecision,
+    tickSize: spec.tickSize ?? 1n,
+    lotSize,
+    minAmount: spec.minAmount ?? lotSize,
+    minTotal: spec.minTotal ?? 1n,
+    maxAmount: spec.maxAmount ?? 2n ** 43n,
+    makerFeePpm: BigInt(spec.makerFeePpm ?? 0),
+    takerFeePpm: BigInt(spec.takerFeePpm ?? 0),
+  });
+  const bad = (what: string) => new Error(`market ${spec.id}: invalid ${what}`);
+  for (const p of [market.pricePrecision, market.amountPrecision]) {
+    if (!Number.isInteger(p) || p < 0 || p > 18) throw bad('precision');
+  }
+  if (market.tickSize <= 0n || market.lotSize <= 0n || market.minTotal < 1n) throw bad('step or minimum');
+  if (market.minAmount < market.lotSize || market.maxAmount > MAX_SAFE) throw bad('amount bounds');
+  for (const fee of [market.makerFeePpm, market.takerFeePpm]) {
+    if (fee < 0n || fee >= BigInt(PPM)) throw bad('fee rate');
+  }
+  return market;
+}
+
+/** Fee on `received` at `ppm`, rounded down (the account never pays more than the nominal rate). */
+export function feeOf(received: bigint, ppm: bigint): bigint {
+  return ppm === 0n ? 0n : (received * ppm) / 1_000_000n;
+}
+
+export interface Lock {
+  readonly asset: Asset;
+  readonly amount: bigint;
+}
+
+function checkSide(side: Side): MatchingError | null {
+  return side === 'buy' || side === 'sell' ? null : fail('INVALID_SIDE', 'side must be buy or sell');
+}
+
+function checkPrice(market: Market, price: bigint, what: string): MatchingError | null {
+  if (typeof price !== 'bigint' || price <= 0n || price > MAX_SAFE) {
+    return fail('INVALID_PRICE', `${what} must be a positive integer number of price minor units`);
+  }
+  if (price % market.tickSize !== 0n) {
+    return fail('PRICE_PRECISION', `${what} must be a multiple of the tick size ${market.tickSize}`);
+  }
+  return null;
+}
+
+function checkAmount(market: Market, amount: bigint): MatchingError | null {
+  if (typeof amount !== 'bigint' || amount <= 0n) return fail('INVALID_AMOUNT', 'amount must be positive');
+  if (amount % market.lotSize !== 0n) {
+    return fail('AMOUNT_PRECISION', `amount must be a multiple of the lot size ${market.lotSize}`);
+  }
+  if (amount < market.minAmount) return fail('AMOUNT_TOO_SMALL', `amount is below ${market.minAmount}`);
+  if (amount > market.maxAmount) return fail('AMOUNT_TOO_LARGE', `amount is above ${market.maxAmount}`);
+  return null;
+}
+
+function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | null {
+  if (typeof budget !== 'bigint' || budget <= 0n || budget > max) {
+    return fail('INVALID_BUDGET', 'budget must be a positive integer within range');
+  }
+  return null;
+}
+
+/**
+ * Validates an order command against the market and says what the ledger must lock to accept it.
+ * Pure and cheap: the order-entry path calls it BEFORE the engine to check the account's available
+ * balance, then submits to the engine, which validates again and emits the same lock in `accepted`.
+ *
+ * - limit / limit_stop_loss buy: price * amount quote; sell: amount base.
+ * - market buy: the caller's quote `budget`; market sell: amount base.
+ * - market_by_quote buy: `quote`; market_by_quote sell: the caller's base `budget`.
+ *
+ * No fee reserve is needed: fees are charged in the currency the side receives, out of what it receives.
+ */
+export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
+  if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
+  if (cmd.type === 'cancel') return { asset: 'base', amount: 0n };
+  if (!Number.isSafeInteger(cmd.id) || cmd.id <= 0) {
+    return fail('INVALID_ORDER_ID', 'order id must be a positive safe integer');
+  }
+  const sideError = checkSide(cmd.side);
+  if (sideError !== null) return sideError;
+  switch (cmd.type) {
+    case 'limit':
+    case 'limit_stop_loss': {
+      const priceError =
+        checkPrice(market, cmd.price, 'price') ??
+        (cmd.type === 'limit_stop_loss' ? checkPrice(market, cmd.stopPrice, 'stop price') : null) ??
+        checkAmount(market, cmd.amount);
+      if (priceError !== null) return priceError;
+      const total = cmd.price * cmd.amount;
+      if (total < market.minTotal) return fail('TOTAL_TOO_SMALL', `order total is below ${market.minTotal}`);
+      return cmd.side === 'buy' ? { asset: 'quote', amount: total } : { asset: 'base', amount: cmd.amount };
+    }
+    case 'market': {
+      const amountError = checkAmount(market, cmd.amount);
+      if (amountError !== null) return amountError;
+      if (cmd.side === 'sell') return { asset: 'base', amount: cmd.amount };
+      const budgetError = checkBudget(cmd.budget, MAX_SAFE * MAX_SAFE);
+      return budgetError ?? { asset: 'quote', amount: cmd.budget! };
+    }
+    case 'market_by_quote': {
+      if (typeof cmd.quote !== 'bigint' || cmd.quote <= 0n) {
+        return fail('INVALID_AMOUNT', 'quote amount must be positive');
+      }
+      if (cmd.quote < market.minTotal) return fail('TOTAL_TOO_SMALL', `quote is below ${market.minTotal}`);
+      if (cmd.side === 'buy') return { asset: 'quote', amount: cmd.quote };
+      const budgetError = checkBudget(cmd.budget, MAX_SAFE);
+      return budgetError ?? { asset: 'base', amount: cmd.budget! };
+    }
+    default:
+      return fail('INVALID_COMMAND', 'unknown command type');
+  }
+}
