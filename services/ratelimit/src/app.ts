@@ -1,0 +1,167 @@
+import type { Server as HttpServer } from 'node:http';
+import type * as grpc from '@grpc/grpc-js';
+import { type Logger, pino } from 'pino';
+import { createBackend } from './backends/create.js';
+import type { CounterBackend } from './backends/types.js';
+import type { Settings } from './config.js';
+import { Health } from './health/health.js';
+import { RateLimiter } from './limiter/rate-limiter.js';
+import { RateLimitService } from './limiter/service.js';
+import type { RateLimitConfig } from './rules/config-tree.js';
+import { ConfigManager } from './runtime/config-manager.js';
+import { configDirectory, runtimeDirectory } from './settings/runtime.js';
+import { StatsRegistry } from './stats/registry.js';
+import { connectionAgeOptions, createGrpcServer, shutdownGrpc } from './transport/grpc-server.js';
+import { closeHttp, createHttpServer } from './transport/http-server.js';
+
+/**
+ * Wiring of the service by hand, with no side effects until `start()`: settings in; the stats
+ * registry, health, config manager, backend, limiter, decision service and both servers out.
+ */
+export interface AppOptions {
+  logger?: Logger;
+  registry?: StatsRegistry;
+  /** Replaces the backend the settings describe (tests). */
+  backend?: CounterBackend;
+  /** Milliseconds since the epoch. @default Date.now */
+  now?: () => number;
+  /** @default Math.random */
+  random?: () => number;
+}
+
+export interface App {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly registry: StatsRegistry;
+  readonly health: Health;
+  readonly backend: CounterBackend;
+  readonly configManager: ConfigManager;
+  readonly service: RateLimitService;
+  readonly grpcServer: grpc.Server;
+  readonly httpServer: HttpServer;
+  /** The rule config in force (undefined before the first successful load). */
+  currentConfig(): RateLimitConfig | undefined;
+  /** The `/rlconfig` listing of the config in force. */
+  configDump(): string;
+  /**
+   * Loads the initial config (waiting for a valid one unless FORCE_START_WITHOUT_INITIAL_CONFIG),
+   * starts watching and connects the backend. Listening is left to the caller (server.ts).
+   */
+  prepare(): Promise<void>;
+  /** Marks the service unhealthy (termination signal received). */
+  markTerminating(): void;
+  /** Stops both servers (in-flight calls finish, bounded by `graceMs`), then the backend and watcher. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function buildApp(settings: Settings, options: AppOptions = {}): App {
+  const logger = options.logger ?? pino({ level: settings.server.logLevel, base: { service: 'ratelimit' } });
+  const registry = options.registry ?? new StatsRegistry(settings.server.disableStats);
+  const now = options.now ?? Date.now;
+  const health = new Health();
+  const backend = options.backend ?? createBackend(settings.backend);
+  backend.onHealthChange((ok) => {
+    health.set('backend', ok);
+    logger[ok ? 'info' : 'warn'](
+      { backend: backend.description },
+      ok ? 'cache backend healthy' : 'cache backend unhealthy',
+    );
+  });
+  const runtime = settings.runtime;
+  const configManager = new ConfigManager({
+    root: runtime.root,
+    runtimeDir: runtimeDirectory(runtime),
+    configDir: configDirectory(runtime),
+    ignoreDotFiles: runtime.ignoreDotFiles,
+    yamlOnly: runtime.yamlOnly,
+    watchRoot: runtime.watchRoot,
+    mergeDomainConfig: runtime.mergeDomainConfig,
+    registry,
+    logger,
+  });
+  const trackConfigHealth = settings.server.healthyWithAtLeastOneConfigLoaded;
+  if (trackConfigHealth) {
+    health.set('config', false);
+    configManager.onChange(() => health.set('config', configManager.domainCount() > 0));
+  }
+  const limiter = new RateLimiter({
+    backend,
+    nearLimitRatio: settings.server.nearLimitRatio,
+    expirationJitterMaxSeconds: settings.backend.expirationJitterMaxSeconds,
+    random: options.random ?? Math.random,
+  });
+  const service = new RateLimitService({
+    limiter,
+    registry,
+    cacheKeyPrefix: settings.backend.cacheKeyPrefix,
+    currentConfig: () => configManager.current(),
+    nowSeconds: () => Math.floor(now() / 1000),
+    failureMode: settings.backend.failureMode,
+    globalShadowMode: settings.server.globalShadowMode,
+    headers: settings.server.responseHeaders,
+    logger,
+  });
+  const grpcServer = createGrpcServer({
+    service,
+    health,
+    registry,
+    options: connectionAgeOptions(
+      settings.server.grpcMaxConnectionAgeMs,
+      settings.server.grpcMaxConnectionAgeGraceMs,
+    ),
+  });
+  const httpServer = createHttpServer({ service, health, logger });
+
+  const waitForValidConfig = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (configManager.current()) return resolve();
+      logger.warn('waiting for a valid initial configuration (FORCE_START_WITHOUT_INITIAL_CONFIG=false)');
+      configManager.onChange(() => resolve());
+    });
+
+  return {
+    settings,
+    logger,
+    registry,
+    health,
+    backend,
+    configManager,
+    service,
+    grpcServer,
+    httpServer,
+    currentConfig: () => configManager.current(),
+    configDump: () => configManager.dump(),
+    async prepare() {
+      if (settings.backend.type === 'memory' && !options.backend) {
+        logger.info(
+          'no cache backend configured: using the in-process store (single instance; counters are not shared)',
+        );
+      } else {
+        logger.info({ backend: backend.description }, 'cache backend');
+      }
+      if (runtime.usingBundledExample) {
+        logger.info(
+          { dir: configDirectory(runtime) },
+          'RUNTIME_ROOT is not set: using the bundled example config',
+        );
+      }
+      if (runtime.configType !== 'FILE') {
+        throw new Error(`CONFIG_TYPE=${runtime.configType} is not wired in this build`);
+      }
+      await configManager.reload();
+      configManager.ensureWatching();
+      if (!runtime.forceStartWithoutInitialConfig) await waitForValidConfig();
+      if (!(await backend.ready()))
+        logger.warn({ backend: backend.description }, 'cache backend not reachable yet');
+    },
+    markTerminating() {
+      health.set('sigterm', false);
+    },
+    async close(graceMs = 10_000) {
+      health.set('sigterm', false);
+      configManager.close();
+      await Promise.all([shutdownGrpc(grpcServer, graceMs), closeHttp(httpServer, graceMs)]);
+      await backend.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import type { CounterBackend, CounterOp } from './types.js';
+
+/**
+ * The in-process counter store: the embedded default when no backend is configured. Exact for one
+ * process only (counters are not shared between instances or workers). Keys carry their window start,
+ * so an expired key is simply dropped: lazily when touched, and by a sweep every `sweepIntervalMs`.
+ */
+interface Entry {
+  count: number;
+  expiresAtMs: number;
+}
+
+export interface MemoryBackendOptions {
+  /** Milliseconds since the epoch. @default Date.now */
+  now?: () => number;
+  /** @default 10000 */
+  sweepIntervalMs?: number;
+}
+
+export class MemoryBackend implements CounterBackend {
+  readonly description = 'in-process store (single instance; counters are not shared)';
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(options: MemoryBackendOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 10_000);
+    this.sweeper.unref();
+  }
+
+  /** Synchronous core, also used by tests to look at the store. */
+  incrementSync(ops: readonly CounterOp[]): number[] {
+    const nowMs = this.now();
+    const out = new Array<number>(ops.length);
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      let entry = this.entries.get(op.key);
+      if (!entry || entry.expiresAtMs <= nowMs) {
+        entry = { count: 0, expiresAtMs: 0 };
+        this.entries.set(op.key, entry);
+      }
+      entry.count += op.hits;
+      // Like Redis EXPIRE after INCRBY: every increment refreshes the expiry.
+      entry.expiresAtMs = nowMs + op.ttlSeconds * 1000;
+      out[i] = entry.count;
+    }
+    return out;
+  }
+
+  increment(ops: readonly CounterOp[]): Promise<number[]> {
+    return Promise.resolve(this.incrementSync(ops));
+  }
+
+  read(ops: readonly CounterOp[]): Promise<number[]> {
+    const nowMs = this.now();
+    return Promise.resolve(
+      ops.map((op) => {
+        const entry = this.entries.get(op.key);
+        return entry && entry.expiresAtMs > nowMs ? entry.count : 0;
+      }),
+    );
+  }
+
+  /** Number of live keys (for tests and the debug page). */
+  size(): number {
+    return this.entries.size;
+  }
+
+  sweep(): void {
+    const nowMs = this.now();
+    for (const [key, entry] of this.entries) if (entry.expiresAtMs <= nowMs) this.entries.delete(key);
+  }
+
+  healthy(): boolean {
+    return true;
+  }
+
+  onHealthChange(): void {}
+
+  ready(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.entries.clear();
+    return Promise.resolve();
+  }
+}

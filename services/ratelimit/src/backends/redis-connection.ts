@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisEndpointSettings, RedisTlsSettings } from '../settings/backend.js';
+
+/**
+ * Opening ioredis connections from the KVSTORE_* settings: `single` is `<host>:<port>` (or a unix
+ * socket path with KVSTORE_SOCKET_TYPE=unix, or a `redis://` URL). Commands fail fast while the
+ * connection is down (no offline queue) and time out after `timeoutMs`, so an outage never makes
+ * requests wait for long.
+ */
+export function baseOptions(
+  endpoint: RedisEndpointSettings,
+  tls: RedisTlsSettings | undefined,
+  timeoutMs: number,
+): RedisOptions {
+  const options: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(timeoutMs, 1000),
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+    enableReadyCheck: true,
+  };
+  if (endpoint.auth) {
+    options.password = endpoint.auth.password;
+    if (endpoint.auth.username !== undefined) options.username = endpoint.auth.username;
+  }
+  if (endpoint.tls && tls) {
+    options.tls = {
+      rejectUnauthorized: !tls.skipHostnameVerification || tls.caCertFile !== undefined,
+      ...(tls.skipHostnameVerification ? { checkServerIdentity: () => undefined } : {}),
+      ...(tls.caCertFile ? { ca: readFileSync(tls.caCertFile) } : {}),
+      ...(tls.clientCertFile ? { cert: readFileSync(tls.clientCertFile) } : {}),
+      ...(tls.clientKeyFile ? { key: readFileSync(tls.clientKeyFile) } : {}),
+    };
+  }
+  return options;
+}
+
+/** Splits `host:port` (IPv6 in brackets allowed). */
+export function hostPort(text: string): { host: string; port: number } {
+  const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(text.trim());
+  if (!m) throw new Error(`'${text}' is not <host>:<port>`);
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+export function openSingle(
+  endpoint: RedisEndpointSettings,
+  tls: RedisTlsSettings | undefined,
+  timeoutMs: number,
+): Redis {
+  const options = baseOptions(endpoint, tls, timeoutMs);
+  if (endpoint.socketType === 'unix') return new Redis({ ...options, path: endpoint.url });
+  if (/^rediss?:\/\//.test(endpoint.url)) return new Redis(endpoint.url, options);
+  return new Redis({ ...options, ...hostPort(endpoint.url) });
+}

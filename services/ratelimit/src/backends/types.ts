@@ -1,0 +1,37 @@
+/**
+ * The counter store behind the limiter. Every backend (in-process, Redis single/sentinel/cluster,
+ * a per-second split, memcached) implements this one interface and passes one contract suite
+ * (test/backends/contract.ts). Decisions are made above it (limiter/rate-limiter.ts), so a backend
+ * only counts.
+ */
+export interface CounterOp {
+  /** The full cache key, prefix and window start included. */
+  readonly key: string;
+  /** Amount to add; 0 checks without counting. */
+  readonly hits: number;
+  /** Expiry of the key in seconds when it is created or refreshed (window length plus jitter). */
+  readonly ttlSeconds: number;
+  /** True for SECOND-unit limits (routed to the per-second store when one is configured). */
+  readonly perSecond: boolean;
+}
+
+export interface CounterBackend {
+  /** Human-readable description for the start-up log, e.g. `redis single 127.0.0.1:6379`. */
+  readonly description: string;
+  /**
+   * Adds `hits` to every key and returns each key's count after the addition, in op order.
+   * A shared backend does this in one round trip per call (Redis: one pipeline of INCRBY+EXPIRE per
+   * op). Backends with asynchronous increments (memcached) read first and return read + hits.
+   * Rejects when the backend cannot be reached (within a bounded time).
+   */
+  increment(ops: readonly CounterOp[]): Promise<number[]>;
+  /** Current counts (0 for a missing key) without changing them, in op order; one round trip. */
+  read(ops: readonly CounterOp[]): Promise<number[]>;
+  /** False while the backend is known to be unreachable (only tracked when health checking is on). */
+  healthy(): boolean;
+  /** Called with the new state whenever `healthy()` changes. */
+  onHealthChange(listener: (healthy: boolean) => void): void;
+  /** Waits (bounded) until the backend is usable; resolves false when it is not yet. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,78 @@
+import type { CounterBackend, CounterOp } from '../backends/types.js';
+import { Code, type DescriptorStatus } from '../proto/messages.js';
+import { decide, decideOverLimitFromLocalCache } from './decide.js';
+import type { PlannedDescriptor } from './plan.js';
+
+/**
+ * Counting a planned request with the backend (reference cache `DoLimit`): one backend call per
+ * request for every descriptor that has a limit, then a pure decision per descriptor. Hooks for the
+ * local over-limit cache sit here, above the backends, so every backend gets them.
+ */
+export interface OverLimitCache {
+  /** True when `key` is known to be over its limit in its current window. */
+  has(key: string, nowSeconds: number): boolean;
+  /** Remembers `key` as over its limit until `expiresAtSeconds`. */
+  add(key: string, expiresAtSeconds: number): void;
+}
+
+export interface RateLimiterOptions {
+  backend: CounterBackend;
+  /** `NEAR_LIMIT_RATIO`. */
+  nearLimitRatio: number;
+  /** `EXPIRATION_JITTER_MAX_SECONDS`: keys expire after the window plus 0..max-1 random seconds. */
+  expirationJitterMaxSeconds: number;
+  /** Uniform in [0, 1); Math.random in production. */
+  random: () => number;
+  /** The local over-limit cache (`LOCAL_CACHE_SIZE_IN_BYTES` > 0). */
+  localCache?: OverLimitCache | undefined;
+}
+
+const NO_LIMIT: DescriptorStatus = Object.freeze({ code: Code.OK, limitRemaining: 0 }) as DescriptorStatus;
+
+export class RateLimiter {
+  private readonly decideOptions: { nearLimitRatio: number };
+
+  constructor(private readonly options: RateLimiterOptions) {
+    this.decideOptions = { nearLimitRatio: options.nearLimitRatio };
+  }
+
+  private ttl(divider: number): number {
+    const max = this.options.expirationJitterMaxSeconds;
+    return max > 0 ? divider + Math.floor(this.options.random() * max) : divider;
+  }
+
+  /** Statuses in request order; rejects when the backend fails. */
+  async doLimit(plan: readonly PlannedDescriptor[], nowSeconds: number): Promise<DescriptorStatus[]> {
+    const statuses = new Array<DescriptorStatus>(plan.length);
+    const ops: CounterOp[] = [];
+    const opIndex: number[] = [];
+    const localCache = this.options.localCache;
+    for (let i = 0; i < plan.length; i++) {
+      const p = plan[i]!;
+      if (!p.limit) {
+        statuses[i] = { ...NO_LIMIT };
+        continue;
+      }
+      p.limit.stats.totalHits.add(p.hits);
+      if (localCache?.has(p.cacheKey, nowSeconds)) {
+        statuses[i] = decideOverLimitFromLocalCache(p.limit, p.hits, nowSeconds);
+        continue;
+      }
+      ops.push({ key: p.cacheKey, hits: p.hits, ttlSeconds: this.ttl(p.divider), perSecond: p.perSecond });
+      opIndex.push(i);
+    }
+    if (ops.length === 0) return statuses;
+    const counts = await this.options.backend.increment(ops);
+    for (let j = 0; j < opIndex.length; j++) {
+      const i = opIndex[j]!;
+      const p = plan[i]!;
+      const limit = p.limit!;
+      const status = decide(limit, p.hits, counts[j]!, nowSeconds, this.decideOptions);
+      if (localCache && counts[j]! > limit.requestsPerUnit) {
+        localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider);
+      }
+      statuses[i] = status;
+    }
+    return statuses;
+  }
+}

@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import { BACKEND_ERROR_MESSAGE, type CallError, errorStat } from '../errors.js';
+import { Code, type RateLimitRequest, type RateLimitResponse } from '../proto/messages.js';
+import type { RateLimitConfig } from '../rules/config-tree.js';
+import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
+import type { FailureMode } from '../settings/backend.js';
+import type { Counter, StatsRegistry } from '../stats/registry.js';
+import { assembleResponse, type ResponseOptions } from './decide.js';
+import { type PlanContext, planRequest, validateRequest } from './plan.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+/**
+ * The ShouldRateLimit operation shared by the gRPC and HTTP transports: validate, plan against the
+ * current config snapshot, count with the limiter, assemble the response, count errors.
+ * Failures are values (`{ok: false, error}`); transports map them to their status codes.
+ */
+export type CallResult = { ok: true; response: RateLimitResponse } | { ok: false; error: CallError };
+
+export interface RateLimitServiceOptions extends ResponseOptions {
+  limiter: RateLimiter;
+  registry: StatsRegistry;
+  cacheKeyPrefix: string;
+  /** The config in force right now (undefined until the first load succeeds). */
+  currentConfig: () => RateLimitConfig | undefined;
+  /** Seconds since the epoch (integer). */
+  nowSeconds: () => number;
+  failureMode: FailureMode;
+  logger: Logger;
+}
+
+export class RateLimitService {
+  private readonly statsCache = new Map<string, RuleStats>();
+  private readonly errorCounters: Record<'service_error' | 'redis_error', Counter>;
+  private readonly globalShadow: Counter;
+  private readonly planContext: PlanContext;
+
+  constructor(private readonly options: RateLimitServiceOptions) {
+    const r = options.registry;
+    this.errorCounters = {
+      service_error: r.counter('ratelimit.service.call.should_rate_limit.service_error'),
+      redis_error: r.counter('ratelimit.service.call.should_rate_limit.redis_error'),
+    };
+    this.globalShadow = r.counter('ratelimit.service.global_shadow_mode');
+    this.planContext = {
+      cacheKeyPrefix: options.cacheKeyPrefix,
+      statsFor: (key) => {
+        let stats = this.statsCache.get(key);
+        if (!stats) {
+          stats = newRuleStats(r, key);
+          this.statsCache.set(key, stats);
+        }
+        return stats;
+      },
+      domainNotFound: (domain) => r.counter(`ratelimit.service.rate_limit.${domain}.domain_not_found`).inc(),
+    };
+  }
+
+  private fail(error: CallError): CallResult {
+    this.errorCounters[errorStat(error.code)].inc();
+    return { ok: false, error };
+  }
+
+  async shouldRateLimit(request: RateLimitRequest): Promise<CallResult> {
+    const invalid = validateRequest(request);
+    if (invalid) return this.fail(invalid);
+    const config = this.options.currentConfig();
+    if (!config) return this.fail({ code: 'no_config', message: 'no rate limit configuration loaded' });
+    const now = this.options.nowSeconds();
+    const plan = planRequest(config, request, now, this.planContext);
+    let statuses: Awaited<ReturnType<RateLimiter['doLimit']>>;
+    try {
+      statuses = await this.options.limiter.doLimit(plan, now);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'rate limit backend call failed');
+      const failed = this.fail({ code: 'backend', message: BACKEND_ERROR_MESSAGE });
+      if (this.options.failureMode === 'error') return failed;
+      const code = this.options.failureMode === 'allow' ? Code.OK : Code.OVER_LIMIT;
+      return {
+        ok: true,
+        response: {
+          overallCode: code,
+          statuses: request.descriptors.map(() => ({ code, limitRemaining: 0 })),
+          responseHeadersToAdd: [],
+        },
+      };
+    }
+    const { response, globalShadowOverride } = assembleResponse(plan, statuses, now, this.options);
+    if (globalShadowOverride) this.globalShadow.inc();
+    return { ok: true, response };
+  }
+}

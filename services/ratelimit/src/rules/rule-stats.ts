@@ -1,0 +1,23 @@
+import type { Counter, StatsRegistry } from '../stats/registry.js';
+
+/** The per-rule counters `ratelimit.service.rate_limit.<statKey>.<stat>` (reference "Stats names"). */
+export interface RuleStats {
+  readonly totalHits: Counter;
+  readonly overLimit: Counter;
+  readonly nearLimit: Counter;
+  readonly withinLimit: Counter;
+  readonly overLimitWithLocalCache: Counter;
+  readonly shadowMode: Counter;
+}
+
+export function newRuleStats(registry: StatsRegistry, statKey: string): RuleStats {
+  const base = `ratelimit.service.rate_limit.${statKey}.`;
+  return {
+    totalHits: registry.counter(`${base}total_hits`),
+    overLimit: registry.counter(`${base}over_limit`),
+    nearLimit: registry.counter(`${base}near_limit`),
+    withinLimit: registry.counter(`${base}within_limit`),
+    overLimitWithLocalCache: registry.counter(`${base}over_limit_with_local_cache`),
+    shadowMode: registry.counter(`${base}shadow_mode`),
+  };
+}

@@ -1,0 +1,57 @@
+import * as grpc from '@grpc/grpc-js';
+import { buildApp } from './app.js';
+import { loadSettings } from './config.js';
+import { bindGrpc, grpcAddress } from './transport/grpc-server.js';
+import { listenHttp } from './transport/http-server.js';
+
+/**
+ * Process entry: read settings, build the app, load the config, listen on HTTP and gRPC, and on
+ * SIGTERM/SIGINT report unhealthy, stop accepting, finish in-flight calls and exit.
+ */
+async function main(): Promise<void> {
+  let settings: ReturnType<typeof loadSettings>;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    process.stderr.write(`ratelimit: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  const app = buildApp(settings);
+  const { server } = settings;
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    app.logger.info({ signal }, 'termination signal received: unhealthy, draining');
+    app.markTerminating();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.logger.error({ err: error }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  await app.prepare();
+  const grpcPort = await bindGrpc(
+    app.grpcServer,
+    grpcAddress(server.grpcHost, server.grpcPort, server.grpcUds),
+    grpc.ServerCredentials.createInsecure(),
+  );
+  const httpPort = await listenHttp(app.httpServer, server.host, server.port);
+  app.logger.info(
+    {
+      http: `${server.host}:${httpPort}`,
+      grpc: server.grpcUds ? `unix:${server.grpcUds}` : `${server.grpcHost}:${grpcPort}`,
+    },
+    'ratelimit listening',
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ratelimit: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

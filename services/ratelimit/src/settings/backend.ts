@@ -1,0 +1,109 @@
+import { bool, type Env, integer, oneOf, optionalText, SettingError, text } from './env.js';
+
+/** Cache backend settings (spec "Cache backend settings"; reference "Limits, keys and counting"). */
+export type RedisTopology = 'single' | 'sentinel' | 'cluster';
+
+export interface RedisEndpointSettings {
+  /** `KVSTORE_SOCKET_TYPE`: `tcp` or `unix`. @default tcp */
+  socketType: 'tcp' | 'unix';
+  /** `KVSTORE_URL`: `<host>:<port>`, a unix socket path, or a sentinel/cluster list. */
+  url: string;
+  /** `KVSTORE_POOL_SIZE`. @default 10 */
+  poolSize: number;
+  /** `KVSTORE_TYPE`. @default single */
+  type: RedisTopology;
+  /** `KVSTORE_AUTH`: `<password>` or `<username>:<password>`. */
+  auth: { username?: string; password: string } | undefined;
+  /** `KVSTORE_TLS`. @default false */
+  tls: boolean;
+}
+
+export interface RedisTlsSettings {
+  clientCertFile: string | undefined;
+  clientKeyFile: string | undefined;
+  caCertFile: string | undefined;
+  skipHostnameVerification: boolean;
+}
+
+export type BackendType = 'memory' | 'redis' | 'memcache';
+/** What a call does when the backend fails: the reference's error, or fail open/closed. */
+export type FailureMode = 'error' | 'allow' | 'deny';
+
+export interface BackendSettings {
+  /** `BACKEND_TYPE`: `memory`, `redis`, `memcache`. @default redis when KVSTORE_URL is set, else memory */
+  type: BackendType;
+  redis: RedisEndpointSettings | undefined;
+  /** Present when `KVSTORE_PERSECOND` is true. */
+  redisPerSecond: RedisEndpointSettings | undefined;
+  tls: RedisTlsSettings;
+  /** `KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION`. @default false */
+  healthCheckActiveConnection: boolean;
+  /** `CACHE_KEY_PREFIX`. @default '' */
+  cacheKeyPrefix: string;
+  /** `EXPIRATION_JITTER_MAX_SECONDS`. @default 300 */
+  expirationJitterMaxSeconds: number;
+  /** `LOCAL_CACHE_SIZE_IN_BYTES`; 0 disables the local over-limit cache. @default 0 */
+  localCacheSizeInBytes: number;
+  /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
+  stopCacheKeyIncrementWhenOverlimit: boolean;
+  /** `BACKEND_TIMEOUT_MS`: bound of one backend round trip and of the start-up connect wait. @default 1000 */
+  timeoutMs: number;
+  /** `BACKEND_FAILURE_MODE`: `error` (gRPC UNKNOWN, as the reference), `allow` (fail open), `deny` (fail closed). @default error */
+  failureMode: FailureMode;
+}
+
+function parseAuth(value: string | undefined): RedisEndpointSettings['auth'] {
+  if (value === undefined) return undefined;
+  const colon = value.indexOf(':');
+  if (colon < 0) return { password: value };
+  return { username: value.slice(0, colon), password: value.slice(colon + 1) };
+}
+
+function parseEndpoint(env: Env, prefix: string, urlRequired: boolean): RedisEndpointSettings {
+  const url = text(env, `${prefix}URL`, '');
+  if (url === '' && urlRequired) throw new SettingError(`${prefix}URL must be set`);
+  const type = oneOf(env, `${prefix}TYPE`, ['single', 'sentinel', 'cluster'] as const, 'single');
+  if (type === 'sentinel' && url.split(',').length < 2) {
+    throw new SettingError(
+      `${prefix}URL for sentinel must be '<master name>,<host>:<port>[,...]', got '${url}'`,
+    );
+  }
+  return {
+    socketType: oneOf(env, `${prefix}SOCKET_TYPE`, ['tcp', 'unix'] as const, 'tcp'),
+    url,
+    poolSize: integer(env, `${prefix}POOL_SIZE`, 10, 1, 1000),
+    type,
+    auth: parseAuth(optionalText(env, `${prefix}AUTH`)),
+    tls: bool(env, `${prefix}TLS`, false),
+  };
+}
+
+export function parseBackendSettings(env: Env): BackendSettings {
+  const kvUrl = optionalText(env, 'KVSTORE_URL');
+  const type = oneOf(
+    env,
+    'BACKEND_TYPE',
+    ['memory', 'redis', 'memcache'] as const,
+    kvUrl ? 'redis' : 'memory',
+  );
+  const redis = type === 'redis' ? parseEndpoint(env, 'KVSTORE_', true) : undefined;
+  const perSecond = type === 'redis' && bool(env, 'KVSTORE_PERSECOND', false);
+  return {
+    type,
+    redis,
+    redisPerSecond: perSecond ? parseEndpoint(env, 'KVSTORE_PERSECOND_', true) : undefined,
+    tls: {
+      clientCertFile: optionalText(env, 'KVSTORE_TLS_CLIENT_CERT'),
+      clientKeyFile: optionalText(env, 'KVSTORE_TLS_CLIENT_KEY'),
+      caCertFile: optionalText(env, 'KVSTORE_TLS_CACERT'),
+      skipHostnameVerification: bool(env, 'KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION', false),
+    },
+    healthCheckActiveConnection: bool(env, 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION', false),
+    cacheKeyPrefix: text(env, 'CACHE_KEY_PREFIX', ''),
+    expirationJitterMaxSeconds: integer(env, 'EXPIRATION_JITTER_MAX_SECONDS', 300, 0),
+    localCacheSizeInBytes: integer(env, 'LOCAL_CACHE_SIZE_IN_BYTES', 0, 0),
+    stopCacheKeyIncrementWhenOverlimit: bool(env, 'STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', false),
+    timeoutMs: integer(env, 'BACKEND_TIMEOUT_MS', 1000, 1, 60_000),
+    failureMode: oneOf(env, 'BACKEND_FAILURE_MODE', ['error', 'allow', 'deny'] as const, 'error'),
+  };
+}

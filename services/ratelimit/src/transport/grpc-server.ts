@@ -1,0 +1,63 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Health } from '../health/health.js';
+import type { RateLimitService } from '../limiter/service.js';
+import type { StatsRegistry } from '../stats/registry.js';
+import { HEALTH_SERVICE, healthHandlers, RATE_LIMIT_SERVICE, rateLimitHandlers } from './grpc-services.js';
+
+/**
+ * Construction and binding of the gRPC server. Credentials and channel options are parameters, so
+ * TLS / mutual TLS (and their hot reload) plug in from outside without touching this file.
+ */
+export interface GrpcServerParts {
+  service: RateLimitService;
+  health: Health;
+  registry: StatsRegistry;
+  /** grpc-js server options, e.g. `grpc.max_connection_age_ms` (grpc-js adds +/-10% jitter itself). */
+  options?: grpc.ServerOptions;
+}
+
+export function createGrpcServer(parts: GrpcServerParts): grpc.Server {
+  const server = new grpc.Server(parts.options);
+  server.addService(RATE_LIMIT_SERVICE, rateLimitHandlers(parts.service, parts.registry));
+  server.addService(HEALTH_SERVICE, healthHandlers(parts.health));
+  return server;
+}
+
+/** `GRPC_MAX_CONNECTION_AGE` / `_GRACE` as grpc-js options (0 means unlimited: option not set). */
+export function connectionAgeOptions(maxAgeMs: number, graceMs: number): grpc.ServerOptions {
+  const options: grpc.ServerOptions = {};
+  if (maxAgeMs > 0) options['grpc.max_connection_age_ms'] = maxAgeMs;
+  if (graceMs > 0) options['grpc.max_connection_age_grace_ms'] = graceMs;
+  return options;
+}
+
+/** `host:port` or `unix:<path>` for `GRPC_UDS`. */
+export function grpcAddress(host: string, port: number, uds: string | undefined): string {
+  if (uds) return `unix:${uds}`;
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Binds and resolves the bound port (0 for a unix socket). */
+export function bindGrpc(
+  server: grpc.Server,
+  address: string,
+  credentials: grpc.ServerCredentials,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port)));
+  });
+}
+
+/** Stops accepting, lets in-flight calls finish (bounded by `graceMs`), then forces the rest. */
+export function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
