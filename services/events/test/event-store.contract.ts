@@ -99,7 +99,9 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const publicIds = (await store.list({ kind: 'public' }, 0, 100)).events.map((event) => event.eventId);
       expect(publicIds).not.toContain(`${tag}-p`);
       expect(publicIds).not.toContain(`${tag}-q`);
-      const ownerIds = (await store.list({ kind: 'creator', userId: owner }, 0, 100)).events.map((e) => e.eventId);
+      const ownerIds = (await store.list({ kind: 'creator', userId: owner }, 0, 100)).events.map(
+        (e) => e.eventId,
+      );
       expect(ownerIds).toContain(`${tag}-q`);
       expect(ownerIds).not.toContain(`${tag}-p`);
 

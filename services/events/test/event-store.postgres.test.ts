@@ -16,7 +16,9 @@ describe('migrations on PostgreSQL', () => {
       const applied = await Promise.all(clients.map((client) => migrate(client)));
       // The contract suite may have migrated first; in any case no migration ran twice.
       expect(applied.flat().filter((version) => version === 1).length).toBeLessThanOrEqual(1);
-      const rows = await clients[0]!.query<{ n: string }>('SELECT count(*) AS n FROM events_schema_migrations');
+      const rows = await clients[0]!.query<{ n: string }>(
+        'SELECT count(*) AS n FROM events_schema_migrations',
+      );
       expect(Number(rows[0]?.n)).toBe(1);
     } finally {
       await Promise.all(clients.map((client) => client.close()));

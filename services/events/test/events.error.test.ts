@@ -61,7 +61,13 @@ const badPuts: BadPut[] = [
     contentType: 'application/x-www-form-urlencoded',
   },
   { name: 'a JSON array', status: 400, error: 'Bad Request', says: 'JSON object', body: [validBody] },
-  { name: 'unknown field', status: 400, error: 'Bad Request', says: 'color', body: { ...validBody, color: 'red' } },
+  {
+    name: 'unknown field',
+    status: 400,
+    error: 'Bad Request',
+    says: 'color',
+    body: { ...validBody, color: 'red' },
+  },
   {
     name: 'client-set createdBy',
     status: 400,
@@ -90,9 +96,27 @@ const badPuts: BadPut[] = [
     says: 'http(s) URL',
     body: { ...validBody, cover: 'javascript:alert(1)' },
   },
-  { name: 'ftp cover', status: 400, error: 'Bad Request', says: 'http(s) URL', body: { ...validBody, cover: 'ftp://x/y' } },
-  { name: 'relative cover', status: 400, error: 'Bad Request', says: 'http(s) URL', body: { ...validBody, cover: '/c.png' } },
-  { name: 'date only', status: 400, error: 'Bad Request', says: 'ISO 8601', body: { ...validBody, date: '2026-05-01' } },
+  {
+    name: 'ftp cover',
+    status: 400,
+    error: 'Bad Request',
+    says: 'http(s) URL',
+    body: { ...validBody, cover: 'ftp://x/y' },
+  },
+  {
+    name: 'relative cover',
+    status: 400,
+    error: 'Bad Request',
+    says: 'http(s) URL',
+    body: { ...validBody, cover: '/c.png' },
+  },
+  {
+    name: 'date only',
+    status: 400,
+    error: 'Bad Request',
+    says: 'ISO 8601',
+    body: { ...validBody, date: '2026-05-01' },
+  },
   {
     name: 'date without zone',
     status: 400,
@@ -107,9 +131,27 @@ const badPuts: BadPut[] = [
     says: 'ISO 8601',
     body: { ...validBody, date: '2026-02-30T10:00:00Z' },
   },
-  { name: 'date as text', status: 400, error: 'Bad Request', says: 'ISO 8601', body: { ...validBody, date: 'tomorrow' } },
-  { name: 'name too long', status: 400, error: 'Bad Request', says: 'at most 200', body: { ...validBody, name: 'x'.repeat(201) } },
-  { name: 'empty name', status: 400, error: 'Bad Request', says: 'name should not be empty', body: { ...validBody, name: '' } },
+  {
+    name: 'date as text',
+    status: 400,
+    error: 'Bad Request',
+    says: 'ISO 8601',
+    body: { ...validBody, date: 'tomorrow' },
+  },
+  {
+    name: 'name too long',
+    status: 400,
+    error: 'Bad Request',
+    says: 'at most 200',
+    body: { ...validBody, name: 'x'.repeat(201) },
+  },
+  {
+    name: 'empty name',
+    status: 400,
+    error: 'Bad Request',
+    says: 'name should not be empty',
+    body: { ...validBody, name: '' },
+  },
   {
     name: 'body too long',
     status: 400,
@@ -117,9 +159,27 @@ const badPuts: BadPut[] = [
     says: 'at most 100000',
     body: { ...validBody, body: 'x'.repeat(100_001) },
   },
-  { name: 'missing name', status: 400, error: 'Bad Request', says: 'name is required', body: { ...noCover, name: undefined } },
-  { name: 'name not a string', status: 400, error: 'Bad Request', says: 'name must be a string', body: { ...validBody, name: 42 } },
-  { name: 'unknown access', status: 400, error: 'Bad Request', says: 'PUBLIC, PRIVATE', body: { ...validBody, access: 'SECRET' } },
+  {
+    name: 'missing name',
+    status: 400,
+    error: 'Bad Request',
+    says: 'name is required',
+    body: { ...noCover, name: undefined },
+  },
+  {
+    name: 'name not a string',
+    status: 400,
+    error: 'Bad Request',
+    says: 'name must be a string',
+    body: { ...validBody, name: 42 },
+  },
+  {
+    name: 'unknown access',
+    status: 400,
+    error: 'Bad Request',
+    says: 'PUBLIC, PRIVATE',
+    body: { ...validBody, access: 'SECRET' },
+  },
   {
     name: 'request over the size limit',
     status: 413,
@@ -184,7 +244,11 @@ describe('eventId rules', () => {
     ['65 characters', 'x'.repeat(65)],
     ['a dot segment', '..'],
   ])('%s is a 400 naming the rule', async (_label, raw) => {
-    const { status, json } = await call(app, `/events/${raw}`, { method: 'PUT', token: alice, body: validBody });
+    const { status, json } = await call(app, `/events/${raw}`, {
+      method: 'PUT',
+      token: alice,
+      body: validBody,
+    });
     if (raw === '..') {
       // `..` is normalised away by URL handling before it is sent: it never reaches an event.
       expect(status).toBe(404);

@@ -20,7 +20,11 @@ afterAll(async () => {
 describe('PUT /events/{eventId}', () => {
   it('creates (201) with server-set fields, PUBLIC by default, ETag and Location', async () => {
     const id = newId();
-    const { status, json, headers } = await call(app, `/events/${id}`, { method: 'PUT', token: alice, body: validBody });
+    const { status, json, headers } = await call(app, `/events/${id}`, {
+      method: 'PUT',
+      token: alice,
+      body: validBody,
+    });
     expect(status).toBe(201);
     const event = json as EventView;
     expect(event).toMatchObject({ ...validBody, eventId: id, access: 'PUBLIC', createdBy: 'alice' });
@@ -68,7 +72,11 @@ describe('PUT /events/{eventId}', () => {
       headers: { 'if-match': etag },
     });
     expect(stale.status).toBe(412);
-    expect(stale.json).toEqual({ statusCode: 412, message: expect.any(String), error: 'Precondition Failed' });
+    expect(stale.json).toEqual({
+      statusCode: 412,
+      message: expect.any(String),
+      error: 'Precondition Failed',
+    });
     expect(((await call(app, `/events/${id}`)).json as EventView).name).toBe('v2');
   });
 

@@ -1,0 +1,162 @@
+/** Unit tests of the pure rules: field formats, access decisions, preconditions, pagination. */
+import { describe, expect, it } from 'vitest';
+import {
+  canRead,
+  decideDelete,
+  decidePut,
+  notModified,
+  parseEntityTags,
+  type Viewer,
+} from '../src/domain/access.js';
+import {
+  etagOf,
+  isFullIsoDateTime,
+  isHttpUrl,
+  isValidEventId,
+  type StoredEvent,
+} from '../src/domain/event.js';
+import { linkHeader, offsetOf } from '../src/domain/pagination.js';
+
+const event = (overrides: Partial<StoredEvent> = {}): StoredEvent => ({
+  eventId: 'e1',
+  name: 'n',
+  body: 'b',
+  cover: null,
+  date: '2026-01-01T00:00:00Z',
+  access: 'PUBLIC',
+  createdBy: 'alice',
+  createdAt: new Date(0),
+  updatedAt: new Date(0),
+  revision: '7',
+  ...overrides,
+});
+const alice: Viewer = { userId: 'alice', member: false };
+const bob: Viewer = { userId: 'bob', member: false };
+const member: Viewer = { userId: 'carol', member: true };
+
+describe('field formats', () => {
+  it.each([
+    ['2026-05-01T18:30:00Z', true],
+    ['2026-05-01T18:30Z', true],
+    ['2026-05-01T18:30:00.123456+02:00', true],
+    ['2024-02-29T00:00:00-05:30', true],
+    ['2026-05-01', false],
+    ['2026-05-01T18:30:00', false],
+    ['2026-05-01 18:30:00Z', false],
+    ['2025-02-29T00:00:00Z', false],
+    ['2026-13-01T00:00:00Z', false],
+    ['2026-05-01T24:00:00Z', false],
+    ['2026-05-01T18:30:00+2:00', false],
+    ['1714588200', false],
+  ])('date-time %s -> %s', (value, valid) => {
+    expect(isFullIsoDateTime(value)).toBe(valid);
+  });
+
+  it.each([
+    ['https://example.com/a.png', true],
+    ['http://example.com', true],
+    ['HTTPS://EXAMPLE.COM/x', true],
+    ['ftp://example.com/a.png', false],
+    ['javascript:alert(1)', false],
+    ['data:image/png;base64,AAAA', false],
+    ['//example.com/a.png', false],
+    ['https://', false],
+    ['not a url', false],
+  ])('cover %s -> %s', (value, valid) => {
+    expect(isHttpUrl(value)).toBe(valid);
+  });
+
+  it.each([
+    ['spring-meetup_2026.v1~x', true],
+    ['a', true],
+    ['x'.repeat(64), true],
+    ['x'.repeat(65), false],
+    ['', false],
+    ['.', false],
+    ['..', false],
+    ['...', true],
+    ['a b', false],
+    ['a/b', false],
+    ['é', false],
+  ])('eventId %j -> %s', (value, valid) => {
+    expect(isValidEventId(value)).toBe(valid);
+  });
+});
+
+describe('visibility', () => {
+  it('PRIVATE is readable by its creator and members only', () => {
+    const secret = event({ access: 'PRIVATE' });
+    expect(canRead(secret, null)).toBe(false);
+    expect(canRead(secret, bob)).toBe(false);
+    expect(canRead(secret, alice)).toBe(true);
+    expect(canRead(secret, member)).toBe(true);
+    expect(canRead(event(), null)).toBe(true);
+  });
+});
+
+describe('preconditions', () => {
+  it('parses *, lists and weak tags', () => {
+    expect(parseEntityTags(undefined)).toBeUndefined();
+    expect(parseEntityTags(' * ')).toBe('*');
+    expect(parseEntityTags('"1", W/"2"')).toEqual(['"1"', 'W/"2"']);
+    expect(parseEntityTags('garbage')).toEqual([]);
+  });
+
+  it('decidePut: create, replace, forbidden, and If-Match/If-None-Match', () => {
+    expect(decidePut(undefined, alice, {}, etagOf)).toEqual({ ok: true, action: 'create' });
+    expect(decidePut(undefined, alice, { ifMatch: '*' }, etagOf)).toEqual({
+      ok: false,
+      denial: 'PRECONDITION_FAILED',
+    });
+    expect(decidePut(event(), alice, {}, etagOf)).toEqual({ ok: true, action: 'replace', revision: '7' });
+    expect(decidePut(event(), bob, {}, etagOf)).toEqual({ ok: false, denial: 'FORBIDDEN' });
+    expect(decidePut(event({ access: 'PRIVATE' }), bob, {}, etagOf)).toEqual({
+      ok: false,
+      denial: 'FORBIDDEN',
+    });
+    expect(decidePut(event(), alice, { ifMatch: ['"7"'] }, etagOf).ok).toBe(true);
+    expect(decidePut(event(), alice, { ifMatch: ['W/"7"'] }, etagOf).ok).toBe(false);
+    expect(decidePut(event(), alice, { ifMatch: ['"6"'] }, etagOf).ok).toBe(false);
+    expect(decidePut(event(), alice, { ifNoneMatch: '*' }, etagOf).ok).toBe(false);
+  });
+
+  it('decideDelete: hidden is 404 before 403 before 412', () => {
+    expect(decideDelete(undefined, alice, {}, etagOf)).toEqual({ ok: false, denial: 'NOT_FOUND' });
+    expect(decideDelete(event({ access: 'PRIVATE' }), bob, { ifMatch: ['"1"'] }, etagOf)).toEqual({
+      ok: false,
+      denial: 'NOT_FOUND',
+    });
+    expect(decideDelete(event(), bob, { ifMatch: ['"1"'] }, etagOf)).toEqual({
+      ok: false,
+      denial: 'FORBIDDEN',
+    });
+    expect(decideDelete(event(), alice, { ifMatch: ['"1"'] }, etagOf)).toEqual({
+      ok: false,
+      denial: 'PRECONDITION_FAILED',
+    });
+    expect(decideDelete(event(), alice, { ifMatch: '*' }, etagOf)).toEqual({ ok: true, revision: '7' });
+  });
+
+  it('notModified uses weak comparison', () => {
+    expect(notModified('W/"7"', '"7"')).toBe(true);
+    expect(notModified('"8"', '"7"')).toBe(false);
+    expect(notModified(undefined, '"7"')).toBe(false);
+  });
+});
+
+describe('pagination', () => {
+  it('offsets and links', () => {
+    expect(offsetOf({ page: 3, limit: 10 })).toBe(20);
+    expect(linkHeader('/events', { page: 1, limit: 10 }, 0)).toBe(
+      '</events?page=1&limit=10>; rel="first", </events?page=1&limit=10>; rel="last"',
+    );
+    expect(linkHeader('/events', { page: 2, limit: 10 }, 25)).toBe(
+      '</events?page=1&limit=10>; rel="first", </events?page=1&limit=10>; rel="prev", ' +
+        '</events?page=3&limit=10>; rel="next", </events?page=3&limit=10>; rel="last"',
+    );
+    // Past the end, prev points at the last real page.
+    expect(linkHeader('/events', { page: 9, limit: 10 }, 25)).toContain(
+      '</events?page=3&limit=10>; rel="prev"',
+    );
+  });
+});
