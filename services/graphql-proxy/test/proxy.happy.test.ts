@@ -1,0 +1,172 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gql, getJson } from './support/client.js';
+import { BLOG_TOKEN, type Blog, type Proxy, startBlog, startProxy, tempDir } from './support/processes.js';
+import { type Relay, startRelay } from './support/relay.js';
+
+// The proxy (GETMODE and CRUDMODE) in front of the real blog upstream, with a counting relay between.
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let blog: Blog;
+let relay: Relay;
+let getProxy: Proxy;
+let crudProxy: Proxy;
+
+beforeAll(async () => {
+  dir = await tempDir('proxy-happy');
+  blog = await startBlog(path.join(dir.path, 'blog'));
+  relay = await startRelay(blog.graphqlUrl);
+  [getProxy, crudProxy] = await Promise.all([
+    startProxy(path.join(dir.path, 'get'), {
+      UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
+      CORS_ORIGIN: 'https://blog.example, http://localhost:3000',
+    }),
+    startProxy(path.join(dir.path, 'crud'), {
+      UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
+      AUTH_TOKEN: BLOG_TOKEN,
+      GRAPHQL_MODE: 'CRUDMODE',
+    }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([getProxy?.stop(), crudProxy?.stop()]);
+  await relay?.close();
+  await blog?.stop();
+  await dir?.remove();
+});
+
+const POSTS = 'query Posts($first: Int) { posts(first: $first) { nodes { id title slug } } }';
+
+function upstreamCount(marker: string): number {
+  return relay.bodies.filter((body) => body.includes(marker)).length;
+}
+
+describe('queries through the cache', () => {
+  it('answers the second identical query from the cache, keyed by a file in CACHE_DIR', async () => {
+    const query = '{ categories(first: 5) { nodes { id name } } }';
+    const first = await gql(getProxy.url, query);
+    const second = await gql(getProxy.url, query);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-cache')).toBe('MISS');
+    expect(first.headers.get('x-upstream-status')).toBe('200');
+    expect(second.headers.get('x-cache')).toBe('HIT');
+    expect(second.body).toEqual(first.body);
+    const key = second.headers.get('x-cache-key') ?? '';
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(existsSync(path.join(dir.path, 'get/data/graphql-proxy/cache', `${key}.json`))).toBe(true);
+    expect(upstreamCount('categories(first: 5)')).toBe(1);
+  });
+
+  it('ignores whitespace, comments and the order of variables, but not the caller', async () => {
+    const query = 'query Two($first: Int, $after: String) { posts(first: $first, after: $after) { nodes { id } } }';
+    const first = await gql(getProxy.url, query, { first: 2, after: null });
+    const reformatted = await gql(
+      getProxy.url,
+      `# a comment\nquery Two($first: Int,   $after: String) {\n  posts(first: $first, after: $after) { nodes { id } }\n}`,
+      { after: null, first: 2 },
+    );
+    expect(reformatted.headers.get('x-cache')).toBe('HIT');
+    expect(reformatted.headers.get('x-cache-key')).toBe(first.headers.get('x-cache-key'));
+    const otherUser = await gql(getProxy.url, query, { first: 2, after: null }, { authorization: 'Bearer someone-else' });
+    expect(otherUser.headers.get('x-cache')).toBe('MISS');
+    expect(otherUser.headers.get('x-cache-key')).not.toBe(first.headers.get('x-cache-key'));
+  });
+
+  it('does not cache an answer with errors', async () => {
+    const query = '{ posts { nodes { noSuchField } } }';
+    const first = await gql(getProxy.url, query);
+    const second = await gql(getProxy.url, query);
+    expect(first.body.errors?.length).toBeGreaterThan(0);
+    expect(first.status).toBe(200);
+    expect(second.headers.get('x-cache')).toBe('MISS');
+  });
+
+  it('sends identical concurrent queries upstream once', async () => {
+    const query = '{ tags(first: 7) { nodes { id name slug } } }';
+    const answers = await Promise.all(Array.from({ length: 12 }, () => gql(getProxy.url, query)));
+    expect(new Set(answers.map((answer) => JSON.stringify(answer.body))).size).toBe(1);
+    expect(answers[0]?.body.data).toBeTruthy();
+    expect(upstreamCount('tags(first: 7)')).toBe(1);
+  });
+
+  it('answers malformed requests with a GraphQL error body and HTTP 200', async () => {
+    const notJson = await fetch(`${getProxy.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query": ',
+    });
+    expect(notJson.status).toBe(200);
+    expect(((await notJson.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code).toBe(
+      'BAD_REQUEST',
+    );
+    const syntax = await gql(getProxy.url, '{ posts { ');
+    expect(syntax.body.errors?.[0]?.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
+  });
+});
+
+describe('modes online', () => {
+  it('GETMODE blocks mutations without calling the upstream', async () => {
+    const answer = await gql(getProxy.url, 'mutation { createPost(input: { title: "Blocked" }) { post { id } } }');
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors?.[0]?.extensions?.['code']).toBe('MUTATIONS_DISABLED');
+    expect(answer.body.errors?.[0]?.message).toMatch(/GETMODE/);
+    expect(upstreamCount('Blocked')).toBe(0);
+  });
+
+  it('CRUDMODE executes a mutation and invalidates the cached queries it touched', async () => {
+    const before = await gql(crudProxy.url, POSTS, { first: 50 });
+    expect((await gql(crudProxy.url, POSTS, { first: 50 })).headers.get('x-cache')).toBe('HIT');
+    const created = await gql(
+      crudProxy.url,
+      'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }',
+      { input: { title: 'Written through CRUDMODE' } },
+    );
+    expect(created.body.errors).toBeUndefined();
+    const after = await gql(crudProxy.url, POSTS, { first: 50 });
+    expect(after.headers.get('x-cache')).toBe('MISS');
+    const titles = (after.body.data?.['posts'] as { nodes: Array<{ title: string }> }).nodes.map((post) => post.title);
+    expect(titles).toContain('Written through CRUDMODE');
+    expect(titles.length).toBe((before.body.data?.['posts'] as { nodes: unknown[] }).nodes.length + 1);
+  });
+
+  it('CRUDMODE passes an upstream rejection through unchanged', async () => {
+    const answer = await gql(crudProxy.url, 'mutation { createPost(input: { title: "" }) { post { id } } }');
+    expect(answer.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('health and CORS', () => {
+  it('reports the original health fields', async () => {
+    const { status, body } = await getJson(`${crudProxy.url}/health`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      mode: 'CRUDMODE',
+      upstream: 'configured',
+      authToken: 'configured',
+      port: crudProxy.port,
+      queuedMutations: 0,
+      upstreamState: 'online',
+    });
+    expect(body['localData']).toMatchObject({ posts: expect.any(Number), lastUpdated: null });
+    const get = await getJson(`${getProxy.url}/health`);
+    expect(get.body).toMatchObject({ mode: 'GETMODE', authToken: 'missing' });
+  });
+
+  it('answers a preflight with 204 for a listed origin and withholds the header for others', async () => {
+    const allowed = await fetch(`${getProxy.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://localhost:3000',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
+    });
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
+    expect(allowed.headers.get('access-control-allow-headers')).toMatch(/content-type/);
+    expect(allowed.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+    const other = await fetch(`${getProxy.url}/health`, { headers: { origin: 'https://evil.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

@@ -1,0 +1,185 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, getJson, gql } from './support/client.js';
+import { BLOG_TOKEN, type Blog, type Proxy, startBlog, startProxy, tempDir } from './support/processes.js';
+
+// The upstream goes away and comes back in the middle of these tests; they run in order.
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let blog: Blog;
+let setProxy: Proxy;
+let crudProxy: Proxy;
+
+interface QueueBody {
+  mutations: Array<{ id: string; createdAt: string; status: string; payload: { query: string }; lastError: null | { message: string; code?: string } }>;
+}
+interface LocalBody {
+  data: Record<string, Array<Record<string, unknown>>> & { lastUpdated: string | null };
+}
+
+const POSTS = '{ posts(first: 100) { nodes { id title } } }';
+const CREATE = 'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
+
+async function blogTitles(): Promise<string[]> {
+  const answer = await gql(blog.url, POSTS);
+  return (answer.body.data?.['posts'] as { nodes: Array<{ title: string }> }).nodes.map((post) => post.title);
+}
+
+async function queue(proxy: Proxy): Promise<QueueBody['mutations']> {
+  return (await getJson<QueueBody>(`${proxy.url}/queue`)).body.mutations;
+}
+
+beforeAll(async () => {
+  dir = await tempDir('proxy-offline');
+  blog = await startBlog(path.join(dir.path, 'blog'));
+  [setProxy, crudProxy] = await Promise.all([
+    startProxy(path.join(dir.path, 'set'), {
+      UPSTREAM_GRAPHQL_ENDPOINT: blog.graphqlUrl,
+      AUTH_TOKEN: BLOG_TOKEN,
+      GRAPHQL_MODE: 'SETMODE',
+    }),
+    startProxy(path.join(dir.path, 'crud'), {
+      UPSTREAM_GRAPHQL_ENDPOINT: blog.graphqlUrl,
+      AUTH_TOKEN: BLOG_TOKEN,
+      GRAPHQL_MODE: 'CRUDMODE',
+    }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([setProxy?.stop(), crudProxy?.stop()]);
+  await blog?.stop();
+  await dir?.remove();
+});
+
+describe('offline and back', () => {
+  it('syncs the local database from the upstream at start in SETMODE', async () => {
+    const health = await eventually('a first local sync', async () => {
+      const { body } = await getJson<{ localData: { posts: number; lastUpdated: string | null } }>(`${setProxy.url}/health`);
+      return body.localData.lastUpdated ? body : undefined;
+    });
+    expect(health.localData.posts).toBe(12);
+    const { body } = await getJson<LocalBody>(`${setProxy.url}/local/data`);
+    expect(body.data.posts?.length).toBe(12);
+    expect(body.data.categories?.length).toBe(3);
+    expect(body.data.authors?.length).toBe(2);
+  });
+
+  it('serves cached queries (marked stale) and reports a miss for others while the upstream is down', async () => {
+    const warm = await gql(setProxy.url, POSTS);
+    expect(warm.body.data).toBeTruthy();
+    await blog.stop();
+    const cached = await gql(setProxy.url, POSTS);
+    expect(cached.status).toBe(200);
+    expect(cached.headers.get('x-cache')).toBe('HIT');
+    expect(cached.body).toEqual(warm.body);
+    const uncached = await gql(setProxy.url, '{ pages { nodes { id title } } }');
+    expect(uncached.status).toBe(200);
+    expect(uncached.body.errors?.[0]).toEqual({
+      message: 'Upstream GraphQL is unavailable and cache miss occurred for this query.',
+      extensions: { code: 'OFFLINE_CACHE_MISS', cacheKey: uncached.headers.get('x-cache-key') },
+    });
+    const health = await getJson(`${setProxy.url}/health`);
+    expect(health.body['upstreamState']).toBe('offline');
+  });
+
+  it('fails a mutation in CRUDMODE while offline', async () => {
+    const answer = await gql(crudProxy.url, CREATE, { input: { title: 'Never written' } });
+    expect(answer.body.errors?.[0]?.extensions?.['code']).toBe('UPSTREAM_UNAVAILABLE');
+  });
+
+  it('queues mutations in SETMODE while offline and shows them as pending local data', async () => {
+    const first = await gql(setProxy.url, CREATE, { input: { title: 'Written offline' } });
+    expect(first.body.errors).toBeUndefined();
+    expect(first.body.extensions).toMatchObject({ queued: true, queueId: expect.any(String), message: expect.any(String) });
+    const second = await gql(setProxy.url, 'mutation { createTag(input: { name: "queued-tag" }) { tag { id } } }');
+    expect(second.body.extensions?.['queued']).toBe(true);
+    const items = await queue(setProxy);
+    expect(items.map((item) => item.id)).toEqual([first.body.extensions?.['queueId'], second.body.extensions?.['queueId']]);
+    expect(items[0]?.payload.query).toBe(CREATE);
+    const local = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
+    const pending = local.posts?.find((post) => post['title'] === 'Written offline');
+    expect(pending).toMatchObject({ pending: true, queueId: items[0]?.id });
+    expect(local.tags?.find((tag) => tag['name'] === 'queued-tag')).toMatchObject({ pending: true });
+  });
+
+  it('keeps the queue across a restart of the proxy', async () => {
+    const stable = (items: QueueBody['mutations']) =>
+      items.map(({ id, createdAt, status, payload }) => ({ id, createdAt, status, payload }));
+    const before = stable(await queue(setProxy));
+    await setProxy.stop();
+    await setProxy.start();
+    expect(stable(await queue(setProxy))).toEqual(before);
+    expect(before).toHaveLength(2);
+    const file = JSON.parse(
+      await readFile(path.join(dir.path, 'set/data/graphql-proxy/local-db.json'), 'utf8'),
+    ) as LocalBody;
+    expect(file.data.posts?.some((post) => post['pending'] === true)).toBe(true);
+  });
+
+  it('replays the queue in order when the upstream returns, once, and confirms the local data', async () => {
+    await blog.start();
+    await eventually('the queue to drain', async () => ((await queue(setProxy)).length === 0 ? true : undefined));
+    const titles = await blogTitles();
+    expect(titles.filter((title) => title === 'Written offline')).toHaveLength(1);
+    const tags = await gql(blog.url, '{ tags(first: 100) { nodes { name } } }');
+    expect(JSON.stringify(tags.body)).toContain('queued-tag');
+    const local = await eventually('local data to be confirmed', async () => {
+      const data = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
+      const post = data.posts?.find((item) => item['title'] === 'Written offline');
+      return post && post['pending'] === undefined ? data : undefined;
+    });
+    expect(local.posts?.length).toBe(13);
+    // The cached list was invalidated by the replayed mutation.
+    const fresh = await gql(setProxy.url, POSTS);
+    expect(fresh.headers.get('x-cache')).toBe('MISS');
+    expect(JSON.stringify(fresh.body)).toContain('Written offline');
+  });
+
+  it('executes a SETMODE mutation online at once', async () => {
+    const answer = await gql(setProxy.url, CREATE, { input: { title: 'Written online' } });
+    expect(answer.body.extensions).toBeUndefined();
+    expect(answer.body.data).toMatchObject({ createPost: { post: { title: 'Written online' } } });
+  });
+
+  it('stops the replay at a mutation the upstream rejects until it is discarded', async () => {
+    await blog.stop();
+    const bad = await gql(setProxy.url, 'mutation { updatePost(input: { id: "999999", title: "x" }) { post { id } } }');
+    const good = await gql(setProxy.url, CREATE, { input: { title: 'Behind the rejected one' } });
+    expect(bad.body.extensions?.['queued']).toBe(true);
+    expect(good.body.extensions?.['queued']).toBe(true);
+    await blog.start();
+    const rejected = await eventually('the head to be rejected', async () => {
+      const items = await queue(setProxy);
+      return items[0]?.status === 'rejected' ? items : undefined;
+    });
+    expect(rejected).toHaveLength(2);
+    expect(rejected[0]?.lastError).toMatchObject({ code: 'NOT_FOUND' });
+    expect(rejected[1]?.status).toBe('pending');
+    const flush = await getJson<{ flushed: number; stoppedBy: { reason: string } }>(`${setProxy.url}/flush`, { method: 'POST' });
+    expect(flush.body).toMatchObject({ flushed: 0, stoppedBy: { reason: 'rejected' } });
+    expect(await blogTitles()).not.toContain('Behind the rejected one');
+
+    const discarded = await fetch(`${setProxy.url}/queue/${rejected[0]?.id}`, { method: 'DELETE' });
+    expect(discarded.status).toBe(200);
+    await eventually('the queue to drain', async () => ((await queue(setProxy)).length === 0 ? true : undefined));
+    expect((await blogTitles()).filter((title) => title === 'Behind the rejected one')).toHaveLength(1);
+    const missing = await fetch(`${setProxy.url}/queue/${rejected[0]?.id}`, { method: 'DELETE' });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ statusCode: 404, error: 'Not Found' });
+  });
+
+  it('keeps the local data when a sync fails', async () => {
+    await blog.stop();
+    const before = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
+    const sync = await fetch(`${setProxy.url}/local/sync`, { method: 'POST' });
+    expect(sync.status).toBe(503);
+    const after = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
+    expect(after).toEqual(before);
+    expect(after.posts?.length).toBeGreaterThan(0);
+    await blog.start();
+    const synced = await getJson<{ counts: { posts: number } }>(`${setProxy.url}/local/sync`, { method: 'POST' });
+    expect(synced.status).toBe(200);
+    expect(synced.body.counts.posts).toBe(15);
+  });
+});

@@ -1,0 +1,70 @@
+import http from 'node:http';
+import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
+
+/**
+ * A real HTTP hop placed between the proxy and the blog, so tests can count what reaches the
+ * upstream, lose an answer after the upstream executed the request, or hang like a stuck server.
+ */
+export interface Relay {
+  readonly url: string;
+  /** Bodies of the POST requests that reached the relay. */
+  readonly bodies: string[];
+  /** The next `n` requests are forwarded, but their answers are dropped (connection destroyed). */
+  dropAnswers(n: number): void;
+  /** While true, requests are accepted and never answered. */
+  hang(on: boolean): void;
+  close(): Promise<void>;
+}
+
+export async function startRelay(targetUrl: string): Promise<Relay> {
+  const target = new URL(targetUrl);
+  const bodies: string[] = [];
+  let drops = 0;
+  let hanging = false;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      bodies.push(body.toString('utf8'));
+      if (hanging) return;
+      const drop = drops > 0;
+      if (drop) drops -= 1;
+      const forwarded = http.request(
+        target,
+        { method: request.method, headers: { ...request.headers, host: target.host } },
+        (answer) => {
+          if (drop) {
+            answer.resume();
+            answer.on('end', () => response.socket?.destroy());
+            return;
+          }
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      forwarded.on('error', () => response.socket?.destroy());
+      forwarded.end(body);
+    });
+  });
+  const running: RunningApp = await listenOnFreePort({
+    listen: ({ port, host }) =>
+      new Promise((resolve) => server.listen(port, host, () => resolve(`http://${host}:${(server.address() as { port: number }).port}`))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+  return {
+    url: `${running.url}${target.pathname}`,
+    bodies,
+    dropAnswers: (n) => {
+      drops = n;
+    },
+    hang: (on) => {
+      hanging = on;
+    },
+    close: () => running.close(),
+  };
+}
