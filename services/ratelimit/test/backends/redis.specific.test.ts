@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createConnection, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type RedisServer, startRedis } from '@platform/testkit/redis';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBackend } from '../../src/backends/create.js';
+import type { CounterBackend } from '../../src/backends/types.js';
+import { RateLimiter } from '../../src/limiter/rate-limiter.js';
+import { RateLimitService } from '../../src/limiter/service.js';
+import { Code } from '../../src/proto/messages.js';
+import { parseBackendSettings } from '../../src/settings/backend.js';
+import { StatsRegistry } from '../../src/stats/registry.js';
+import { configOf, desc, req } from '../helpers.js';
+
+/** A TCP proxy in front of Redis counting the chunks the client sends (one per round trip). */
+async function countingProxy(
+  target: RedisServer,
+): Promise<{ port: number; writes: () => number; close(): void }> {
+  let writes = 0;
+  const server: Server = createServer((client) => {
+    const upstream = createConnection(target.port, target.host);
+    client.on('data', (chunk) => {
+      writes += 1;
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    writes: () => writes,
+    close: () => server.close(),
+  };
+}
+
+const YAML = `
+domain: d
+descriptors:
+  - key: a
+    rate_limit: { unit: minute, requests_per_unit: 2 }
+  - key: b
+    rate_limit: { unit: second, requests_per_unit: 5 }
+  - key: c
+    descriptors:
+      - key: n
+        rate_limit: { unit: hour, requests_per_unit: 9 }
+`;
+
+function serviceOver(backend: CounterBackend, prefix: string, nowSeconds: number, jitter = 0, random = 0) {
+  const registry = new StatsRegistry();
+  const config = configOf(registry, YAML);
+  return new RateLimitService({
+    limiter: new RateLimiter({
+      backend,
+      nearLimitRatio: 0.8,
+      expirationJitterMaxSeconds: jitter,
+      random: () => random,
+    }),
+    registry,
+    cacheKeyPrefix: prefix,
+    currentConfig: () => config,
+    nowSeconds: () => nowSeconds,
+    failureMode: 'error',
+    globalShadowMode: false,
+    headers: undefined,
+    logger: pino({ level: 'silent' }),
+  });
+}
+
+describe('redis backend specifics', () => {
+  let redis: RedisServer;
+  let raw: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    raw = new Redis({ host: redis.host, port: redis.port });
+  });
+  afterAll(async () => {
+    raw.disconnect();
+    await redis.stop();
+  });
+
+  it('one round trip per request; INCRBY+EXPIRE per descriptor; reference key layout and expiry with jitter', async () => {
+    const proxy = await countingProxy(redis);
+    const backend = createBackend(
+      parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${proxy.port}`, KVSTORE_POOL_SIZE: '1' }),
+    );
+    try {
+      expect(await backend.ready()).toBe(true);
+      const prefix = `t${randomUUID().slice(0, 8)}:`;
+      const now = 1_700_000_123;
+      const service = serviceOver(backend, prefix, now, 300, 0.5);
+      const before = proxy.writes();
+      const result = await service.shouldRateLimit(
+        req('d', [
+          desc({ a: 'x' }),
+          desc({ b: 'y' }),
+          desc([
+            ['c', 'p'],
+            ['n', 'q'],
+          ]),
+        ]),
+      );
+      expect(proxy.writes() - before).toBe(1);
+      expect(result.ok && result.response.overallCode).toBe(Code.OK);
+      const minute = Math.floor(now / 60) * 60;
+      const hour = Math.floor(now / 3600) * 3600;
+      expect(await raw.get(`${prefix}d_a_x_${minute}`)).toBe('1');
+      expect(await raw.get(`${prefix}d_b_y_${now}`)).toBe('1');
+      expect(await raw.get(`${prefix}d_c_p_n_q_${hour}`)).toBe('1');
+      // EXPIRE = divider + floor(0.5 * 300)
+      const ttl = await raw.ttl(`${prefix}d_a_x_${minute}`);
+      expect(ttl).toBeGreaterThan(60 + 150 - 5);
+      expect(ttl).toBeLessThanOrEqual(60 + 150);
+      const again = await service.shouldRateLimit(req('d', [desc({ a: 'x' })], 2));
+      expect(again.ok && again.response.statuses[0]!.code).toBe(Code.OVER_LIMIT);
+      expect(await raw.get(`${prefix}d_a_x_${minute}`)).toBe('3');
+    } finally {
+      await backend.close();
+      proxy.close();
+    }
+  });
+
+  it('KVSTORE_AUTH with a password and with user:password', async () => {
+    const secured = await startRedis({
+      args: ['--requirepass', 'pw1'],
+      aclUsers: ['user app on >pw2 ~* +@all'],
+    });
+    try {
+      for (const auth of ['pw1', 'app:pw2']) {
+        const backend = createBackend(
+          parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${secured.port}`, KVSTORE_AUTH: auth }),
+        );
+        expect(await backend.ready()).toBe(true);
+        expect(
+          await backend.increment([{ key: `auth-${auth}`, hits: 1, ttlSeconds: 10, perSecond: false }]),
+        ).toEqual([1]);
+        await backend.close();
+      }
+      const wrong = createBackend(
+        parseBackendSettings({
+          KVSTORE_URL: `127.0.0.1:${secured.port}`,
+          KVSTORE_AUTH: 'nope',
+          BACKEND_TIMEOUT_MS: '300',
+        }),
+      );
+      await expect(
+        wrong.increment([{ key: 'x', hits: 1, ttlSeconds: 10, perSecond: false }]),
+      ).rejects.toThrow();
+      await wrong.close();
+    } finally {
+      await secured.stop();
+    }
+  });
+
+  it('KVSTORE_SOCKET_TYPE=unix', async () => {
+    const socket = join(mkdtempSync(join(tmpdir(), 'rl-sock-')), 'redis.sock');
+    const server = await startRedis({ args: ['--unixsocket', socket, '--unixsocketperm', '700'] });
+    try {
+      const backend = createBackend(
+        parseBackendSettings({ KVSTORE_URL: socket, KVSTORE_SOCKET_TYPE: 'unix', KVSTORE_POOL_SIZE: '1' }),
+      );
+      expect(await backend.ready()).toBe(true);
+      expect(await backend.increment([{ key: 'u', hits: 2, ttlSeconds: 10, perSecond: false }])).toEqual([2]);
+      await backend.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('an outage fails calls fast, marks the backend unhealthy (active check), and recovers', async () => {
+    const server = await startRedis({ fresh: true });
+    const backend = createBackend(
+      parseBackendSettings({
+        KVSTORE_URL: `127.0.0.1:${server.port}`,
+        KVSTORE_POOL_SIZE: '1',
+        KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: 'true',
+        BACKEND_TIMEOUT_MS: '500',
+      }),
+    );
+    const changes: boolean[] = [];
+    backend.onHealthChange((h) => changes.push(h));
+    const op = { key: 'o', hits: 1, ttlSeconds: 10, perSecond: false };
+    try {
+      expect(await backend.ready()).toBe(true);
+      expect(await backend.increment([op])).toEqual([1]);
+      await server.stop();
+      while (backend.healthy()) await sleep(50);
+      await expect(backend.increment([op])).rejects.toThrow();
+      await server.restart();
+      while (!backend.healthy()) await sleep(50);
+      expect(await backend.increment([op])).toEqual([1]);
+      expect(changes).toEqual([false, true]);
+    } finally {
+      await backend.close();
+      await server.stop();
+    }
+  });
+});
