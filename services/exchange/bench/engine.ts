@@ -156,8 +156,10 @@ function ratio(ours: Figures, base: Figures): string {
   );
 }
 
-console.log(`engine benchmark: ${commands} commands per stream, seed ${seed}, node ${process.version}` +
-  (gc === undefined ? ' (run with --expose-gc for settled heap figures)' : ''));
+console.log(
+  `engine benchmark: ${commands} commands per stream, seed ${seed}, node ${process.version}` +
+    (gc === undefined ? ' (run with --expose-gc for settled heap figures)' : ''),
+);
 const only = process.argv.indexOf('--only');
 const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
 for (const shape of shapes) {

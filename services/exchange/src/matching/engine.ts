@@ -351,7 +351,7 @@ export class MatchingEngine {
           // Self-trade prevention, "cancel oldest": the resting order goes, the taker carries on.
           this.removeOrder(maker, book, 'self_trade');
         } else {
-          const qty = maker.remaining < cap ? maker.remaining : cap;
+          const qty = Math.min(maker.remaining, cap);
           this.fill(id, account, side, limit, maker, level, book, qty);
           cap -= qty;
           remaining -= qty;

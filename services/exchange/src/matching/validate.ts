@@ -3,6 +3,7 @@ import type { Asset, Command, MarketSpec, Side } from './types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const PPM = 1_000_000;
+const KINDS = new Set<string>(['limit', 'market', 'market_by_quote', 'limit_stop_loss']);
 
 /** A market spec with every default filled in. */
 export interface Market {
@@ -100,6 +101,7 @@ function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | n
 export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
   if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
   if (cmd.type === 'cancel') return { asset: 'base', amount: 0n };
+  if (!KINDS.has(cmd.type)) return fail('INVALID_COMMAND', 'unknown command type');
   if (!Number.isSafeInteger(cmd.id) || cmd.id <= 0) {
     return fail('INVALID_ORDER_ID', 'order id must be a positive safe integer');
   }

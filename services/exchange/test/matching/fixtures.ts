@@ -22,7 +22,14 @@ export function limit(id: number, account: string, side: Side, price: bigint, am
   return { type: 'limit', id, account, side, price, amount, time: clock++ };
 }
 
-export function stop(id: number, account: string, side: Side, stopPrice: bigint, price: bigint, amount: bigint): Command {
+export function stop(
+  id: number,
+  account: string,
+  side: Side,
+  stopPrice: bigint,
+  price: bigint,
+  amount: bigint,
+): Command {
   return { type: 'limit_stop_loss', id, account, side, price, stopPrice, amount, time: clock++ };
 }
 
@@ -39,7 +46,9 @@ export function byQuote(id: number, account: string, side: Side, quote: bigint, 
 }
 
 export function cancel(id: number, account?: string): Command {
-  return account === undefined ? { type: 'cancel', id, time: clock++ } : { type: 'cancel', id, account, time: clock++ };
+  return account === undefined
+    ? { type: 'cancel', id, time: clock++ }
+    : { type: 'cancel', id, account, time: clock++ };
 }
 
 /** Applies a command that must succeed and returns its events. */

@@ -69,7 +69,15 @@ describe('limit orders', () => {
   it('numbers events in one increasing sequence and stamps the command time', () => {
     const e = engine();
     ok(e, limit(1, 'a', 'sell', 10_000n, 100n));
-    const events = e.apply({ type: 'limit', id: 2, account: 'b', side: 'buy', price: 10_000n, amount: 100n, time: 42 });
+    const events = e.apply({
+      type: 'limit',
+      id: 2,
+      account: 'b',
+      side: 'buy',
+      price: 10_000n,
+      amount: 100n,
+      time: 42,
+    });
     if (!events.ok) throw new Error('refused');
     expect(events.events.map((ev) => ev.seq)).toEqual([2, 3, 4, 5]);
     expect(events.events.every((ev) => ev.time === 42 && ev.market === 'btcuah')).toBe(true);
