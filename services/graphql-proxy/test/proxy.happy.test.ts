@@ -1,16 +1,23 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gql, getJson } from './support/client.js';
-import { BLOG_TOKEN, type Blog, type Proxy, startBlog, startProxy, tempDir } from './support/processes.js';
+import { getJson, gql, postTitles } from './support/client.js';
+import {
+  BLOG_TOKEN,
+  type Blog,
+  type ProxyProcess,
+  startBlog,
+  startProxy,
+  tempDir,
+} from './support/processes.js';
 import { type Relay, startRelay } from './support/relay.js';
 
 // The proxy (GETMODE and CRUDMODE) in front of the real blog upstream, with a counting relay between.
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let blog: Blog;
 let relay: Relay;
-let getProxy: Proxy;
-let crudProxy: Proxy;
+let getProxy: ProxyProcess;
+let crudProxy: ProxyProcess;
 
 beforeAll(async () => {
   dir = await tempDir('proxy-happy');
@@ -59,7 +66,8 @@ describe('queries through the cache', () => {
   });
 
   it('ignores whitespace, comments and the order of variables, but not the caller', async () => {
-    const query = 'query Two($first: Int, $after: String) { posts(first: $first, after: $after) { nodes { id } } }';
+    const query =
+      'query Two($first: Int, $after: String) { posts(first: $first, after: $after) { nodes { id } } }';
     const first = await gql(getProxy.url, query, { first: 2, after: null });
     const reformatted = await gql(
       getProxy.url,
@@ -68,7 +76,12 @@ describe('queries through the cache', () => {
     );
     expect(reformatted.headers.get('x-cache')).toBe('HIT');
     expect(reformatted.headers.get('x-cache-key')).toBe(first.headers.get('x-cache-key'));
-    const otherUser = await gql(getProxy.url, query, { first: 2, after: null }, { authorization: 'Bearer someone-else' });
+    const otherUser = await gql(
+      getProxy.url,
+      query,
+      { first: 2, after: null },
+      { authorization: 'Bearer someone-else' },
+    );
     expect(otherUser.headers.get('x-cache')).toBe('MISS');
     expect(otherUser.headers.get('x-cache-key')).not.toBe(first.headers.get('x-cache-key'));
   });
@@ -97,9 +110,10 @@ describe('queries through the cache', () => {
       body: '{"query": ',
     });
     expect(notJson.status).toBe(200);
-    expect(((await notJson.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code).toBe(
-      'BAD_REQUEST',
-    );
+    expect(
+      ((await notJson.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions
+        .code,
+    ).toBe('BAD_REQUEST');
     const syntax = await gql(getProxy.url, '{ posts { ');
     expect(syntax.body.errors?.[0]?.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
   });
@@ -107,7 +121,10 @@ describe('queries through the cache', () => {
 
 describe('modes online', () => {
   it('GETMODE blocks mutations without calling the upstream', async () => {
-    const answer = await gql(getProxy.url, 'mutation { createPost(input: { title: "Blocked" }) { post { id } } }');
+    const answer = await gql(
+      getProxy.url,
+      'mutation { createPost(input: { title: "Blocked" }) { post { id } } }',
+    );
     expect(answer.status).toBe(200);
     expect(answer.body.errors?.[0]?.extensions?.['code']).toBe('MUTATIONS_DISABLED');
     expect(answer.body.errors?.[0]?.message).toMatch(/GETMODE/);
@@ -125,9 +142,9 @@ describe('modes online', () => {
     expect(created.body.errors).toBeUndefined();
     const after = await gql(crudProxy.url, POSTS, { first: 50 });
     expect(after.headers.get('x-cache')).toBe('MISS');
-    const titles = (after.body.data?.['posts'] as { nodes: Array<{ title: string }> }).nodes.map((post) => post.title);
+    const titles = postTitles(after);
     expect(titles).toContain('Written through CRUDMODE');
-    expect(titles.length).toBe((before.body.data?.['posts'] as { nodes: unknown[] }).nodes.length + 1);
+    expect(titles.length).toBe(postTitles(before).length + 1);
   });
 
   it('CRUDMODE passes an upstream rejection through unchanged', async () => {

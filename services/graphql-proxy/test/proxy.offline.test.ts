@@ -1,31 +1,44 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, getJson, gql } from './support/client.js';
-import { BLOG_TOKEN, type Blog, type Proxy, startBlog, startProxy, tempDir } from './support/processes.js';
+import { eventually, getJson, gql, postTitles } from './support/client.js';
+import {
+  BLOG_TOKEN,
+  type Blog,
+  type ProxyProcess,
+  startBlog,
+  startProxy,
+  tempDir,
+} from './support/processes.js';
 
 // The upstream goes away and comes back in the middle of these tests; they run in order.
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let blog: Blog;
-let setProxy: Proxy;
-let crudProxy: Proxy;
+let setProxy: ProxyProcess;
+let crudProxy: ProxyProcess;
 
 interface QueueBody {
-  mutations: Array<{ id: string; createdAt: string; status: string; payload: { query: string }; lastError: null | { message: string; code?: string } }>;
+  mutations: Array<{
+    id: string;
+    createdAt: string;
+    status: string;
+    payload: { query: string };
+    lastError: null | { message: string; code?: string };
+  }>;
 }
 interface LocalBody {
   data: Record<string, Array<Record<string, unknown>>> & { lastUpdated: string | null };
 }
 
 const POSTS = '{ posts(first: 100) { nodes { id title } } }';
-const CREATE = 'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
+const CREATE =
+  'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
 
 async function blogTitles(): Promise<string[]> {
-  const answer = await gql(blog.url, POSTS);
-  return (answer.body.data?.['posts'] as { nodes: Array<{ title: string }> }).nodes.map((post) => post.title);
+  return postTitles(await gql(blog.url, POSTS));
 }
 
-async function queue(proxy: Proxy): Promise<QueueBody['mutations']> {
+async function queue(proxy: ProxyProcess): Promise<QueueBody['mutations']> {
   return (await getJson<QueueBody>(`${proxy.url}/queue`)).body.mutations;
 }
 
@@ -55,7 +68,9 @@ afterAll(async () => {
 describe('offline and back', () => {
   it('syncs the local database from the upstream at start in SETMODE', async () => {
     const health = await eventually('a first local sync', async () => {
-      const { body } = await getJson<{ localData: { posts: number; lastUpdated: string | null } }>(`${setProxy.url}/health`);
+      const { body } = await getJson<{ localData: { posts: number; lastUpdated: string | null } }>(
+        `${setProxy.url}/health`,
+      );
       return body.localData.lastUpdated ? body : undefined;
     });
     expect(health.localData.posts).toBe(12);
@@ -91,11 +106,21 @@ describe('offline and back', () => {
   it('queues mutations in SETMODE while offline and shows them as pending local data', async () => {
     const first = await gql(setProxy.url, CREATE, { input: { title: 'Written offline' } });
     expect(first.body.errors).toBeUndefined();
-    expect(first.body.extensions).toMatchObject({ queued: true, queueId: expect.any(String), message: expect.any(String) });
-    const second = await gql(setProxy.url, 'mutation { createTag(input: { name: "queued-tag" }) { tag { id } } }');
+    expect(first.body.extensions).toMatchObject({
+      queued: true,
+      queueId: expect.any(String),
+      message: expect.any(String),
+    });
+    const second = await gql(
+      setProxy.url,
+      'mutation { createTag(input: { name: "queued-tag" }) { tag { id } } }',
+    );
     expect(second.body.extensions?.['queued']).toBe(true);
     const items = await queue(setProxy);
-    expect(items.map((item) => item.id)).toEqual([first.body.extensions?.['queueId'], second.body.extensions?.['queueId']]);
+    expect(items.map((item) => item.id)).toEqual([
+      first.body.extensions?.['queueId'],
+      second.body.extensions?.['queueId'],
+    ]);
     expect(items[0]?.payload.query).toBe(CREATE);
     const local = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
     const pending = local.posts?.find((post) => post['title'] === 'Written offline');
@@ -119,7 +144,9 @@ describe('offline and back', () => {
 
   it('replays the queue in order when the upstream returns, once, and confirms the local data', async () => {
     await blog.start();
-    await eventually('the queue to drain', async () => ((await queue(setProxy)).length === 0 ? true : undefined));
+    await eventually('the queue to drain', async () =>
+      (await queue(setProxy)).length === 0 ? true : undefined,
+    );
     const titles = await blogTitles();
     expect(titles.filter((title) => title === 'Written offline')).toHaveLength(1);
     const tags = await gql(blog.url, '{ tags(first: 100) { nodes { name } } }');
@@ -144,7 +171,10 @@ describe('offline and back', () => {
 
   it('stops the replay at a mutation the upstream rejects until it is discarded', async () => {
     await blog.stop();
-    const bad = await gql(setProxy.url, 'mutation { updatePost(input: { id: "999999", title: "x" }) { post { id } } }');
+    const bad = await gql(
+      setProxy.url,
+      'mutation { updatePost(input: { id: "999999", title: "x" }) { post { id } } }',
+    );
     const good = await gql(setProxy.url, CREATE, { input: { title: 'Behind the rejected one' } });
     expect(bad.body.extensions?.['queued']).toBe(true);
     expect(good.body.extensions?.['queued']).toBe(true);
@@ -156,13 +186,17 @@ describe('offline and back', () => {
     expect(rejected).toHaveLength(2);
     expect(rejected[0]?.lastError).toMatchObject({ code: 'NOT_FOUND' });
     expect(rejected[1]?.status).toBe('pending');
-    const flush = await getJson<{ flushed: number; stoppedBy: { reason: string } }>(`${setProxy.url}/flush`, { method: 'POST' });
+    const flush = await getJson<{ flushed: number; stoppedBy: { reason: string } }>(`${setProxy.url}/flush`, {
+      method: 'POST',
+    });
     expect(flush.body).toMatchObject({ flushed: 0, stoppedBy: { reason: 'rejected' } });
     expect(await blogTitles()).not.toContain('Behind the rejected one');
 
     const discarded = await fetch(`${setProxy.url}/queue/${rejected[0]?.id}`, { method: 'DELETE' });
     expect(discarded.status).toBe(200);
-    await eventually('the queue to drain', async () => ((await queue(setProxy)).length === 0 ? true : undefined));
+    await eventually('the queue to drain', async () =>
+      (await queue(setProxy)).length === 0 ? true : undefined,
+    );
     expect((await blogTitles()).filter((title) => title === 'Behind the rejected one')).toHaveLength(1);
     const missing = await fetch(`${setProxy.url}/queue/${rejected[0]?.id}`, { method: 'DELETE' });
     expect(missing.status).toBe(404);
@@ -178,7 +212,9 @@ describe('offline and back', () => {
     expect(after).toEqual(before);
     expect(after.posts?.length).toBeGreaterThan(0);
     await blog.start();
-    const synced = await getJson<{ counts: { posts: number } }>(`${setProxy.url}/local/sync`, { method: 'POST' });
+    const synced = await getJson<{ counts: { posts: number } }>(`${setProxy.url}/local/sync`, {
+      method: 'POST',
+    });
     expect(synced.status).toBe(200);
     expect(synced.body.counts.posts).toBe(15);
   });

@@ -68,11 +68,18 @@ export class ResponseCache {
       this.logger.warn({ cacheKey: key }, 'cache entry missing or corrupt on disk; treated as a miss');
       return undefined;
     }
-    if (this.index.get(key) !== answer) return this.index.get(key);
-    answer.body = Buffer.from(stored.body);
-    this.memoryBytes += answer.size;
-    this.trimMemory();
-    return answer;
+    const body = Buffer.from(stored.body);
+    if (
+      this.index.get(key) === answer &&
+      answer.body === undefined &&
+      answer.size <= this.limits.memoryBytes
+    ) {
+      answer.body = body;
+      this.memoryBytes += answer.size;
+      this.trimMemory();
+    }
+    // A snapshot: the index may drop the body from memory at any time, the caller keeps this one.
+    return { ...answer, body };
   }
 
   async put(key: string, body: string, tags: readonly string[], now: number): Promise<void> {

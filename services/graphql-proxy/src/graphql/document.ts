@@ -1,5 +1,6 @@
 import {
   type DocumentNode,
+  type FieldNode,
   GraphQLError,
   getOperationAST,
   Kind,
@@ -90,12 +91,18 @@ function analyseUncached(query: string, operationName: string | null): Analysis 
   if (operation.operation === 'mutation') {
     for (const field of rootFields) tags.add(typeOfMutationField(field) ?? '*');
   } else {
-    visit(document, {
-      Field(node) {
+    // Fields with a selection set return objects: their names say which types the answer holds.
+    const visitor = {
+      Field(node: FieldNode) {
+        if (node.selectionSet === undefined) return;
         const type = typeOfField(node.name.value);
         if (type) tags.add(type);
       },
-    });
+    };
+    visit(operation, visitor);
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) visit(definition, visitor);
+    }
   }
   return {
     ok: true,

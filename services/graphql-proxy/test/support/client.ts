@@ -21,16 +21,27 @@ export async function gql(
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as GraphQLAnswer['body'] };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as GraphQLAnswer['body'],
+  };
 }
 
-export async function getJson<T = Record<string, unknown>>(url: string, init?: RequestInit): Promise<{ status: number; body: T }> {
+export async function getJson<T = Record<string, unknown>>(
+  url: string,
+  init?: RequestInit,
+): Promise<{ status: number; body: T }> {
   const response = await fetch(url, init);
   return { status: response.status, body: (await response.json()) as T };
 }
 
 /** Polls `check` until it returns a value other than undefined, failing with `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -43,4 +54,10 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await sleep(50);
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** The `title`s of `data.posts.nodes` in an answer (empty when absent). */
+export function postTitles(answer: GraphQLAnswer): string[] {
+  const posts = answer.body.data?.['posts'] as { nodes?: Array<{ title: string }> } | undefined;
+  return (posts?.nodes ?? []).map((post) => post.title);
 }

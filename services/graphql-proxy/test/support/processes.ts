@@ -51,7 +51,7 @@ export async function startBlog(dataDir: string): Promise<Blog> {
   return blog;
 }
 
-export interface Proxy {
+export interface ProxyProcess {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
@@ -60,11 +60,11 @@ export interface Proxy {
 }
 
 /** The proxy as a child process with its files under `baseDir`; restartable with the same files. */
-export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promise<Proxy> {
+export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promise<ProxyProcess> {
   const port = await freePort();
   let proc: ServiceProcess | undefined;
   let lastOutput = '';
-  const proxy: Proxy = {
+  const proxy: ProxyProcess = {
     port,
     url: `http://127.0.0.1:${port}`,
     output: () => proc?.output() ?? lastOutput,

@@ -49,7 +49,11 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   });
   const running: RunningApp = await listenOnFreePort({
     listen: ({ port, host }) =>
-      new Promise((resolve) => server.listen(port, host, () => resolve(`http://${host}:${(server.address() as { port: number }).port}`))),
+      new Promise((resolve) =>
+        server.listen(port, host, () =>
+          resolve(`http://${host}:${(server.address() as { port: number }).port}`),
+        ),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

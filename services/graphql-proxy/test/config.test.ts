@@ -1,0 +1,52 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EMBEDDED_BLOG_TOKEN, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded blog upstream with its development token and cwd-relative data', () => {
+    const config = loadConfig({}, '/srv/app');
+    expect(config).toMatchObject({
+      upstreamEndpoint: 'http://127.0.0.1:4000/graphql',
+      embedded: true,
+      authToken: EMBEDDED_BLOG_TOKEN,
+      mode: 'GETMODE',
+      port: 5001,
+      corsOrigin: '*',
+      cacheDir: '/srv/app/data/graphql-proxy/cache',
+      queueDir: '/srv/app/data/graphql-proxy/queue',
+      localDbPath: '/srv/app/data/graphql-proxy/local-db.json',
+      localSyncOnStart: false,
+    });
+  });
+
+  it('never sends the development token to an upstream that was configured explicitly', () => {
+    const config = loadConfig({ UPSTREAM_GRAPHQL_ENDPOINT: 'https://cms.example/graphql' }, '/srv');
+    expect(config.authToken).toBeUndefined();
+  });
+
+  it('resolves paths against PATHS_BASE_DIR or the package folder', () => {
+    expect(loadConfig({ PATHS_BASE_DIR: '/base', CACHE_DIR: 'c' }, '/srv').cacheDir).toBe('/base/c');
+    const script = loadConfig({ PATHS_RELATIVE_TO: 'script' }, '/srv');
+    expect(script.queueDir).toBe(path.resolve(import.meta.dirname, '..', 'data/graphql-proxy/queue'));
+    expect(loadConfig({ LOCAL_DB_PATH: '/abs/db.json' }, '/srv').localDbPath).toBe('/abs/db.json');
+  });
+
+  it('parses a list of CORS origins and SETMODE defaults', () => {
+    const config = loadConfig(
+      { CORS_ORIGIN: 'https://a.example, http://localhost:3000', GRAPHQL_MODE: 'setmode' },
+      '/',
+    );
+    expect(config.corsOrigin).toEqual(['https://a.example', 'http://localhost:3000']);
+    expect(config.mode).toBe('SETMODE');
+    expect(config.localSyncOnStart).toBe(true);
+  });
+
+  it('fails fast naming the wrong setting', () => {
+    expect(() => loadConfig({ GRAPHQL_MODE: 'WRITE' })).toThrow(/GRAPHQL_MODE/);
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
+    expect(() => loadConfig({ UPSTREAM_GRAPHQL_ENDPOINT: 'ftp://x' })).toThrow(/UPSTREAM_GRAPHQL_ENDPOINT/);
+    expect(() => loadConfig({ PATHS_RELATIVE_TO: 'home' })).toThrow(/PATHS_RELATIVE_TO/);
+    expect(() => loadConfig({ CORS_ORIGIN: 'https://a.example/path' })).toThrow(/CORS_ORIGIN/);
+    expect(() => loadConfig({ RETRY_BASE_MS: '5000', RETRY_MAX_MS: '100' })).toThrow(/RETRY_MAX_MS/);
+  });
+});
