@@ -8,7 +8,8 @@ import './request-context.js';
  * An empty body is the empty object, the way clients sign a POST without parameters.
  */
 export function registerJsonBody(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  // JSON (v3) and forms (v2, registered in app.ts) only: anything else is a 415.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const raw = body as Buffer;
     request.rawBody = raw;

@@ -99,13 +99,16 @@ async function postIn(tx: Sql, entry: JournalEntry): Promise<PostResult> {
        ON CONFLICT (account_id, currency) DO NOTHING`,
       [delta.accountId, delta.currency],
     );
-    const { rows } = await tx.query<{ available: string; locked: string; may_go_negative: boolean }>(
+    // The guard is re-evaluated on the latest row version after waiting for its lock, so two
+    // concurrent debits can never both pass on the same funds; the table CHECK is the backstop.
+    const { rows } = await tx.query(
       `UPDATE balances SET available = available + $3::numeric, locked = locked + $4::numeric
-        WHERE account_id = $1 AND currency = $2 RETURNING available, locked, may_go_negative`,
+        WHERE account_id = $1 AND currency = $2
+          AND (may_go_negative OR (available + $3::numeric >= 0 AND locked + $4::numeric >= 0))
+        RETURNING 1`,
       [delta.accountId, delta.currency, delta.available.toString(), delta.locked.toString()],
     );
-    const row = rows[0]!;
-    if (!row.may_go_negative && (BigInt(row.available) < 0n || BigInt(row.locked) < 0n)) {
+    if (rows.length === 0) {
       throw new Refused({
         ok: false,
         error: 'insufficient_funds',

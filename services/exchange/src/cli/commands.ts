@@ -1,0 +1,196 @@
+import { parseArgs } from 'node:util';
+import {
+  type Account,
+  createAccount,
+  DuplicateAccountError,
+  findAccount,
+  listAccounts,
+  systemAccountId,
+} from '../accounts/store.js';
+import {
+  isScope,
+  issueApiKey,
+  listApiKeys,
+  revokeApiKey,
+  SCOPES,
+  type Scope,
+  setApiKeyEnabled,
+} from '../apikeys/store.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Database } from '../db/database.js';
+import { adjustment } from '../ledger/entry.js';
+import { reconcile } from '../ledger/reconcile.js';
+import { balancesOf, postEntry } from '../ledger/store.js';
+import { formatAmount, parseAmount } from '../money/decimal.js';
+import type { ReferenceData } from '../reference/load.js';
+
+export interface CliContext {
+  readonly db: Database;
+  readonly reference: ReferenceData;
+  readonly secretBox: SecretBox;
+  /** Receives each result as a JSON-serialisable value. */
+  readonly print: (value: unknown) => void;
+}
+
+export const USAGE = `usage: exchange-admin <command>
+  account create --email <e-mail> [--svcid <id>] [--two-factor] [--withdraw-confirmation]
+  account list                                  accounts with their balances
+  balances <account>                            balances of one account (id, e-mail or svcid)
+  balance adjust <account> <currency> <amount> --reason <text>   signed decimal, journalled;
+                                 a debit: --amount=-2 or put it after --: ... --reason x -- -2
+  key issue <account> [--scopes read,trade,withdraw] [--label <text>]   prints the secret once
+  key list <account>
+  key disable|enable|revoke <public key>
+  reconcile                                     proves the ledger invariants; exit code 1 on failure`;
+
+/** A refusal to show the operator; exit code 2. */
+export class CliError extends Error {}
+
+async function account(ctx: CliContext, ref: string | undefined): Promise<Account> {
+  if (!ref) throw new CliError('name the account by id, e-mail or svcid');
+  const found = await findAccount(ctx.db, ref);
+  if (!found) throw new CliError(`no account "${ref}"`);
+  return found;
+}
+
+async function balancesView(ctx: CliContext, accountId: number) {
+  return (await balancesOf(ctx.db, accountId)).map((balance) => {
+    const precision = ctx.reference.currency(balance.currency)?.precision.real ?? 0;
+    return {
+      currency: balance.currency,
+      available: formatAmount(balance.available, precision),
+      locked: formatAmount(balance.locked, precision),
+    };
+  });
+}
+
+function parseScopes(raw: string | undefined): Scope[] {
+  if (raw === undefined) return ['read'];
+  const scopes = raw
+    .split(',')
+    .map((scope) => scope.trim())
+    .filter(Boolean);
+  for (const scope of scopes) {
+    if (!isScope(scope)) throw new CliError(`unknown scope "${scope}" (known: ${SCOPES.join(', ')})`);
+  }
+  if (scopes.length === 0) throw new CliError('--scopes needs at least one scope');
+  return scopes as Scope[];
+}
+
+/** Runs one operator command; returns the process exit code. */
+export async function runCli(argv: readonly string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      svcid: { type: 'string' },
+      'two-factor': { type: 'boolean' },
+      'withdraw-confirmation': { type: 'boolean' },
+      scopes: { type: 'string' },
+      label: { type: 'string' },
+      reason: { type: 'string' },
+      amount: { type: 'string' },
+    },
+  });
+  const [command, sub, ...rest] = positionals;
+  switch (`${command ?? ''} ${sub ?? ''}`.trim()) {
+    case 'account create': {
+      if (!values.email || !/^[^\s@]+@[^\s@]+$/.test(values.email))
+        throw new CliError('--email <e-mail> is required');
+      try {
+        const created = await ctx.db.transaction((tx) =>
+          createAccount(tx, {
+            email: values.email!,
+            ...(values.svcid ? { svcid: values.svcid } : {}),
+            twoFactor: values['two-factor'] ?? false,
+            withdrawConfirmation: values['withdraw-confirmation'] ?? false,
+          }),
+        );
+        ctx.print(created);
+      } catch (error) {
+        if (error instanceof DuplicateAccountError) throw new CliError(error.message);
+        throw error;
+      }
+      return 0;
+    }
+    case 'account list': {
+      const accounts = await listAccounts(ctx.db);
+      const rows = [];
+      for (const item of accounts) rows.push({ ...item, balances: await balancesView(ctx, item.id) });
+      ctx.print(rows);
+      return 0;
+    }
+    case 'balance adjust': {
+      const [, currencyCode, positionalAmount] = rest;
+      const amountText = values.amount ?? positionalAmount;
+      const target = await account(ctx, positionals[2]);
+      const currency = currencyCode ? ctx.reference.currency(currencyCode) : undefined;
+      if (!currency) throw new CliError(`unknown currency "${currencyCode ?? ''}"`);
+      const parsed = parseAmount(amountText ?? '', currency.precision.real);
+      if (!parsed.ok) {
+        throw new CliError(
+          parsed.reason === 'too_many_decimals'
+            ? `${currency.code} allows at most ${currency.precision.real} decimals`
+            : `amount "${amountText ?? ''}" is not a decimal number`,
+        );
+      }
+      if (!values.reason?.trim())
+        throw new CliError('--reason <text> is required: adjustments are journalled');
+      const external = await systemAccountId(ctx.db, 'external');
+      const built = adjustment(target.id, external, currency.code, parsed.value, values.reason.trim());
+      if (!built.ok) throw new CliError(built.detail);
+      const posted = await postEntry(ctx.db, built.entry);
+      if (!posted.ok) throw new CliError(`refused: ${posted.error} (${posted.detail})`);
+      ctx.print({ entryId: posted.entryId, balances: await balancesView(ctx, target.id) });
+      return 0;
+    }
+    case 'key issue': {
+      const target = await account(ctx, positionals[2]);
+      const issued = await issueApiKey(
+        ctx.db,
+        ctx.secretBox,
+        target.id,
+        parseScopes(values.scopes),
+        values.label ?? '',
+      );
+      ctx.print({
+        apiKey: issued.key.publicKey,
+        apiSecret: issued.secret,
+        scopes: issued.key.scopes,
+        note: 'the secret is shown only now',
+      });
+      return 0;
+    }
+    case 'key list': {
+      const target = await account(ctx, positionals[2]);
+      ctx.print(await listApiKeys(ctx.db, target.id));
+      return 0;
+    }
+    case 'key disable':
+    case 'key enable':
+    case 'key revoke': {
+      const publicKey = positionals[2];
+      if (!publicKey) throw new CliError('name the key by its public key');
+      const done =
+        sub === 'revoke'
+          ? await revokeApiKey(ctx.db, publicKey)
+          : await setApiKeyEnabled(ctx.db, publicKey, sub === 'enable');
+      if (!done) throw new CliError(`no ${sub === 'revoke' ? '' : 'unrevoked '}key "${publicKey}"`);
+      ctx.print({ publicKey, action: sub });
+      return 0;
+    }
+    default:
+      if (command === 'balances') {
+        const target = await account(ctx, sub);
+        ctx.print({ account: target.id, email: target.email, balances: await balancesView(ctx, target.id) });
+        return 0;
+      }
+      if (command === 'reconcile') {
+        const report = await reconcile(ctx.db);
+        ctx.print(report);
+        return report.ok ? 0 : 1;
+      }
+      throw new CliError(USAGE);
+  }
+}

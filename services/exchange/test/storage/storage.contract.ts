@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { DuplicateAccountError, findAccount, systemAccountId } from '../../src/accounts/store.js';
+import {
+  consumeNonce,
+  findApiKey,
+  listApiKeys,
+  revokeApiKey,
+  setApiKeyEnabled,
+} from '../../src/apikeys/store.js';
+import { migrate } from '../../src/db/migrate.js';
+import { adjustment, lockFunds, settleFill, transfer } from '../../src/ledger/entry.js';
+import { reconcile } from '../../src/ledger/reconcile.js';
+import { balancesOf, postEntry } from '../../src/ledger/store.js';
+import { accountWithKey, credit, newAccount } from '../support/accounts.js';
+import { secretBox, type Target } from '../support/targets.js';
+
+async function balance(target: Target, accountId: number, currency: string) {
+  const found = (await balancesOf(target.db(), accountId)).find((b) => b.currency === currency);
+  return { available: found?.available ?? 0n, locked: found?.locked ?? 0n };
+}
+
+async function entryCount(target: Target): Promise<number> {
+  const { rows } = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM journal_entries');
+  return rows[0]!.n;
+}
+
+/** The storage contract: every behaviour the service relies on, run against PostgreSQL and PGlite. */
+export function storageContract(target: Target): void {
+  describe(`storage contract (${target.name})`, () => {
+    it('applies migrations once and records their versions', async () => {
+      expect(await migrate(target.db())).toEqual([]);
+      const { rows } = await target.db().query<{ version: number }>('SELECT version FROM schema_migrations');
+      expect(rows.map((row) => row.version)).toContain(1);
+    });
+
+    it('creates accounts with gateway keys and refuses a duplicate e-mail', async () => {
+      const account = await newAccount(target.db());
+      expect(Object.keys(account.gatewayKeys).sort()).toEqual(['rub', 'uah', 'usd']);
+      expect((await findAccount(target.db(), account.email.toUpperCase()))?.id).toBe(account.id);
+      expect((await findAccount(target.db(), account.svcid))?.id).toBe(account.id);
+      await expect(
+        target.db().transaction(async (tx) => {
+          const { createAccount } = await import('../../src/accounts/store.js');
+          return createAccount(tx, { email: account.email });
+        }),
+      ).rejects.toBeInstanceOf(DuplicateAccountError);
+    });
+
+    it('stores API secrets encrypted and decrypts them with the master key', async () => {
+      const { apiKey, secret } = await accountWithKey(target.db(), ['read', 'trade']);
+      const stored = await findApiKey(target.db(), apiKey);
+      expect(stored?.secretBox).not.toContain(secret);
+      expect(secretBox.open(stored!.secretBox, apiKey)).toBe(secret);
+      expect(() => secretBox.open(stored!.secretBox, 'another-key')).toThrow();
+      expect(stored?.scopes).toEqual(['read', 'trade']);
+    });
+
+    it('disables, enables and revokes keys', async () => {
+      const { apiKey, account } = await accountWithKey(target.db());
+      expect(await setApiKeyEnabled(target.db(), apiKey, false)).toBe(true);
+      expect((await findApiKey(target.db(), apiKey))?.enabled).toBe(false);
+      expect(await setApiKeyEnabled(target.db(), apiKey, true)).toBe(true);
+      expect(await revokeApiKey(target.db(), apiKey)).toBe(true);
+      expect(await setApiKeyEnabled(target.db(), apiKey, true)).toBe(false);
+      const [listed] = await listApiKeys(target.db(), account.id);
+      expect(listed).toMatchObject({ enabled: false, revoked: true });
+    });
+
+    it('accepts only increasing nonces per key and protocol, one winner among racers', async () => {
+      const { keyId } = await accountWithKey(target.db());
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe(true);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe(false);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 999)).toBe(false);
+      expect(await consumeNonce(target.db(), keyId, 'v2', 1000)).toBe(true);
+      const racers = await Promise.all(
+        Array.from({ length: 10 }, () => consumeNonce(target.db(), keyId, 'v3', 2000)),
+      );
+      expect(racers.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('posts balanced entries: credit, lock, unlock, transfer', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      const b = await newAccount(db);
+      await credit(db, a.id, 'btc', 100_000_000n);
+      const lock = lockFunds(a.id, 'btc', 30_000_000n, 'order 1');
+      expect(lock.ok && (await postEntry(db, lock.entry)).ok).toBe(true);
+      expect(await balance(target, a.id, 'btc')).toEqual({ available: 70_000_000n, locked: 30_000_000n });
+      const unlock = lockFunds(a.id, 'btc', 10_000_000n, 'order 1 cancelled', true);
+      expect(unlock.ok && (await postEntry(db, unlock.entry)).ok).toBe(true);
+      const move = transfer(a.id, b.id, 'btc', 80_000_000n, 'transfer');
+      expect(move.ok && (await postEntry(db, move.entry)).ok).toBe(true);
+      expect(await balance(target, a.id, 'btc')).toEqual({ available: 0n, locked: 20_000_000n });
+      expect(await balance(target, b.id, 'btc')).toEqual({ available: 80_000_000n, locked: 0n });
+    });
+
+    it('settles a fill between locked funds with fees to the fee account, once per idempotency key', async () => {
+      const db = target.db();
+      const buyer = await newAccount(db);
+      const seller = await newAccount(db);
+      const fees = await systemAccountId(db, 'fees');
+      const feesBefore = await balance(target, fees, 'uah');
+      await credit(db, buyer.id, 'uah', 1_000_000n);
+      await credit(db, seller.id, 'btc', 50_000_000n);
+      for (const built of [
+        lockFunds(buyer.id, 'uah', 1_000_000n, 'bid'),
+        lockFunds(seller.id, 'btc', 50_000_000n, 'ask'),
+      ]) {
+        expect(built.ok && (await postEntry(db, built.entry)).ok).toBe(true);
+      }
+      const fill = settleFill(
+        {
+          buyerId: buyer.id,
+          sellerId: seller.id,
+          feeAccountId: fees,
+          base: 'btc',
+          quote: 'uah',
+          baseAmount: 10_000_000n,
+          quoteAmount: 600_000n,
+          buyerFee: 25_000n,
+          sellerFee: 1_500n,
+          idempotencyKey: `fill-${buyer.id}-${seller.id}`,
+        },
+        'trade 1',
+      );
+      if (!fill.ok) throw new Error(fill.detail);
+      const first = await postEntry(db, fill.entry);
+      const again = await postEntry(db, fill.entry);
+      expect(first.ok && again.ok && again.duplicate && again.entryId === first.entryId).toBe(true);
+      expect(await balance(target, buyer.id, 'btc')).toEqual({ available: 9_975_000n, locked: 0n });
+      expect(await balance(target, buyer.id, 'uah')).toEqual({ available: 0n, locked: 400_000n });
+      expect(await balance(target, seller.id, 'uah')).toEqual({ available: 598_500n, locked: 0n });
+      expect(await balance(target, seller.id, 'btc')).toEqual({ available: 0n, locked: 40_000_000n });
+      expect((await balance(target, fees, 'uah')).available - feesBefore.available).toBe(1_500n);
+    });
+
+    it('refuses an overdraft, an unknown currency and an unbalanced entry, writing nothing', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'eth', 5n);
+      const external = await systemAccountId(db, 'external');
+      const before = await entryCount(target);
+      const overdraft = adjustment(a.id, external, 'eth', -6n, 'too much');
+      expect(overdraft.ok && (await postEntry(db, overdraft.entry))).toMatchObject({
+        ok: false,
+        error: 'insufficient_funds',
+      });
+      const unknown = adjustment(a.id, external, 'doge', 1n, 'no such coin');
+      expect(unknown.ok && (await postEntry(db, unknown.entry))).toMatchObject({
+        ok: false,
+        error: 'unknown_currency',
+      });
+      const unbalanced = await postEntry(db, {
+        kind: 'broken',
+        reason: 'test',
+        legs: [
+          { accountId: a.id, currency: 'eth', bucket: 'available', amount: 1n },
+          { accountId: external, currency: 'eth', bucket: 'available', amount: -2n },
+        ],
+      });
+      expect(unbalanced).toMatchObject({ ok: false, error: 'invalid_entry' });
+      expect(await entryCount(target)).toBe(before);
+      expect(await balance(target, a.id, 'eth')).toEqual({ available: 5n, locked: 0n });
+    });
+
+    it('lets 50 concurrent debits race for one balance without going below zero', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'usdt', 10n);
+      const external = await systemAccountId(db, 'external');
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => {
+          const built = adjustment(a.id, external, 'usdt', -1n, `debit ${i}`);
+          if (!built.ok) throw new Error(built.detail);
+          return postEntry(db, built.entry);
+        }),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(10);
+      expect(results.filter((r) => !r.ok && r.error === 'insufficient_funds')).toHaveLength(40);
+      expect(await balance(target, a.id, 'usdt')).toEqual({ available: 0n, locked: 0n });
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    it('reconciles the whole database and reports a tampered balance', async () => {
+      const db = target.db();
+      const clean = await reconcile(db);
+      expect(clean).toMatchObject({ ok: true, problems: [] });
+      expect(clean.entries).toBeGreaterThan(0);
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      await db.query(
+        `UPDATE balances SET available = available + 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join('\n')).toContain(`account ${a.id} xrp`);
+      await db.query(
+        `UPDATE balances SET available = available - 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { DEFAULT_REFERENCE_FILE } from '../../src/config.js';
+import { buildReferenceData, loadReferenceData, ReferenceDataError } from '../../src/reference/load.js';
+
+const document = () => parse(readFileSync(DEFAULT_REFERENCE_FILE, 'utf8')) as Record<string, unknown[]>;
+
+describe('reference data', () => {
+  it('ships the default currencies and markets', () => {
+    const data = loadReferenceData(DEFAULT_REFERENCE_FILE);
+    expect(data.currencies.map((c) => c.code)).toEqual([
+      'btc',
+      'eth',
+      'usdt',
+      'xrp',
+      'uah',
+      'usd',
+      'eur',
+      'rub',
+    ]);
+    expect(data.currency('XRP')?.has_memo).toBe(true);
+    for (const id of ['btcuah', 'ethuah', 'btcusdt', 'ethbtc', 'usdtuah', 'xrpuah'])
+      expect(data.market(id)).toBeDefined();
+    const btc = data.rates.find((r) => r.currency === 'btc');
+    expect(btc).toMatchObject({ btc: 1, usd: 37250.5 });
+  });
+
+  it('refuses a market naming an unknown currency, naming the problem', () => {
+    const doc = document();
+    doc.markets!.push({
+      id: 'dogeuah',
+      base_unit: 'doge',
+      quote_unit: 'uah',
+      base_precision: 0,
+      quote_precision: 0,
+      display_precision: 0,
+    });
+    expect(() => buildReferenceData(doc, 'test.yaml')).toThrow(
+      /market dogeuah names unknown currency "doge"/,
+    );
+  });
+
+  it('refuses wrong types, duplicates and unknown fields', () => {
+    const wrongType = document();
+    (wrongType.currencies![0] as Record<string, unknown>).precision = { real: 'eight', trade: 6 };
+    expect(() => buildReferenceData(wrongType)).toThrow(ReferenceDataError);
+    const duplicate = document();
+    duplicate.currencies!.push(duplicate.currencies![0]);
+    expect(() => buildReferenceData(duplicate)).toThrow(/duplicate currency code "btc"/);
+    const extra = document();
+    (extra.markets![0] as Record<string, unknown>).colour = 'red';
+    expect(() => buildReferenceData(extra)).toThrow(ReferenceDataError);
+  });
+
+  it('reports a missing or broken file by name', () => {
+    expect(() => loadReferenceData('/nonexistent/reference.yaml')).toThrow(/reference\.yaml: cannot read/);
+  });
+});
