@@ -101,11 +101,15 @@ export function listenHttp(server: Server, host: string, port: number): Promise<
 export function closeHttp(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
+      clearInterval(sweeper);
       server.closeAllConnections();
       resolve();
     }, graceMs);
+    // Keep-alive connections become idle as their in-flight requests finish: close them as they do.
+    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
     server.close(() => {
       clearTimeout(timer);
+      clearInterval(sweeper);
       resolve();
     });
     server.closeIdleConnections();
