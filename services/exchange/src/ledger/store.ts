@@ -38,6 +38,37 @@ export async function postEntry(db: Database, entry: JournalEntry): Promise<Post
   }
 }
 
+/**
+ * Posts several entries in one transaction (one commit, one fsync: the group commit of the matching
+ * engine). Each entry runs under its own savepoint, so a refused entry is rolled back alone and the
+ * others commit; results come back in order.
+ */
+export async function postEntries(db: Database, entries: readonly JournalEntry[]): Promise<PostResult[]> {
+  const results: PostResult[] = entries.map((entry) => {
+    const checked = validateEntry(entry);
+    return checked.ok
+      ? { ok: true, entryId: 0, duplicate: false }
+      : { ok: false, error: 'invalid_entry', detail: checked.detail };
+  });
+  await db.transaction(async (tx) => {
+    for (const [index, entry] of entries.entries()) {
+      if (!results[index]!.ok) continue;
+      await tx.query('SAVEPOINT ledger_entry');
+      try {
+        results[index] = await postIn(tx, entry);
+        await tx.query(
+          results[index]!.ok ? 'RELEASE SAVEPOINT ledger_entry' : 'ROLLBACK TO SAVEPOINT ledger_entry',
+        );
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;
+        await tx.query('ROLLBACK TO SAVEPOINT ledger_entry');
+        results[index] = error.result;
+      }
+    }
+  });
+  return results;
+}
+
 async function postIn(tx: Sql, entry: JournalEntry): Promise<PostResult> {
   const currencies = [...new Set(entry.legs.map((leg) => leg.currency))];
   const accounts = [...new Set(entry.legs.map((leg) => leg.accountId))];

@@ -10,7 +10,7 @@ import {
 import { migrate } from '../../src/db/migrate.js';
 import { adjustment, lockFunds, settleFill, transfer } from '../../src/ledger/entry.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
-import { balancesOf, postEntry } from '../../src/ledger/store.js';
+import { balancesOf, postEntries, postEntry } from '../../src/ledger/store.js';
 import { accountWithKey, credit, newAccount } from '../support/accounts.js';
 import { secretBox, type Target } from '../support/targets.js';
 
@@ -161,6 +161,32 @@ export function storageContract(target: Target): void {
       expect(unbalanced).toMatchObject({ ok: false, error: 'invalid_entry' });
       expect(await entryCount(target)).toBe(before);
       expect(await balance(target, a.id, 'eth')).toEqual({ available: 5n, locked: 0n });
+    });
+
+    it('posts a batch in one commit, rolling back only the refused entries', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      const b = await newAccount(db);
+      await credit(db, a.id, 'eth', 10n);
+      const before = await entryCount(target);
+      const entries = [
+        transfer(a.id, b.id, 'eth', 4n, 'one'),
+        transfer(a.id, b.id, 'eth', 7n, 'too much'),
+        transfer(a.id, b.id, 'eth', 6n, 'rest'),
+      ];
+      const results = await postEntries(
+        db,
+        entries.map((built) => {
+          if (!built.ok) throw new Error(built.detail);
+          return built.entry;
+        }),
+      );
+      expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+      expect(results[1]).toMatchObject({ error: 'insufficient_funds' });
+      expect(await entryCount(target)).toBe(before + 2);
+      expect(await balance(target, a.id, 'eth')).toEqual({ available: 0n, locked: 0n });
+      expect(await balance(target, b.id, 'eth')).toEqual({ available: 10n, locked: 0n });
+      expect((await reconcile(db)).ok).toBe(true);
     });
 
     it('lets 50 concurrent debits race for one balance without going below zero', async () => {
