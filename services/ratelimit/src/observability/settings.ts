@@ -59,7 +59,7 @@ export interface DebugSettings {
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 export interface LogSettings {
-  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "warn" */
+  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "info" */
   readonly level: LogLevel;
   /** `LOG_FORMAT` @default "text" */
   readonly format: 'text' | 'json';
@@ -284,7 +284,7 @@ function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
 }
 
 export function parseObservabilitySettings(env: Env): ObservabilitySettings {
-  const level = str(env, 'LOG_LEVEL', 'warn').toLowerCase();
+  const level = str(env, 'LOG_LEVEL', 'info').toLowerCase();
   const logLevel = LEVELS[level];
   if (logLevel === undefined) throw new SettingError('LOG_LEVEL', `unknown level '${env.LOG_LEVEL}'`);
   const format = str(env, 'LOG_FORMAT', 'text').toLowerCase();

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Metadata } from '@grpc/grpc-js';
 import {
   type Attributes,
@@ -46,6 +47,7 @@ export interface CallSpan {
 }
 
 export interface Tracing {
+  readonly enabled: boolean;
   startCallSpan(name: string, carrier?: TraceCarrier): CallSpan;
   /** Exports the spans finished so far. */
   forceFlush(): Promise<void>;
@@ -122,6 +124,7 @@ const NOOP_SPAN: CallSpan = {
 
 /** Tracing that records nothing (`TRACING_ENABLED=false`). */
 export const NOOP_TRACING: Tracing = {
+  enabled: false,
   startCallSpan: () => NOOP_SPAN,
   forceFlush: async () => {},
   shutdown: async () => {},
@@ -164,6 +167,7 @@ export function createTracing(
   const tracer = provider.getTracer('ratelimit');
   const propagator = new W3CTraceContextPropagator();
   return {
+    enabled: true,
     startCallSpan(name, carrier) {
       const parent = carrier ? propagator.extract(ROOT_CONTEXT, carrier, getter) : ROOT_CONTEXT;
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
@@ -172,4 +176,18 @@ export function createTracing(
     forceFlush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
+}
+
+/**
+ * The call span of the request being handled, carried across awaits, so code far from the
+ * transport (the backend decorator) can open child spans without the span being passed down.
+ */
+const currentCall = new AsyncLocalStorage<CallSpan>();
+
+export function runInCallSpan<T>(span: CallSpan, fn: () => T): T {
+  return currentCall.run(span, fn);
+}
+
+export function currentCallSpan(): CallSpan | undefined {
+  return currentCall.getStore();
 }

@@ -26,10 +26,10 @@ describe('logger', () => {
     expect(new Date(record['@timestamp'] as string).toISOString()).toBe(record['@timestamp']);
   });
 
-  it('honours LOG_LEVEL (default warn) and writes text lines by default', () => {
+  it('honours LOG_LEVEL (default info) and writes text lines by default', () => {
     const out = capture();
     const log = createLogger(parseObservabilitySettings({}).log, out.stream);
-    log.info('hidden');
+    log.debug('hidden');
     log.warn({ file: 'config.yaml', error: 'bad key' }, 'config load failed');
     expect(out.lines).toHaveLength(1);
     expect(out.lines[0]).toMatch(

@@ -1,54 +1,20 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseObservabilitySettings } from '../../src/observability/settings.js';
 import { createTracing } from '../../src/observability/tracing.js';
+import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
 
-/** An in-process OTLP/HTTP receiver: collects the JSON export requests sent to /v1/traces. */
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  status?: { code?: number; message?: string };
-}
-interface ExportRequest {
-  resourceSpans: {
-    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans: { spans: OtlpSpan[] }[];
-  }[];
-}
-
-let receiver: Server;
+let receiver: OtlpReceiver;
 let receiverUrl = '';
-let received: { headers: Record<string, unknown>; body: ExportRequest }[] = [];
-
+let received: OtlpReceiver['received'] = [];
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.url === '/v1/traces' && req.headers['content-type']?.includes('application/json')) {
-        received.push({
-          headers: req.headers,
-          body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest,
-        });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startOtlpReceiver();
+  receiverUrl = receiver.url;
+  received = receiver.received;
 });
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
-beforeEach(() => {
-  received = [];
-});
-
-const spans = (): OtlpSpan[] =>
-  received.flatMap((r) => r.body.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
+afterAll(() => receiver.close());
+beforeEach(() => receiver.clear());
+const spans = () => receiver.spans();
 
 const INCOMING_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const INCOMING_SPAN = '00f067aa0ba902b7';
@@ -111,7 +77,7 @@ describe('tracing over OTLP/HTTP', () => {
     expect(spans()[0]?.parentSpanId ?? '').toBe('');
     await on.shutdown();
 
-    received = [];
+    receiver.clear();
     const off = createTracing(
       parseObservabilitySettings({
         TRACING_ENABLED: 'true',

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { snapshotToConfigFiles } from '../../src/observability/xds-config-files.js';
+import { decodeRateLimitConfig, encodeRateLimitConfig } from '../../src/observability/xds-protos.js';
+import { buildConfig, dumpConfig } from '../../src/rules/config-tree.js';
+import { StatsRegistry } from '../../src/stats/registry.js';
+
+/** Resources as the management server sends them: encoded, then decoded by the client. */
+const resource = (config: object) => decodeRateLimitConfig(encodeRateLimitConfig(config).value);
+
+describe('xDS snapshot through the core config loader', () => {
+  it('a valid snapshot builds the same rules a YAML file would', () => {
+    const files = snapshotToConfigFiles([
+      resource({
+        name: 'edge',
+        domain: 'edge',
+        descriptors: [
+          { key: 'remote_address', rate_limit: { unit: 'SECOND', requests_per_unit: 5 }, shadow_mode: true },
+          { key: 'path', value: 'yes', rate_limit: { unit: 'MINUTE', requests_per_unit: 100 } },
+          { key: 'internal', rate_limit: { unlimited: true } },
+          {
+            key: 'parent',
+            descriptors: [{ key: 'child', rate_limit: { unit: 'HOUR', requests_per_unit: 7 } }],
+          },
+        ],
+      }),
+    ]);
+    expect(files[0]?.name).toBe('edge');
+    const built = buildConfig(files, new StatsRegistry(), { mergeDomainConfig: false });
+    if (!built.ok) throw new Error(built.error);
+    expect(dumpConfig(built.config)).toBe(
+      [
+        'edge.internal: unit=UNKNOWN requests_per_unit=0, shadow_mode: false',
+        'edge.parent.child: unit=HOUR requests_per_unit=7, shadow_mode: false',
+        'edge.path_yes: unit=MINUTE requests_per_unit=100, shadow_mode: false',
+        'edge.remote_address: unit=SECOND requests_per_unit=5, shadow_mode: true',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a bad resource gives the loader error prefixed with the resource name', () => {
+    const files = snapshotToConfigFiles([
+      resource({
+        name: 'bad-unit',
+        domain: 'd',
+        descriptors: [{ key: 'k', rate_limit: { requests_per_unit: 5 } }],
+      }),
+    ]);
+    const built = buildConfig(files, new StatsRegistry(), { mergeDomainConfig: false });
+    expect(built).toEqual({ ok: false, error: "bad-unit: invalid rate limit unit 'UNKNOWN'" });
+    const dup = snapshotToConfigFiles([
+      resource({ name: 'a', domain: 'd' }),
+      resource({ name: 'b', domain: 'd' }),
+    ]);
+    expect(buildConfig(dup, new StatsRegistry(), { mergeDomainConfig: false })).toEqual({
+      ok: false,
+      error: "b: duplicate domain 'd' in config file",
+    });
+  });
+});
