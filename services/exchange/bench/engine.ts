@@ -45,24 +45,26 @@ interface Engine {
 /**
  * Runs the first `ops` commands twice on fresh books: once untimed per command for throughput, once
  * with performance.now() around every command for the p99 latency (so that the timer's own cost does
- * not lower the throughput figure). Heap is the growth over the throughput run, after a GC when exposed.
+ * not lower the throughput figure). Heap is what the filled book retains (needs --expose-gc).
  */
 function measure(stream: Stream, ops: number, build: () => Engine): Figures {
-  gc?.();
-  const heapBefore = process.memoryUsage().heapUsed;
-  let engine = build();
+  let engine: Engine | undefined = build();
   let errors = 0;
   const start = performance.now();
   for (let i = 0; i < ops; i++) if (engine.run(stream, i) < 0) errors++;
   const seconds = (performance.now() - start) / 1000;
-  gc?.();
-  const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
   const resting = engine.resting();
-  engine = build();
+  // Retained heap of the book: used heap with the engine alive minus used heap once it is dropped.
+  gc?.();
+  const held = process.memoryUsage().heapUsed;
+  engine = undefined;
+  gc?.();
+  const heapMb = gc === undefined ? Number.NaN : (held - process.memoryUsage().heapUsed) / 2 ** 20;
+  const timed = build();
   const latency = new Float64Array(ops);
   for (let i = 0; i < ops; i++) {
     const t0 = performance.now();
-    engine.run(stream, i);
+    timed.run(stream, i);
     latency[i] = performance.now() - t0;
   }
   latency.sort();

@@ -38,6 +38,8 @@ export interface StreamShape {
   readonly maxLimitAmount: number;
   readonly maxMarketAmount: number;
   readonly minLive: number;
+  /** The mid moves by -3..+3 ticks once every this many commands. */
+  readonly driftEvery: number;
 }
 
 export const SHALLOW: StreamShape = {
@@ -49,6 +51,7 @@ export const SHALLOW: StreamShape = {
   maxLimitAmount: 100,
   maxMarketAmount: 100,
   minLive: 1000,
+  driftEvery: 100,
 };
 
 export const DEEP: StreamShape = {
@@ -56,10 +59,11 @@ export const DEEP: StreamShape = {
   limitShare: 0.6,
   cancelShare: 0.25,
   spread: 100,
-  cross: 2,
+  cross: 1,
   maxLimitAmount: 100,
-  maxMarketAmount: 40,
+  maxMarketAmount: 10,
   minLive: 0,
+  driftEvery: 5_000,
 };
 
 /** mulberry32: small, fast, good enough for workload generation. */
@@ -120,7 +124,7 @@ export function generate(shape: StreamShape, length: number, seed: number): Stre
   let nextId = 1;
   let mid = 1_000_000;
   for (let i = 0; i < length; i++) {
-    if (i % 100 === 0) mid += Math.floor(random() * 7) - 3;
+    if (i % shape.driftEvery === 0) mid += Math.floor(random() * 7) - 3;
     let roll = random();
     const side = random() < 0.5 ? 0 : 1;
     const account = Math.floor(random() * ACCOUNTS);

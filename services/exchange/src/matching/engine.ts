@@ -1,5 +1,6 @@
 import { CANCELLED, ClosedOrders, FILLED } from './closed-orders.js';
 import { type CommandResult, fail } from './errors.js';
+import { OrderIndex } from './order-index.js';
 import { BUY, type Level, OrderNode, SELL, type SideCode } from './order-list.js';
 import { PriceLadder } from './price-ladder.js';
 import { captureOrders, type EngineSnapshot, restoreOrders } from './snapshot.js';
@@ -27,8 +28,16 @@ export interface LiveOrder {
   readonly time: number;
 }
 
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/** Exact a * b as a bigint for non-negative safe integers, with one allocation when the product is safe. */
+function product(a: number, b: number): bigint {
+  const n = a * b;
+  return n <= MAX_SAFE ? BigInt(n) : BigInt(a) * BigInt(b);
+}
+
 function entry(level: Level): BookEntry {
-  return [BigInt(level.price), BigInt(level.total), level.count];
+  return [level.bigPrice, BigInt(level.total), level.count];
 }
 
 /**
@@ -46,7 +55,7 @@ export class MatchingEngine {
   /** Sell stops trigger when last <= stop: the highest stop first. */
   readonly sellStops = new PriceLadder(1);
   /** Every live order (resting or waiting stop) by id: O(1) cancel. */
-  protected readonly live = new Map<OrderId, OrderNode>();
+  protected readonly live = new OrderIndex();
   /** Final status of every order that left, so cancels of finished orders get a precise error. */
   protected readonly closed = new ClosedOrders();
   /** Largest order id seen: a larger id cannot be a duplicate, which skips two lookups. */
@@ -60,6 +69,7 @@ export class MatchingEngine {
   private now = 0;
   private readonly triggered: OrderNode[] = [];
   private readonly lotSize: number;
+  private readonly bigLot: bigint;
   private readonly makerFee: bigint;
   private readonly takerFee: bigint;
   // Results of take(), kept in fields so that the hot path allocates nothing for them.
@@ -70,6 +80,7 @@ export class MatchingEngine {
   constructor(spec: MarketSpec) {
     this.market = resolveMarket(spec);
     this.lotSize = Number(this.market.lotSize);
+    this.bigLot = this.market.lotSize;
     this.makerFee = this.market.makerFeePpm;
     this.takerFee = this.market.takerFeePpm;
   }
@@ -226,8 +237,9 @@ export class MatchingEngine {
     ladder.noteEmptied(level);
     this.live.delete(node.id);
     this.closed.set(node.id, CANCELLED);
-    const release = node.side === BUY ? BigInt(node.price) * BigInt(remaining) : BigInt(remaining);
-    this.emitDone(node.id, node.account, node.side, reason, BigInt(remaining), release);
+    const bigRemaining = BigInt(remaining);
+    const release = node.side === BUY ? product(node.price, remaining) : bigRemaining;
+    this.emitDone(node.id, node.account, node.side, reason, bigRemaining, release);
     return release;
   }
 
@@ -327,7 +339,7 @@ export class MatchingEngine {
     const book = side === BUY ? this.asks : this.bids;
     // Level keys grow towards the best price; a level crosses while key >= limitKey.
     const limitKey = limit === 0 ? Number.NEGATIVE_INFINITY : side === BUY ? -limit : limit;
-    const lot = BigInt(this.lotSize);
+    const lot = this.bigLot;
     let remaining = amount;
     let reason = STOP_BOOK;
     while (remaining > 0) {
@@ -355,7 +367,7 @@ export class MatchingEngine {
           this.fill(id, account, side, limit, maker, level, book, qty);
           cap -= qty;
           remaining -= qty;
-          if (capped) this.budget -= BigInt(price) * BigInt(qty);
+          if (capped) this.budget -= product(price, qty);
         }
         maker = next;
       }
@@ -377,7 +389,7 @@ export class MatchingEngine {
   ): void {
     const price = maker.price;
     const bigQty = BigInt(qty);
-    const quote = BigInt(price) * bigQty;
+    const quote = product(price, qty);
     maker.remaining -= qty;
     level.total -= qty;
     const takerBuys = takerSide === BUY;
@@ -387,7 +399,7 @@ export class MatchingEngine {
       time: this.now,
       market: this.market.id,
       tradeId: ++this.tradeSeq,
-      price: BigInt(price),
+      price: level.bigPrice,
       amount: bigQty,
       quote,
       takerSide: SIDES[takerSide]!,
@@ -397,7 +409,7 @@ export class MatchingEngine {
       sellAccount: takerBuys ? maker.account : takerAccount,
       buyerFee: feeOf(bigQty, takerBuys ? this.takerFee : this.makerFee),
       sellerFee: feeOf(quote, takerBuys ? this.makerFee : this.takerFee),
-      buyerRelease: takerBuys && takerLimit > price ? BigInt(takerLimit - price) * bigQty : 0n,
+      buyerRelease: takerBuys && takerLimit > price ? product(takerLimit - price, qty) : 0n,
     });
     if (maker.remaining === 0) {
       level.unlink(maker);

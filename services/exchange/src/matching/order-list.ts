@@ -36,12 +36,16 @@ export class Level {
   /** Sum of `remaining` of the orders in the list. */
   total = 0;
   count = 0;
+  /** The price as a bigint, made once per level for the trade events. */
+  readonly bigPrice: bigint;
 
   constructor(
     readonly price: number,
     /** Sort key: larger is better (nearer the top of the book / nearer to triggering). */
     readonly key: number,
-  ) {}
+  ) {
+    this.bigPrice = BigInt(price);
+  }
 
   push(node: OrderNode): void {
     node.level = this;

@@ -64,7 +64,7 @@ function checkPrice(market: Market, price: bigint, what: string): MatchingError 
   if (typeof price !== 'bigint' || price <= 0n || price > MAX_SAFE) {
     return fail('INVALID_PRICE', `${what} must be a positive integer number of price minor units`);
   }
-  if (price % market.tickSize !== 0n) {
+  if (market.tickSize !== 1n && price % market.tickSize !== 0n) {
     return fail('PRICE_PRECISION', `${what} must be a multiple of the tick size ${market.tickSize}`);
   }
   return null;
@@ -72,7 +72,7 @@ function checkPrice(market: Market, price: bigint, what: string): MatchingError 
 
 function checkAmount(market: Market, amount: bigint): MatchingError | null {
   if (typeof amount !== 'bigint' || amount <= 0n) return fail('INVALID_AMOUNT', 'amount must be positive');
-  if (amount % market.lotSize !== 0n) {
+  if (market.lotSize !== 1n && amount % market.lotSize !== 0n) {
     return fail('AMOUNT_PRECISION', `amount must be a multiple of the lot size ${market.lotSize}`);
   }
   if (amount < market.minAmount) return fail('AMOUNT_TOO_SMALL', `amount is below ${market.minAmount}`);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CANCELLED, ClosedOrders, FILLED } from '../../src/matching/closed-orders.js';
+import { OrderIndex } from '../../src/matching/order-index.js';
+import { OrderNode } from '../../src/matching/order-list.js';
 import { cancel, engine, limit, market, ofType, ok } from './fixtures.js';
 
 describe('price levels', () => {
@@ -52,5 +54,25 @@ describe('closed order statuses', () => {
     expect(closed.get(2)).toBe(FILLED);
     expect(closed.size).toBe(ids.length);
     expect([...closed.entries()].map(([id]) => id)).toEqual(ids);
+  });
+});
+
+describe('live order index', () => {
+  it('finds, replaces and forgets nodes by id across pages and drops empty pages', () => {
+    const index = new OrderIndex();
+    const node = (id: number) => new OrderNode(id, 'a', 0, 100, 0, 1, 0);
+    const ids = [1, 255, 256, 257, 70_000, 2 ** 45 + 1];
+    for (const id of ids) index.set(id, node(id));
+    expect(index.size).toBe(ids.length);
+    expect(ids.map((id) => index.get(id)?.id)).toEqual(ids);
+    expect(index.get(2)).toBeUndefined();
+    index.set(256, node(256));
+    expect(index.size).toBe(ids.length);
+    for (const id of ids) index.delete(id);
+    index.delete(12345);
+    expect(index.size).toBe(0);
+    expect(ids.some((id) => index.has(id))).toBe(false);
+    index.set(257, node(257));
+    expect(index.get(257)?.id).toBe(257);
   });
 });
