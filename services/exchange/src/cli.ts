@@ -20,7 +20,7 @@ const reference = loadReferenceData(config.referenceFile);
 const db = await openStorage(config.storage);
 let code = 1;
 try {
-  await syncCurrencies(db, reference.currencies);
+  await syncCurrencies(db, reference);
   const secretBox = createSecretBox(resolveMasterKey(config.masterKey).key);
   code = await runCli(argv, {
     db,

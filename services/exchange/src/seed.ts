@@ -6,7 +6,7 @@ import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
 import { adjustment } from './ledger/entry.js';
 import { postEntry } from './ledger/store.js';
-import { parseAmount } from './money/decimal.js';
+import { parseAmount, rescale } from './money/decimal.js';
 import type { ReferenceData } from './reference/load.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
@@ -55,7 +55,8 @@ export async function seedDemo(
     if (!currency) continue;
     const parsed = parseAmount(amount, currency.precision.real);
     if (!parsed.ok) continue;
-    const built = adjustment(account.id, external, code, parsed.value, 'demo account seed');
+    const minor = rescale(parsed.value, currency.precision.real, reference.ledgerPrecision(code));
+    const built = adjustment(account.id, external, code, minor, 'demo account seed');
     if (!built.ok) throw new Error(built.detail);
     const posted = await postEntry(db, { ...built.entry, idempotencyKey: `demo-seed:${account.id}:${code}` });
     if (!posted.ok) throw new Error(`seeding ${code}: ${posted.detail}`);

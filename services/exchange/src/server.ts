@@ -11,7 +11,7 @@ const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);
 const masterKey = resolveMasterKey(config.masterKey);
 const db = await openStorage(config.storage);
-await syncCurrencies(db, reference.currencies);
+await syncCurrencies(db, reference);
 const secretBox = createSecretBox(masterKey.key);
 const app = await buildApp({
   db,

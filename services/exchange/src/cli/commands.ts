@@ -21,7 +21,7 @@ import type { Database } from '../db/database.js';
 import { adjustment } from '../ledger/entry.js';
 import { reconcile } from '../ledger/reconcile.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
-import { formatAmount, parseAmount } from '../money/decimal.js';
+import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 
 export interface CliContext {
@@ -55,7 +55,7 @@ async function account(ctx: CliContext, ref: string | undefined): Promise<Accoun
 
 async function balancesView(ctx: CliContext, accountId: number) {
   return (await balancesOf(ctx.db, accountId)).map((balance) => {
-    const precision = ctx.reference.currency(balance.currency)?.precision.real ?? 0;
+    const precision = ctx.reference.ledgerPrecision(balance.currency);
     return {
       currency: balance.currency,
       available: formatAmount(balance.available, precision),
@@ -138,7 +138,12 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       if (!values.reason?.trim())
         throw new CliError('--reason <text> is required: adjustments are journalled');
       const external = await systemAccountId(ctx.db, 'external');
-      const built = adjustment(target.id, external, currency.code, parsed.value, values.reason.trim());
+      const minor = rescale(
+        parsed.value,
+        currency.precision.real,
+        ctx.reference.ledgerPrecision(currency.code),
+      );
+      const built = adjustment(target.id, external, currency.code, minor, values.reason.trim());
       if (!built.ok) throw new CliError(built.detail);
       const posted = await postEntry(ctx.db, built.entry);
       if (!posted.ok) throw new CliError(`refused: ${posted.error} (${posted.detail})`);

@@ -1,10 +1,10 @@
 import { ApiError } from '../errors.js';
-import { parseAmount } from '../money/decimal.js';
+import { parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 
 /**
  * Turns an amount from a request (a JSON number, as the spec types `amount`, or a decimal string)
- * into minor units of `currencyCode`, refusing unknown currencies and excess decimals with the
+ * into ledger minor units of `currencyCode` (input limited to `precision.real` decimals), refusing unknown currencies and excess decimals with the
  * service's errors. JSON numbers are read through their shortest decimal form (`0.1` is "0.1"),
  * so a client's `0.1` never becomes 0.1000000000000000055.
  */
@@ -25,7 +25,8 @@ export function requestAmount(
     text = value;
   }
   const parsed = parseAmount(text, currency.precision.real);
-  if (parsed.ok) return parsed.value;
+  if (parsed.ok)
+    return rescale(parsed.value, currency.precision.real, reference.ledgerPrecision(currency.code));
   if (parsed.reason === 'too_many_decimals') {
     throw new ApiError(
       'too_many_decimals',

@@ -1,4 +1,5 @@
 import type { Database, Sql } from '../db/database.js';
+import type { ReferenceData } from '../reference/load.js';
 import { type JournalEntry, validateEntry } from './entry.js';
 
 export type PostResult =
@@ -169,8 +170,12 @@ export async function balancesOf(db: Sql, accountId: number): Promise<Balance[]>
  */
 export async function syncCurrencies(
   db: Database,
-  currencies: readonly { code: string; precision: { real: number } }[],
+  reference: Pick<ReferenceData, 'currencies' | 'ledgerPrecision'>,
 ): Promise<void> {
+  const currencies = reference.currencies.map((c) => ({
+    code: c.code,
+    precision: reference.ledgerPrecision(c.code),
+  }));
   await db.transaction(async (tx) => {
     const { rows } = await tx.query<{ code: string; precision: number }>(
       'SELECT code, precision FROM currencies',
@@ -181,11 +186,11 @@ export async function syncCurrencies(
       if (precision === undefined) {
         await tx.query('INSERT INTO currencies (code, precision) VALUES ($1, $2)', [
           currency.code,
-          currency.precision.real,
+          currency.precision,
         ]);
-      } else if (precision !== currency.precision.real) {
+      } else if (precision !== currency.precision) {
         throw new Error(
-          `currency ${currency.code}: precision.real is ${currency.precision.real} in the reference file but ` +
+          `currency ${currency.code}: the ledger precision is ${currency.precision} in the reference file but ` +
             `${precision} in the ledger; changing it would change the value of stored amounts`,
         );
       }

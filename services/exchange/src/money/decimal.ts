@@ -20,6 +20,12 @@ export function parseAmount(text: string, precision: number): ParseResult {
   return { ok: true, value: sign === '-' ? -minor : minor };
 }
 
+/** Re-expresses minor units of `from` decimals in `to` >= `from` decimals (exact). */
+export function rescale(minor: bigint, from: number, to: number): bigint {
+  if (to < from) throw new RangeError('rescale only widens: narrowing would round');
+  return minor * 10n ** BigInt(to - from);
+}
+
 /** Formats minor units as a plain decimal string with trailing zeros trimmed, e.g. `"1.5"`, `"0"`. */
 export function formatAmount(minor: bigint, precision: number): string {
   const negative = minor < 0n;

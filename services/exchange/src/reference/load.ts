@@ -27,12 +27,17 @@ export interface ExchangeRate {
 }
 
 /** Reference data loaded at start-up: immutable, looked up by lower-case code. */
+/** A currency as the spec publishes it. */
+export type Currency = Omit<CurrencyFile, 'ledger_precision'>;
+
 export interface ReferenceData {
-  readonly currencies: readonly CurrencyFile[];
+  readonly currencies: readonly Currency[];
   readonly markets: readonly (MarketFile & { price_change: number })[];
   readonly fees: readonly FeeEntry[];
   readonly rates: readonly ExchangeRate[];
-  currency(code: string): CurrencyFile | undefined;
+  currency(code: string): Currency | undefined;
+  /** Decimals of the ledger's minor units of a currency (see `ledger_precision`). */
+  ledgerPrecision(code: string): number;
   market(id: string): MarketFile | undefined;
 }
 
@@ -66,6 +71,15 @@ export function buildReferenceData(document: unknown, file = '<inline>'): Refere
   unique(data.currencies, (c) => c.id, 'currency id', file);
   unique(data.markets, (m) => m.id, 'market id', file);
   const byCode = new Map(data.currencies.map((c) => [c.code, c]));
+  const ledgerOf = (c: CurrencyFile): number => c.ledger_precision ?? c.precision.real;
+  for (const currency of data.currencies) {
+    if (ledgerOf(currency) < currency.precision.real) {
+      throw new ReferenceDataError(
+        file,
+        `currency ${currency.code}: ledger_precision is below precision.real`,
+      );
+    }
+  }
   const need = (code: string, where: string): CurrencyFile => {
     const currency = byCode.get(code);
     if (!currency) throw new ReferenceDataError(file, `${where} names unknown currency "${code}"`);
@@ -76,6 +90,13 @@ export function buildReferenceData(document: unknown, file = '<inline>'): Refere
     const quote = need(market.quote_unit, `market ${market.id}`);
     if (market.base_precision > base.precision.real || market.quote_precision > quote.precision.real) {
       throw new ReferenceDataError(file, `market ${market.id} is more precise than its currencies`);
+    }
+    const needed = market.base_precision + market.quote_precision;
+    if (ledgerOf(quote) < needed) {
+      throw new ReferenceDataError(
+        file,
+        `currency ${quote.code} needs ledger_precision >= ${needed} for market ${market.id} (price * amount must settle exactly)`,
+      );
     }
   }
   for (const currency of data.currencies) {
@@ -115,7 +136,10 @@ export function buildReferenceData(document: unknown, file = '<inline>'): Refere
       };
     }),
   ];
-  const currencies = [...data.currencies].sort((a, b) => a.sort_order - b.sort_order || a.id - b.id);
+  const currencies: Currency[] = [...data.currencies]
+    .sort((a, b) => a.sort_order - b.sort_order || a.id - b.id)
+    .map(({ ledger_precision: _ledger, ...published }) => published);
+  const published = new Map(currencies.map((c) => [c.code, c]));
   const rates = currencies.map((currency) => {
     const rate: ExchangeRate = { currency: currency.code };
     for (const target of data.rate_targets) {
@@ -130,7 +154,12 @@ export function buildReferenceData(document: unknown, file = '<inline>'): Refere
     markets,
     fees,
     rates,
-    currency: (code: string) => byCode.get(code.toLowerCase()),
+    currency: (code: string) => published.get(code.toLowerCase()),
+    ledgerPrecision: (code: string) => {
+      const currency = byCode.get(code.toLowerCase());
+      if (!currency) throw new Error(`unknown currency ${code}`);
+      return ledgerOf(currency);
+    },
     market: (id: string) => marketById.get(id.toLowerCase()),
   });
 }

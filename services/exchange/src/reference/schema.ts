@@ -22,6 +22,12 @@ export const CurrencyFile = Type.Object(
       { real: Type.Integer({ minimum: 0, maximum: 18 }), trade: Type.Integer({ minimum: 0, maximum: 18 }) },
       { additionalProperties: false },
     ),
+    /**
+     * Decimals of the ledger's minor units (not published). At least `precision.real`, and for a
+     * quote currency at least base_precision + quote_precision of each of its markets, so that
+     * price * amount settles exactly. @default precision.real
+     */
+    ledger_precision: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
   },
   { additionalProperties: false },
 );

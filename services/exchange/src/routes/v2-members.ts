@@ -45,8 +45,11 @@ export function v2MemberRoutes(app: App, deps: RouteDeps): void {
             const balance = balances.get(currency.code);
             return {
               currency: currency.code,
-              balance: formatAmountV2(balance?.available ?? 0n, currency.precision.real),
-              locked: formatAmountV2(balance?.locked ?? 0n, currency.precision.real),
+              balance: formatAmountV2(
+                balance?.available ?? 0n,
+                deps.reference.ledgerPrecision(currency.code),
+              ),
+              locked: formatAmountV2(balance?.locked ?? 0n, deps.reference.ledgerPrecision(currency.code)),
             };
           }),
         };

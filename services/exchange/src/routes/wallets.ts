@@ -41,7 +41,7 @@ export function walletRoutes(app: App, deps: RouteDeps): void {
         const balance = balances.get(currency.code);
         const available = balance?.available ?? 0n;
         const total = available + (balance?.locked ?? 0n);
-        const precision = currency.precision.real;
+        const precision = deps.reference.ledgerPrecision(currency.code);
         return [
           'exchange',
           currency.code.toUpperCase(),

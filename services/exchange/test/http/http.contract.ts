@@ -14,7 +14,7 @@ export function httpContract(target: Target): void {
     beforeAll(async () => {
       app = await buildApp({ db: target.db(), reference, secretBox, bodyLimit: 4096 });
       user = await accountWithKey(target.db(), ['read', 'trade']);
-      await credit(target.db(), user.account.id, 'btc', 150_000_000n);
+      await credit(target.db(), user.account.id, 'btc', 15_000_000_000n);
     });
     afterAll(async () => {
       await app?.close();

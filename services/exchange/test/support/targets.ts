@@ -21,7 +21,7 @@ function target(name: Target['name'], open: () => Promise<Database>): Target {
   let db: Database | undefined;
   beforeAll(async () => {
     db = await open();
-    await syncCurrencies(db, reference.currencies);
+    await syncCurrencies(db, reference);
   });
   afterAll(async () => {
     await db?.close();

@@ -18,10 +18,11 @@ function refusal(run: () => unknown): string | undefined {
 
 describe('request amounts', () => {
   it('reads JSON numbers and decimal strings into minor units', () => {
-    expect(requestAmount(reference, 'btc', 0.1)).toBe(10_000_000n);
-    expect(requestAmount(reference, 'BTC', '1.00000001')).toBe(100_000_001n);
-    expect(requestAmount(reference, 'btc', 1e-7)).toBe(10n);
-    expect(requestAmount(reference, 'uah', -12.5)).toBe(-1250n);
+    // btc: 8 decimals accepted, ledger minor units of 10 decimals; uah: 2 accepted, ledger 6.
+    expect(requestAmount(reference, 'btc', 0.1)).toBe(1_000_000_000n);
+    expect(requestAmount(reference, 'BTC', '1.00000001')).toBe(10_000_000_100n);
+    expect(requestAmount(reference, 'btc', 1e-7)).toBe(1_000n);
+    expect(requestAmount(reference, 'uah', -12.5)).toBe(-12_500_000n);
   });
 
   it('refuses more decimals than the currency allows, unknown currencies and junk', () => {

@@ -53,6 +53,19 @@ describe('reference data', () => {
     expect(() => buildReferenceData(extra)).toThrow(ReferenceDataError);
   });
 
+  it('keeps the ledger precision private and requires it to settle every market exactly', () => {
+    const data = loadReferenceData(DEFAULT_REFERENCE_FILE);
+    expect(data.currency('btc')).not.toHaveProperty('ledger_precision');
+    expect(data.ledgerPrecision('btc')).toBe(10);
+    const doc = document();
+    const btc = doc.currencies!.find((c) => (c as { code: string }).code === 'btc') as Record<
+      string,
+      unknown
+    >;
+    btc.ledger_precision = 9;
+    expect(() => buildReferenceData(doc)).toThrow(/btc needs ledger_precision >= 10 for market ethbtc/);
+  });
+
   it('reports a missing or broken file by name', () => {
     expect(() => loadReferenceData('/nonexistent/reference.yaml')).toThrow(/reference\.yaml: cannot read/);
   });
