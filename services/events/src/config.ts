@@ -40,6 +40,8 @@ export interface Config {
   jwt: JwtConfig;
   /** `BODY_LIMIT_BYTES`: larger request bodies get 413. @default 524288 */
   bodyLimitBytes: number;
+  /** `READ_CACHE_MAX_ENTRIES`: in-memory read cache size; 0 disables it. @default 5000 */
+  readCacheMaxEntries: number;
   /** `LOG_LEVEL` @default "info" */
   logLevel: string;
   /** `SHUTDOWN_TIMEOUT_MS`: in-flight requests get this long on SIGTERM. @default 10000 */
@@ -145,6 +147,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       memberClaim,
     },
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 512 * 1024, 1_024, 64 * 1024 * 1024),
+    readCacheMaxEntries: integer(env, 'READ_CACHE_MAX_ENTRIES', 5_000, 0, 1_000_000),
     logLevel,
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };

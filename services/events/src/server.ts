@@ -34,9 +34,10 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'events' } });
   const key = await resolveKey(config, logger);
-  const store = await openEventStore(config.storage, (error) =>
-    logger.error({ err: error }, 'idle database connection failed'),
-  );
+  const store = await openEventStore(config.storage, {
+    cacheMaxEntries: config.readCacheMaxEntries,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'background database connection failed'),
+  });
   const app = await buildApp({
     store,
     verifier: createTokenVerifier({ ...config.jwt, key }),

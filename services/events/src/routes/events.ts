@@ -3,7 +3,7 @@
  * compare-and-set on the revision; a write that loses a race is decided again on the new row.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import {
@@ -15,11 +15,11 @@ import {
   parseEntityTags,
   type Viewer,
 } from '../domain/access.js';
-import { etagOf, toView } from '../domain/event.js';
+import { etagOf, type StoredEvent, toView } from '../domain/event.js';
 import { linkHeader, offsetOf } from '../domain/pagination.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { requireViewer, viewerOf } from '../http/authenticate.js';
-import type { EventFields, EventStore, ListScope } from '../storage/event-store.js';
+import type { EventFields, EventPage, EventStore, ListScope } from '../storage/event-store.js';
 import {
   ErrorSchema,
   EventBody,
@@ -35,6 +35,14 @@ export interface EventRoutesOptions {
   now: () => Date;
   /** `BASE_PATH`, used in `Location` and `Link` targets. */
   basePath: string;
+}
+
+/**
+ * Sends an already serialised JSON body. The typed reply of the route only accepts the schema's
+ * object shape, so this takes the untyped base reply.
+ */
+function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
 }
 
 /** A write re-decides at most this many times when other writers keep winning, then answers 409. */
@@ -76,6 +84,27 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
   const requiredToken = async (request: FastifyRequest): Promise<void> => {
     request.viewer = await requireViewer(request, verifier);
   };
+  // JSON of a stored answer, kept as long as that answer object lives (the read cache hands out the
+  // same object until a change), so repeated reads skip serialisation. The shape is `toView`'s,
+  // which the response schemas document.
+  const pageJson = new WeakMap<EventPage, string>();
+  const eventJson = new WeakMap<StoredEvent, string>();
+  const serialisePage = (page: EventPage): string => {
+    let json = pageJson.get(page);
+    if (json === undefined) {
+      json = JSON.stringify(page.events.map(toView));
+      pageJson.set(page, json);
+    }
+    return json;
+  };
+  const serialiseEvent = (event: StoredEvent): string => {
+    let json = eventJson.get(event);
+    if (json === undefined) {
+      json = JSON.stringify(toView(event));
+      eventJson.set(event, json);
+    }
+    return json;
+  };
   const caller = (request: FastifyRequest): Viewer => {
     if (request.viewer === null) throw new ApiError('UNAUTHENTICATED', MESSAGES.missingToken);
     return request.viewer;
@@ -95,11 +124,11 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
     async (request, reply) => {
       const viewer = request.viewer;
       const { page, limit } = request.query;
-      const { events, total } = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
-      reply.header('x-total-count', String(total));
-      reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, total));
+      const found = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
+      reply.header('x-total-count', String(found.total));
+      reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, found.total));
       reply.header('vary', 'Authorization');
-      return events.map(toView);
+      return sendJson(reply, serialisePage(found));
     },
   );
 
@@ -120,7 +149,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       const etag = etagOf(event);
       reply.header('etag', etag).header('vary', 'Authorization');
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-      return toView(event);
+      return sendJson(reply, serialiseEvent(event));
     },
   );
 

@@ -30,6 +30,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
       'CREATE INDEX events_creator ON events (created_by)',
     ],
   },
+  {
+    version: 2,
+    name: 'change notifications for read caches',
+    sql: [
+      // One NOTIFY per statement (not per row); PostgreSQL folds duplicates within a transaction.
+      `CREATE FUNCTION events_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         PERFORM pg_notify('events_changed', '');
+         RETURN NULL;
+       END $$`,
+      `CREATE TRIGGER events_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON events
+       FOR EACH STATEMENT EXECUTE FUNCTION events_notify_change()`,
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */

@@ -1,18 +1,24 @@
 import type { StorageConfig } from '../config.js';
+import { createCachedEventStore } from './cached-event-store.js';
 import { createEventStore, type EventStore } from './event-store.js';
 import { migrate } from './migrations.js';
+import { createPgChangeFeed } from './pg-change-feed.js';
 import { createPgClient } from './pg-client.js';
 import { createPgliteClient } from './pglite-client.js';
 import type { SqlClient } from './sql-client.js';
 
-/** Opens the configured database, applies pending migrations and returns the store. */
-export async function openEventStore(
-  storage: StorageConfig,
-  onIdleError?: (error: Error) => void,
-): Promise<EventStore> {
+export interface OpenOptions {
+  /** `READ_CACHE_MAX_ENTRIES`; 0 turns the read cache off. */
+  cacheMaxEntries: number;
+  /** Errors of background connections (pool idle clients, the change feed): logged, never fatal. */
+  onBackgroundError?: (error: Error) => void;
+}
+
+/** Opens the configured database, applies pending migrations and returns the (cached) store. */
+export async function openEventStore(storage: StorageConfig, options: OpenOptions): Promise<EventStore> {
   const client: SqlClient =
     storage.kind === 'postgres'
-      ? createPgClient({ url: storage.url, poolMax: storage.poolMax, onIdleError })
+      ? createPgClient({ url: storage.url, poolMax: storage.poolMax, onIdleError: options.onBackgroundError })
       : await createPgliteClient(storage.dir);
   try {
     await migrate(client);
@@ -20,5 +26,10 @@ export async function openEventStore(
     await client.close().catch(() => undefined);
     throw error;
   }
-  return createEventStore(client);
+  const store = createEventStore(client);
+  if (options.cacheMaxEntries === 0) return store;
+  // PGlite is opened by this process only, so it sees every write itself and needs no feed.
+  const feed =
+    storage.kind === 'postgres' ? createPgChangeFeed(storage.url, options.onBackgroundError) : undefined;
+  return createCachedEventStore(store, { maxEntries: options.cacheMaxEntries, feed });
 }

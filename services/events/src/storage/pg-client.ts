@@ -17,8 +17,24 @@ export function createPgClient(options: PgClientOptions): SqlClient {
   });
   pool.on('error', (error) => options.onIdleError?.(error));
 
+  // Named (prepared) statements: each connection parses and plans a statement once, not per call.
+  // The store's SQL is a small fixed set, so this map stays small.
+  const names = new Map<string, string>();
+  const nameOf = (sql: string): string => {
+    let name = names.get(sql);
+    if (name === undefined) {
+      name = `events_q${names.size + 1}`;
+      names.set(sql, name);
+    }
+    return name;
+  };
+
   const query = async <Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> => {
-    const result = await pool.query(sql, params as unknown[] | undefined);
+    const result = await pool.query({
+      name: nameOf(sql),
+      text: sql,
+      values: params as unknown[] | undefined,
+    });
     return result.rows as Row[];
   };
 

@@ -1,0 +1,147 @@
+/**
+ * Benchmark of `GET /events/{id}` and `GET /events?limit=100` on 10,000 events, against an anchor
+ * measured in the same run: a bare Fastify route returning a constant JSON body of the same size.
+ * Targets: at least 0.6x (one event) and 0.3x (a page of 100) of the anchor's requests per second.
+ *
+ *   npm run bench -w services/events              # PGlite and, when reachable, PostgreSQL
+ *   BENCH_SECONDS=5 BENCH_CONNECTIONS=32 npm run bench -w services/events
+ *
+ * Rows: `pglite` and `postgres` with the default read cache (reads served from memory after the
+ * first), and `pg-nocache` (READ_CACHE_MAX_ENTRIES=0) where every request queries PostgreSQL.
+ *
+ * Load comes from `wrk` (apt-get install -y wrk). Servers run as child processes so the load
+ * generator and the servers do not share one event loop. Logs are at `warn` during the run.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startServiceProcess } from '@platform/testkit/app';
+import { createTestDatabase } from '@platform/testkit/postgres';
+import { migrate } from '../src/storage/migrations.js';
+import { createPgClient } from '../src/storage/pg-client.js';
+import { createPgliteClient } from '../src/storage/pglite-client.js';
+import type { SqlClient } from '../src/storage/sql-client.js';
+import { seedEvents } from './seed.js';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const EVENTS = 10_000;
+const ONE_ID = 'bench-5000';
+
+interface Measure {
+  rps: number;
+  p99Ms: number;
+}
+
+/** Parses wrk's `Requests/sec` and the 99% line of `--latency`. */
+async function wrk(url: string): Promise<Measure> {
+  await run('wrk', ['-t1', `-c${CONNECTIONS}`, '-d1s', url]); // warm-up (JIT, pools, caches)
+  const { stdout } = await run('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', url]);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
+  if (!p99 || Number.isNaN(rps)) throw new Error(`unexpected wrk output:\n${stdout}`);
+  const scale = p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1;
+  if (/Non-2xx/.test(stdout)) throw new Error(`non-2xx answers from ${url}:\n${stdout}`);
+  return { rps, p99Ms: Number(p99[1]) * scale };
+}
+
+async function prepare(client: SqlClient): Promise<void> {
+  await migrate(client);
+  await seedEvents(client, EVENTS);
+  await client.close();
+}
+
+async function benchBackend(label: string, env: NodeJS.ProcessEnv, work: string): Promise<void> {
+  const common = {
+    LOG_LEVEL: 'warn',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!!',
+    INIT_CWD: work,
+  };
+  const api = await startServiceProcess({
+    name: `events-${label}`,
+    entry: join(root, 'src/server.ts'),
+    cwd: root,
+    env: { ...common, ...env },
+    healthPath: '/health',
+    timeoutMs: 60_000,
+  });
+  try {
+    const one = await (await fetch(`${api.url}/events/${ONE_ID}`)).text();
+    const list = await (await fetch(`${api.url}/events?limit=100`)).text();
+    const bodiesFile = join(work, `anchor-${label}.json`);
+    await writeFile(bodiesFile, `{"one":${one},"list":${list}}`);
+    const anchor = await startServiceProcess({
+      name: 'anchor',
+      entry: join(root, 'bench/anchor-server.ts'),
+      cwd: root,
+      env: { ANCHOR_BODIES: bodiesFile },
+      healthPath: '/health',
+    });
+    try {
+      const anchorOneSize = (await (await fetch(`${anchor.url}/one`)).text()).length;
+      const anchorListSize = (await (await fetch(`${anchor.url}/list`)).text()).length;
+      const rows = [
+        [
+          'GET /events/{id}',
+          await wrk(`${anchor.url}/one`),
+          await wrk(`${api.url}/events/${ONE_ID}`),
+          0.6,
+          one.length,
+          anchorOneSize,
+        ],
+        [
+          'GET /events?limit=100',
+          await wrk(`${anchor.url}/list`),
+          await wrk(`${api.url}/events?limit=100`),
+          0.3,
+          list.length,
+          anchorListSize,
+        ],
+      ] as const;
+      for (const [name, base, measured, target, size, anchorSize] of rows) {
+        const ratio = measured.rps / base.rps;
+        console.log(
+          `${label.padEnd(10)} ${name.padEnd(22)} body ${String(size).padStart(6)} B (anchor ${anchorSize} B) | ` +
+            `anchor ${base.rps.toFixed(0).padStart(6)} rps p99 ${base.p99Ms.toFixed(2)} ms | ` +
+            `events ${measured.rps.toFixed(0).padStart(6)} rps p99 ${measured.p99Ms.toFixed(2)} ms | ` +
+            `ratio ${ratio.toFixed(2)}x (target >= ${target}x) ${ratio >= target ? 'OK' : 'BELOW TARGET'}`,
+        );
+      }
+    } finally {
+      await anchor.stop();
+    }
+  } finally {
+    await api.stop();
+  }
+}
+
+const work = await mkdtemp(join(tmpdir(), 'events-bench-'));
+console.log(`${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase (after a 1 s warm-up)`);
+try {
+  const pgliteDir = join(work, 'pglite');
+  await prepare(await createPgliteClient(pgliteDir));
+  await benchBackend('pglite', { DATA_DIR: pgliteDir, DATABASE_URL: '' }, work);
+
+  let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  try {
+    db = await createTestDatabase('events_bench');
+  } catch (error) {
+    console.log(`postgres skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (db !== undefined) {
+    try {
+      await prepare(createPgClient({ url: db.url, poolMax: 2 }));
+      await benchBackend('postgres', { DATABASE_URL: db.url }, work);
+      // The same without the read cache: every request reaches PostgreSQL.
+      await benchBackend('pg-nocache', { DATABASE_URL: db.url, READ_CACHE_MAX_ENTRIES: '0' }, work);
+    } finally {
+      await db.drop();
+    }
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

@@ -1,0 +1,87 @@
+/**
+ * A read-through cache in front of an `EventStore`: `get` and `list` answers are kept in memory
+ * until anything changes. Any write through this instance clears it before the write returns; writes
+ * by other instances clear it when their change notification arrives (`ChangeFeed`). While the feed
+ * is down the cache is bypassed, so a lost notification can never keep stale data.
+ *
+ * A read stores its answer only if no change happened while it ran (generation check), so an answer
+ * read before a write can never be cached after it.
+ */
+import type { StoredEvent } from '../domain/event.js';
+import type { EventPage, EventStore, ListScope } from './event-store.js';
+
+/** Change notifications from other writers of the same database. */
+export interface ChangeFeed {
+  /** `onChange` on every committed change; `onState(false)` when notifications may be missed. */
+  start(onChange: () => void, onState: (live: boolean) => void): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface CacheOptions {
+  /** Entries kept (events and pages together), oldest dropped first. @default 5000 */
+  maxEntries: number;
+  /** Notifications of other instances; omitted when this process is the only writer (PGlite). */
+  feed?: ChangeFeed;
+}
+
+type Entry = { kind: 'event'; value: StoredEvent | undefined } | { kind: 'page'; value: EventPage };
+
+function scopeKey(scope: ListScope): string {
+  return scope.kind === 'creator' ? `creator:${scope.userId}` : scope.kind;
+}
+
+export async function createCachedEventStore(inner: EventStore, options: CacheOptions): Promise<EventStore> {
+  const entries = new Map<string, Entry>();
+  let generation = 0;
+  // Without a feed this process sees every write itself; with one, only while the feed is live.
+  let live = options.feed === undefined;
+
+  const invalidate = (): void => {
+    generation += 1;
+    entries.clear();
+  };
+  const remember = (key: string, entry: Entry, startedAt: number): void => {
+    if (!live || generation !== startedAt) return;
+    if (entries.size >= options.maxEntries) {
+      const oldest = entries.keys().next();
+      if (!oldest.done) entries.delete(oldest.value);
+    }
+    entries.set(key, entry);
+  };
+
+  await options.feed?.start(invalidate, (state) => {
+    invalidate();
+    live = state;
+  });
+
+  return {
+    async get(eventId) {
+      const key = `e:${eventId}`;
+      const hit = entries.get(key);
+      if (hit?.kind === 'event') return hit.value;
+      const startedAt = generation;
+      const value = await inner.get(eventId);
+      remember(key, { kind: 'event', value }, startedAt);
+      return value;
+    },
+    async list(scope, offset, limit) {
+      const key = `l:${scopeKey(scope)}:${offset}:${limit}`;
+      const hit = entries.get(key);
+      if (hit?.kind === 'page') return hit.value;
+      const startedAt = generation;
+      const value = await inner.list(scope, offset, limit);
+      remember(key, { kind: 'page', value }, startedAt);
+      return value;
+    },
+    // Invalidate after the write, whatever its outcome: a refused compare-and-set means the row
+    // changed under us, so cached copies of it are stale too.
+    insert: (...args) => inner.insert(...args).finally(invalidate),
+    replace: (...args) => inner.replace(...args).finally(invalidate),
+    remove: (...args) => inner.remove(...args).finally(invalidate),
+    ping: () => inner.ping(),
+    async close() {
+      await options.feed?.stop();
+      await inner.close();
+    },
+  };
+}
