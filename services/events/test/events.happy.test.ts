@@ -1,15 +1,18 @@
-/** The event API over HTTP on a real listener, backed by a throw-away PostgreSQL database. */
+/**
+ * The event API over HTTP on a real listener, backed by a throw-away PostgreSQL database with the
+ * production wiring (read cache + NOTIFY feed), so every read-after-write below also checks the cache.
+ */
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventView } from '../src/domain/event.js';
-import { call, hmacToken, newId, openPostgresStore, startApp, type TestApp, validBody } from './helpers.js';
+import { call, hmacToken, newId, openProductionStore, startApp, type TestApp, validBody } from './helpers.js';
 
 const db = useTestDatabase('events_http');
 let app: TestApp;
 let alice: string;
 
 beforeAll(async () => {
-  app = await startApp({ store: await openPostgresStore(db.url) });
+  app = await startApp({ store: await openProductionStore({ kind: 'postgres', url: db.url, poolMax: 4 }) });
   alice = await hmacToken('alice');
 });
 afterAll(async () => {

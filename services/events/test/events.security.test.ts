@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventView } from '../src/domain/event.js';
+import { createCachedEventStore } from '../src/storage/cached-event-store.js';
 import type { EventStore } from '../src/storage/event-store.js';
 import { call, hmacToken, newId, openPgliteStore, startApp, type TestApp, validBody } from './helpers.js';
 
@@ -18,7 +19,8 @@ let app: TestApp;
 const opened: TestApp[] = [];
 
 beforeAll(async () => {
-  store = await openPgliteStore();
+  // The read cache is on, as in production: visibility must hold for cached answers too.
+  store = await createCachedEventStore(await openPgliteStore(), { maxEntries: 1_000 });
   app = await startApp({ store });
   opened.push(app);
 });

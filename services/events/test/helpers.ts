@@ -3,8 +3,10 @@ import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import { SignJWT } from 'jose';
 import { buildApp } from '../src/app.js';
 import { createTokenVerifier, type VerifierKey } from '../src/auth/token-verifier.js';
+import type { StorageConfig } from '../src/config.js';
 import { createEventStore, type EventStore } from '../src/storage/event-store.js';
 import { migrate } from '../src/storage/migrations.js';
+import { openEventStore } from '../src/storage/open-store.js';
 import { createPgClient } from '../src/storage/pg-client.js';
 import { createPgliteClient } from '../src/storage/pglite-client.js';
 
@@ -14,6 +16,11 @@ export async function openPgliteStore(): Promise<EventStore> {
   const client = await createPgliteClient(undefined);
   await migrate(client);
   return createEventStore(client);
+}
+
+/** The production wiring: migrations plus the read cache (with the NOTIFY feed on PostgreSQL). */
+export function openProductionStore(storage: StorageConfig): Promise<EventStore> {
+  return openEventStore(storage, { cacheMaxEntries: 1_000 });
 }
 
 export async function openPostgresStore(url: string): Promise<EventStore> {
