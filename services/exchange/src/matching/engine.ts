@@ -1,32 +1,18 @@
-import { CANCELLED, ClosedOrders, FILLED } from './closed-orders.js';
+import { BookState, SIDES } from './book-state.js';
+import { CANCELLED, FILLED } from './closed-orders.js';
 import { type CommandResult, fail } from './errors.js';
-import { OrderIndex } from './order-index.js';
 import { BUY, type Level, OrderNode, SELL, type SideCode } from './order-list.js';
-import { PriceLadder } from './price-ladder.js';
-import { captureOrders, type EngineSnapshot, restoreOrders } from './snapshot.js';
-import type { Asset, Command, DoneReason, EngineEvent, MarketSpec, OrderId, Side } from './types.js';
-import { feeOf, lockFor, type Market, resolveMarket } from './validate.js';
+import type { PriceLadder } from './price-ladder.js';
+import type { EngineSnapshot } from './snapshot.js';
+import type { Asset, Command, DoneReason, EngineEvent, MarketSpec, OrderId } from './types.js';
+import { feeOf, lockFor } from './validate.js';
+
+export type { BookEntry, LiveOrder } from './book-state.js';
 
 /** Why the last `take()` stopped: the amount was reached, the book ran out, or the budget/target did. */
 const STOP_DONE = 0;
 const STOP_BOOK = 1;
 const STOP_CAP = 2;
-
-const SIDES: readonly Side[] = ['buy', 'sell'];
-
-/** `[price, volume, orderCount]` of one price level. */
-export type BookEntry = [price: bigint, volume: bigint, orders: number];
-
-export interface LiveOrder {
-  readonly status: 'open' | 'stop';
-  readonly id: OrderId;
-  readonly account: string;
-  readonly side: Side;
-  readonly price: bigint;
-  readonly stopPrice: bigint | null;
-  readonly remaining: bigint;
-  readonly time: number;
-}
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -36,35 +22,13 @@ function product(a: number, b: number): bigint {
   return n <= MAX_SAFE ? BigInt(n) : BigInt(a) * BigInt(b);
 }
 
-function entry(level: Level): BookEntry {
-  return [level.bigPrice, BigInt(level.total), level.count];
-}
-
 /**
  * One market's order book and matching rules: a single-writer state machine. `apply(command)` runs
  * one command to completion (including stop orders it triggers) and returns the events it produced;
  * the same command sequence from the same state always produces the same events. No I/O, no clock:
- * time comes in on the command.
+ * time comes in on the command. The state and its queries are in `BookState` (book-state.ts).
  */
-export class MatchingEngine {
-  readonly market: Market;
-  readonly bids = new PriceLadder(1);
-  readonly asks = new PriceLadder(-1);
-  /** Buy stops trigger when last >= stop: the lowest stop first. */
-  readonly buyStops = new PriceLadder(-1);
-  /** Sell stops trigger when last <= stop: the highest stop first. */
-  readonly sellStops = new PriceLadder(1);
-  /** Every live order (resting or waiting stop) by id: O(1) cancel. */
-  protected readonly live = new OrderIndex();
-  /** Final status of every order that left, so cancels of finished orders get a precise error. */
-  protected readonly closed = new ClosedOrders();
-  /** Largest order id seen: a larger id cannot be a duplicate, which skips two lookups. */
-  protected maxId = 0;
-  protected seq = 0;
-  protected tradeSeq = 0;
-  /** Last trade price in price minor units; 0 before the first trade. */
-  protected last = 0;
-
+export class MatchingEngine extends BookState {
   private out: EngineEvent[] = [];
   private now = 0;
   private readonly triggered: OrderNode[] = [];
@@ -78,91 +42,17 @@ export class MatchingEngine {
   private stopReason = STOP_DONE;
 
   constructor(spec: MarketSpec) {
-    this.market = resolveMarket(spec);
+    super(spec);
     this.lotSize = Number(this.market.lotSize);
     this.bigLot = this.market.lotSize;
     this.makerFee = this.market.makerFeePpm;
     this.takerFee = this.market.takerFeePpm;
   }
 
-  get lastPrice(): bigint | null {
-    return this.last === 0 ? null : BigInt(this.last);
-  }
-
-  /** Best bid and ask as `[price, volume, orderCount]`, or null for an empty side. */
-  top(): { bid: BookEntry | null; ask: BookEntry | null } {
-    const bid = this.bids.best();
-    const ask = this.asks.best();
-    return { bid: bid === undefined ? null : entry(bid), ask: ask === undefined ? null : entry(ask) };
-  }
-
-  /** Aggregated book, best first, at most `levels` per side (the `/v3/book` and v2 `depth` source). */
-  depth(levels = Number.POSITIVE_INFINITY): { bids: BookEntry[]; asks: BookEntry[] } {
-    const take = (ladder: PriceLadder): BookEntry[] => {
-      const out: BookEntry[] = [];
-      for (const level of ladder.levels()) {
-        if (out.length >= levels) break;
-        out.push(entry(level));
-      }
-      return out;
-    };
-    return { bids: take(this.bids), asks: take(this.asks) };
-  }
-
-  /** A live order (resting or waiting stop), or its final status, or undefined when unknown. */
-  order(id: OrderId): LiveOrder | { status: 'filled' | 'cancelled' } | undefined {
-    const node = this.live.get(id);
-    if (node === undefined) {
-      const status = this.closed.get(id);
-      return status === undefined ? undefined : { status: status === FILLED ? 'filled' : 'cancelled' };
-    }
-    return {
-      status: node.stopPrice > 0 ? 'stop' : 'open',
-      id,
-      account: node.account,
-      side: SIDES[node.side]!,
-      price: BigInt(node.price),
-      stopPrice: node.stopPrice > 0 ? BigInt(node.stopPrice) : null,
-      remaining: BigInt(node.remaining),
-      time: node.time,
-    };
-  }
-
-  /** Number of live orders (resting plus waiting stops). */
-  get openOrders(): number {
-    return this.live.size;
-  }
-
-  snapshot(): EngineSnapshot {
-    const filled: OrderId[] = [];
-    const cancelled: OrderId[] = [];
-    for (const [id, status] of this.closed.entries()) (status === FILLED ? filled : cancelled).push(id);
-    return {
-      version: 1,
-      market: this.market.id,
-      seq: this.seq,
-      maxId: this.maxId,
-      tradeSeq: this.tradeSeq,
-      lastPrice: this.last === 0 ? null : String(this.last),
-      ...captureOrders(this),
-      filled,
-      cancelled,
-    };
-  }
-
   /** A new engine in exactly the state `snapshot()` captured: same orders, same priority, same counters. */
   static restore(spec: MarketSpec, snapshot: EngineSnapshot): MatchingEngine {
     const engine = new MatchingEngine(spec);
-    if (snapshot.version !== 1 || snapshot.market !== engine.market.id) {
-      throw new Error(`snapshot of ${snapshot.market} v${snapshot.version} does not fit market ${spec.id}`);
-    }
-    for (const node of restoreOrders(snapshot, engine)) engine.live.set(node.id, node);
-    for (const id of snapshot.filled) engine.closed.set(id, FILLED);
-    for (const id of snapshot.cancelled) engine.closed.set(id, CANCELLED);
-    engine.maxId = snapshot.maxId;
-    engine.seq = snapshot.seq;
-    engine.tradeSeq = snapshot.tradeSeq;
-    engine.last = snapshot.lastPrice === null ? 0 : Number(snapshot.lastPrice);
+    engine.load(snapshot);
     return engine;
   }
 
