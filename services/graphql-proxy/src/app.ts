@@ -1,15 +1,11 @@
+import { createServer } from 'node:http';
 import cors from '@fastify/cors';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ResponseCache } from './cache/response-cache.js';
 import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
-import { graphqlErrorBody, HttpError, type HttpErrorCode, httpStatus } from './errors.js';
+import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
@@ -17,7 +13,7 @@ import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileQueueStore } from './queue/store.js';
-import { graphqlRoutes } from './routes/graphql.js';
+import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { queueRoutes } from './routes/queue.js';
@@ -119,24 +115,22 @@ export async function buildApp(
     },
   });
 
+  const graphqlListener = createGraphQLListener({
+    handler,
+    bodyLimitBytes: config.bodyLimitBytes,
+    corsOrigin: config.corsOrigin,
+    logger,
+  });
   const app = Fastify({
+    // POST /graphql is served on plain node:http (see routes/graphql.ts); Fastify serves the rest.
+    serverFactory: (fastifyHandler) =>
+      createServer((request, response) => {
+        if (isGraphQLPost(request)) graphqlListener(request, response);
+        else fastifyHandler(request, response);
+      }),
     loggerInstance: logger as FastifyBaseLogger,
-    // Per-request logs on /graphql would cost more than a cache hit; errors and state changes are
-    // logged instead. Management and health requests are logged.
-    logController: new LogController({ disableRequestLogging: (request) => request.url === '/graphql' }),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
-  });
-  // JSON.parse instead of the default secure-json-parse: the body is only read (query, variables) and
-  // forwarded, never merged into objects, so prototype poisoning does not apply, and it is faster.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      const error = new Error('The body is not valid JSON') as FastifyError;
-      error.statusCode = 400;
-      done(error, undefined);
-    }
   });
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
@@ -164,15 +158,6 @@ export async function buildApp(
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);
     if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
-    if (request.url.split('?')[0] === '/graphql' && request.method === 'POST') {
-      // The original's clients read every /graphql answer as a GraphQL body with HTTP 200.
-      const graphqlCode = code === 'INTERNAL_ERROR' ? 'INTERNAL_ERROR' : 'BAD_REQUEST';
-      const message = code === 'INTERNAL_ERROR' ? 'Internal proxy error' : error.message;
-      return reply
-        .status(200)
-        .type('application/json; charset=utf-8')
-        .send(graphqlErrorBody(graphqlCode, message));
-    }
     const { statusCode, error: label } = httpStatus(code);
     const message = code === 'INTERNAL_ERROR' ? 'Internal Server Error' : error.message;
     return reply.status(statusCode).send({ statusCode, message, error: label });
@@ -181,7 +166,6 @@ export async function buildApp(
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
 
-  graphqlRoutes(app, handler);
   healthRoutes(app, { config, queue, local, monitor, cache });
   queueRoutes(app, { queue, replayer, clock });
   localRoutes(app, { local, sync });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getJson, gql, postTitles } from './support/client.js';
+import { eventually, getJson, gql, postTitles } from './support/client.js';
 import {
   BLOG_TOKEN,
   type Blog,
@@ -61,7 +61,9 @@ describe('queries through the cache', () => {
     expect(second.body).toEqual(first.body);
     const key = second.headers.get('x-cache-key') ?? '';
     expect(key).toMatch(/^[0-9a-f]{64}$/);
-    expect(existsSync(path.join(dir.path, 'get/data/graphql-proxy/cache', `${key}.json`))).toBe(true);
+    await eventually('the cache file', async () =>
+      existsSync(path.join(dir.path, 'get/data/graphql-proxy/cache', `${key}.json`)) ? true : undefined,
+    );
     expect(upstreamCount('categories(first: 5)')).toBe(1);
   });
 

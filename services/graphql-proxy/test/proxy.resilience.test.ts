@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,10 @@ describe('corrupt cache files', () => {
     const query = '{ categories { nodes { id slug } } }';
     const first = await gql(diskProxy.url, query);
     const key = first.headers.get('x-cache-key') ?? '';
+    // The file is written just after the answer; corrupt it only once it is there.
+    await eventually('the cache file', async () =>
+      existsSync(path.join(cacheDir(), `${key}.json`)) ? true : undefined,
+    );
     await writeFile(path.join(cacheDir(), `${key}.json`), '{"key": "truncated');
     relay.hang(true);
     try {

@@ -24,10 +24,18 @@ export interface CachedAnswer {
  * use), a bound on entries and bytes with eviction of the least recently used, bodies of the hottest
  * entries in memory, and invalidation by tags.
  */
+/** Disk writes of one key in progress: `latest` is the newest version, not yet confirmed on disk. */
+interface WriteSlot {
+  next: StoredEntry | undefined;
+  latest: StoredEntry;
+  done: Promise<void>;
+}
+
 export class ResponseCache {
   private readonly index = new Map<string, CachedAnswer>();
   private bytes = 0;
   private memoryBytes = 0;
+  private readonly writes = new Map<string, WriteSlot>();
 
   private constructor(
     private readonly store: CacheStore,
@@ -62,7 +70,8 @@ export class ResponseCache {
   async get(key: string): Promise<CachedAnswer | undefined> {
     const answer = this.peek(key);
     if (answer === undefined || answer.body !== undefined) return answer;
-    const stored = await this.store.read(key);
+    // A body whose file is still being written is taken from the write in progress.
+    const stored = this.writes.get(key)?.latest ?? (await this.store.read(key));
     if (stored === undefined) {
       this.forget(key);
       this.logger.warn({ cacheKey: key }, 'cache entry missing or corrupt on disk; treated as a miss');
@@ -82,15 +91,44 @@ export class ResponseCache {
     return { ...answer, body };
   }
 
+  /**
+   * Stores an answer: in the index and memory at once (so the next identical query is a hit), on disk
+   * before the promise resolves. Disk writes of one key are coalesced: while one is in progress only
+   * the newest pending version is written next. Callers on the request path need not wait.
+   */
   async put(key: string, body: string, tags: readonly string[], now: number): Promise<void> {
     const entry: StoredEntry = { key, storedAt: now, tags, invalidated: false, body };
     this.remember(entry, true);
-    try {
-      await this.store.write(entry);
-    } catch (error) {
-      this.logger.error({ err: error, cacheKey: key }, 'could not write a cache entry');
+    const evicted = this.evict();
+    await this.writeCoalesced(entry);
+    await evicted;
+  }
+
+  private writeCoalesced(entry: StoredEntry): Promise<void> {
+    const pending = this.writes.get(entry.key);
+    if (pending) {
+      pending.next = entry;
+      pending.latest = entry;
+      return pending.done;
     }
-    await this.evict();
+    const slot: WriteSlot = { next: entry, latest: entry, done: Promise.resolve() };
+    this.writes.set(entry.key, slot);
+    slot.done = (async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (slot.next !== undefined) {
+        const current = slot.next;
+        slot.next = undefined;
+        // An entry evicted or replaced meanwhile is not resurrected on disk.
+        if (this.index.get(current.key)?.storedAt !== current.storedAt) continue;
+        try {
+          await this.store.write(current);
+        } catch (error) {
+          this.logger.error({ err: error, cacheKey: current.key }, 'could not write a cache entry');
+        }
+      }
+      this.writes.delete(entry.key);
+    })();
+    return slot.done;
   }
 
   /**

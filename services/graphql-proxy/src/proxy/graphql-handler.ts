@@ -182,7 +182,8 @@ export class GraphQLHandler {
       outcome.body.data
     ) {
       const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
-      await this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock());
+      // The index is updated at once; the file is written without holding up the answer.
+      void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock());
     }
     return outcome;
   }

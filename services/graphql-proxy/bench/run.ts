@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
+
+/**
+ * Benchmarks, each against an anchor measured in the same run:
+ * 1. cache-hit requests per second of the proxy vs a bare node:http server returning the same body
+ *    (target >= 0.6x), with wrk (Debian package `wrk`);
+ * 2. latency added by the proxy on a miss (CACHE_TTL_SECONDS=0, so every request goes upstream and
+ *    rewrites its cache file) vs calling the blog upstream directly: sequential requests on one
+ *    keep-alive connection, alternating direct and proxied, median and p99 (target: median < 1 ms).
+ * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS, default 5; BENCH_MISS_REQUESTS, default 2000)
+ */
+
+const run = promisify(execFile);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../../..');
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
+const MISS_REQUESTS = Number(process.env['BENCH_MISS_REQUESTS'] ?? 2000);
+const HIT_QUERY = '{ posts(first: 10) { nodes { id title slug date excerpt author { node { name } } } } }';
+const MISS_QUERY = '{ posts(first: 2) { nodes { id title } } }';
+
+const procs: ServiceProcess[] = [];
+async function start(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  const proc = await startServiceProcess({
+    name,
+    entry: path.join(ROOT, entry),
+    cwd: ROOT,
+    env,
+    healthPath: '/health',
+  });
+  procs.push(proc);
+  return proc;
+}
+
+async function wrk(url: string, body: string): Promise<{ rps: number; p50: string; p99: string }> {
+  const script = path.join(tmpdir(), `bench-${process.pid}.lua`);
+  await writeFile(
+    script,
+    `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = ${JSON.stringify(body)}\n`,
+  );
+  const { stdout } = await run('wrk', ['-t1', '-c32', `-d${SECONDS}s`, '--latency', '-s', script, url]);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
+  const p50 = /\s50%\s+(\S+)/.exec(stdout)?.[1] ?? '?';
+  const p99 = /\s99%\s+(\S+)/.exec(stdout)?.[1] ?? '?';
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
+  if (non2xx) throw new Error(`wrk saw ${non2xx[1]} failed responses from ${url}`);
+  return { rps, p50, p99 };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function post(
+  url: string,
+  body: string,
+): Promise<{ ns: bigint; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const request = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            ns: process.hrtime.bigint() - started,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'proxy-bench-'));
+  try {
+    const blog = await start('blog', 'services/blog-graphql/src/server.ts', {
+      BLOG_DATA_DIR: path.join(dir, 'blog'),
+      LOG_LEVEL: 'warn',
+    });
+    const upstream = `${blog.url}/graphql`;
+    const proxy = await start('proxy', 'services/graphql-proxy/src/server.ts', {
+      UPSTREAM_GRAPHQL_ENDPOINT: upstream,
+      PATHS_BASE_DIR: path.join(dir, 'proxy'),
+      CACHE_TTL_SECONDS: '3600',
+      LOG_LEVEL: 'warn',
+    });
+    const missProxy = await start('proxy-miss', 'services/graphql-proxy/src/server.ts', {
+      UPSTREAM_GRAPHQL_ENDPOINT: upstream,
+      PATHS_BASE_DIR: path.join(dir, 'proxy-miss'),
+      CACHE_TTL_SECONDS: '0',
+      LOG_LEVEL: 'warn',
+    });
+
+    // 1. Cache hits vs the bare anchor.
+    const hitBody = JSON.stringify({ query: HIT_QUERY });
+    const warm = await post(`${proxy.url}/graphql`, hitBody);
+    const check = await post(`${proxy.url}/graphql`, hitBody);
+    if (check.headers['x-cache'] !== 'HIT') throw new Error('the proxy did not answer from its cache');
+    const bodyFile = path.join(dir, 'body.json');
+    await writeFile(bodyFile, warm.text);
+    const bare = await start('bare', 'services/graphql-proxy/bench/bare-server.ts', { BODY_FILE: bodyFile });
+    const bareA = await wrk(`${bare.url}/graphql`, hitBody);
+    const hit = await wrk(`${proxy.url}/graphql`, hitBody);
+    const bareB = await wrk(`${bare.url}/graphql`, hitBody);
+    const anchor = (bareA.rps + bareB.rps) / 2;
+    console.log(`cache hit (${Buffer.byteLength(warm.text)} byte body, wrk -t1 -c32 -d${SECONDS}s)`);
+    console.log(
+      `  bare node:http   ${anchor.toFixed(0)} req/s (runs ${bareA.rps.toFixed(0)}, ${bareB.rps.toFixed(0)}), p50 ${bareA.p50}, p99 ${bareA.p99}`,
+    );
+    console.log(`  proxy cache hit  ${hit.rps.toFixed(0)} req/s, p50 ${hit.p50}, p99 ${hit.p99}`);
+    console.log(`  ratio            ${(hit.rps / anchor).toFixed(2)}x (target >= 0.60x)`);
+
+    // 2. Added latency of a miss.
+    const missBody = JSON.stringify({ query: MISS_QUERY });
+    for (let i = 0; i < 200; i += 1) {
+      await post(upstream, missBody);
+      await post(`${missProxy.url}/graphql`, missBody);
+    }
+    const direct: number[] = [];
+    const proxied: number[] = [];
+    for (let i = 0; i < MISS_REQUESTS; i += 1) {
+      direct.push(Number((await post(upstream, missBody)).ns) / 1e6);
+      const answer = await post(`${missProxy.url}/graphql`, missBody);
+      if (answer.headers['x-cache'] !== 'MISS') throw new Error('expected a miss');
+      proxied.push(Number(answer.ns) / 1e6);
+    }
+    direct.sort((a, b) => a - b);
+    proxied.sort((a, b) => a - b);
+    const d50 = percentile(direct, 0.5);
+    const p50 = percentile(proxied, 0.5);
+    console.log(`cache miss (${MISS_REQUESTS} sequential requests each, one keep-alive connection)`);
+    console.log(`  upstream direct  p50 ${d50.toFixed(3)} ms, p99 ${percentile(direct, 0.99).toFixed(3)} ms`);
+    console.log(
+      `  through proxy    p50 ${p50.toFixed(3)} ms, p99 ${percentile(proxied, 0.99).toFixed(3)} ms`,
+    );
+    console.log(
+      `  added (median)   ${(p50 - d50).toFixed(3)} ms (target < 1 ms); added p99 ${(percentile(proxied, 0.99) - percentile(direct, 0.99)).toFixed(3)} ms`,
+    );
+  } finally {
+    agent.destroy();
+    for (const proc of procs.reverse()) await proc.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
