@@ -300,3 +300,45 @@ describe('unknown routes', () => {
     expect(((await call(app, `/events/${existingId}`)).json as EventView).name).toBe(validBody.name);
   });
 });
+
+describe('failures of the database', () => {
+  it('are a 500 without internals, and /health says 503', async () => {
+    const broken = await startApp({ store: await openPgliteStore() });
+    try {
+      await broken.store.close();
+      const { status, json, text } = await call(broken, `/events/${newId()}`);
+      expect(status).toBe(500);
+      expect(json).toEqual({
+        statusCode: 500,
+        message: 'Internal server error',
+        error: 'Internal Server Error',
+      });
+      expect(text).not.toMatch(/pglite|closed|stack|at /i);
+      const health = await call(broken, '/health');
+      expect(health.status).toBe(503);
+      expect(health.json).toEqual({
+        statusCode: 503,
+        message: 'The database is not reachable',
+        error: 'Service Unavailable',
+      });
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
+describe('a body without Content-Type', () => {
+  it('is a 415', async () => {
+    const response = await fetch(`${app.url}/events/${newId()}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${alice}` },
+      body: new Blob([JSON.stringify(validBody)]),
+    });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toEqual({
+      statusCode: 415,
+      message: 'Content-Type must be application/json',
+      error: 'Unsupported Media Type',
+    });
+  });
+});
