@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import * as grpc from '@grpc/grpc-js';
 import { buildApp } from './app.js';
 import { loadSettings } from './config.js';
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
     process.stderr.write(`ratelimit: ${(error as Error).message}\n`);
     process.exit(2);
   }
+  if (settings.server.workers > 1 && cluster.isPrimary) return runPrimary(settings.server.workers);
   const app = buildApp(settings);
   const { server } = settings;
   let stopping = false;
@@ -49,6 +51,30 @@ async function main(): Promise<void> {
     },
     'ratelimit listening',
   );
+}
+
+/**
+ * WORKERS > 1: this process only forks the workers, which share the listening ports (node:cluster
+ * hands connections out round-robin), and passes termination signals on. Allowed only with a shared
+ * backend (config.ts), so counters stay exact across workers.
+ */
+function runPrimary(workers: number): void {
+  for (let i = 0; i < workers; i++) cluster.fork();
+  let stopping = false;
+  cluster.on('exit', (worker, code) => {
+    if (!stopping) {
+      process.stderr.write(`ratelimit: worker ${worker.process.pid} exited with ${code}; starting another\n`);
+      cluster.fork();
+    } else if (Object.keys(cluster.workers ?? {}).length === 0) {
+      process.exit(0);
+    }
+  });
+  const stop = (signal: NodeJS.Signals): void => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

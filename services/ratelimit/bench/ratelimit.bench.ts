@@ -1,0 +1,289 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { freePort } from '@platform/testkit/ports';
+import { startRedis } from '@platform/testkit/redis';
+import { Redis } from 'ioredis';
+import { encodeRequest, type RateLimitRequest } from '../src/proto/messages.js';
+
+/**
+ * ShouldRateLimit throughput against an anchor measured in the same run (not a test).
+ *   npm run bench -w services/ratelimit            (BENCH_SECONDS=3 BENCH_CONNECTIONS=4 BENCH_STREAMS=32)
+ * Load comes from h2load (Debian nghttp2-client) posting a pre-encoded gRPC frame, so the load
+ * generator is not the bottleneck. Phases: (c) bare grpc-js anchor, (a) in-process backend,
+ * (b) Redis, each with 1 and 3 descriptors; then Redis with WORKERS=<cores>.
+ */
+const run = promisify(execFile);
+const SERVICE = join(import.meta.dirname, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 32);
+const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
+
+const work = mkdtempSync(join(tmpdir(), 'rl-bench-'));
+mkdirSync(join(work, 'config'));
+writeFileSync(
+  join(work, 'config', 'bench.yaml'),
+  `domain: bench
+descriptors:
+${[1, 2, 3].map((i) => `  - key: k${i}\n    rate_limit: { unit: second, requests_per_unit: 1000000000 }\n`).join('')}`,
+);
+
+function frame(descriptors: number): string {
+  const request: RateLimitRequest = {
+    domain: 'bench',
+    descriptors: Array.from({ length: descriptors }, (_, i) => ({
+      entries: [{ key: `k${i + 1}`, value: 'v' }],
+    })),
+    hitsAddend: 0,
+  };
+  const body = encodeRequest(request);
+  const header = Buffer.alloc(5);
+  header.writeUInt32BE(body.length, 1);
+  const file = join(work, `frame-${descriptors}.bin`);
+  writeFileSync(file, Buffer.concat([header, body]));
+  return file;
+}
+
+function peakRssMb(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    total += kb;
+  }
+  return total / 1024;
+}
+
+function childPids(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+    return [pid, ...children.flatMap(childPids)];
+  } catch {
+    return [pid];
+  }
+}
+
+async function h2load(port: number, descriptors: number, requests: number, log?: string): Promise<string> {
+  const args = [
+    '-n',
+    String(requests),
+    '-c',
+    String(CONNECTIONS),
+    '-m',
+    String(STREAMS),
+    '-d',
+    frame(descriptors),
+  ];
+  args.push('-H', 'content-type: application/grpc', '-H', 'te: trailers');
+  if (log) args.push(`--log-file=${log}`);
+  args.push(`http://127.0.0.1:${port}${PATH}`);
+  // h2load 1.52's timing mode (-D) sends nothing when a body file is given: request counts are used.
+  const { stdout } = await run('h2load', args, { maxBuffer: 1 << 24 });
+  return stdout;
+}
+
+async function waitPort(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const out = await h2load(port, 1, CONNECTIONS).catch(() => '');
+    if (new RegExp(` ${CONNECTIONS} succeeded`).test(out)) return;
+    await sleep(100);
+  }
+  throw new Error(`port ${port} never answered: ${await h2load(port, 1, 1).catch((e: Error) => e.message)}`);
+}
+
+interface Target {
+  label: string;
+  port: number;
+  proc: ChildProcess;
+  descriptors: number[];
+  /** Last measured calls/s per descriptor count, to size the next run to about SECONDS. */
+  rate: Map<number, number>;
+}
+
+interface Sample {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+}
+
+async function measure(t: Target, descriptors: number, round: number): Promise<Sample> {
+  const log = join(work, `${t.label.replace(/\W+/g, '_')}-${descriptors}-${round}.log`);
+  const n = Math.max(3000, Math.round((t.rate.get(descriptors) ?? 3000) * SECONDS));
+  const stdout = await h2load(t.port, descriptors, n, log);
+  const rps = Number(/finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(stdout)?.[1] ?? 0);
+  t.rate.set(descriptors, rps);
+  const failed =
+    Number(/(\d+) failed/.exec(stdout)?.[1] ?? 0) + Number(/(\d+) errored/.exec(stdout)?.[1] ?? 0);
+  const latencies = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => Number(l.split('\t')[2]))
+    .filter((x) => Number.isFinite(x))
+    .sort((x, y) => x - y);
+  const at = (q: number) =>
+    (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) / 1000;
+  return { rps, p50ms: at(0.5), p99ms: at(0.99), errors: failed };
+}
+
+function start(entry: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: SERVICE,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
+}
+
+async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: number[]): Promise<Target> {
+  const port = await freePort();
+  const grpcPort = await freePort();
+  const env = {
+    RUNTIME_ROOT: work,
+    PORT: String(port),
+    GRPC_PORT: String(grpcPort),
+    GRPC_HOST: '127.0.0.1',
+    HOST: '127.0.0.1',
+    ...extra,
+  };
+  return {
+    label,
+    port: grpcPort,
+    proc: start(join(SERVICE, 'src/server.ts'), [], env),
+    descriptors,
+    rate: new Map(),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const workers = Number(process.env.BENCH_WORKERS ?? 2);
+  const redis = await startRedis({ fresh: true });
+  const raw = new Redis({ host: redis.host, port: redis.port });
+  const commandStats = async () => {
+    const info = await raw.info('commandstats');
+    const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    return {
+      incrby: calls('incrby'),
+      expire: calls('expire'),
+      total: [...info.matchAll(/calls=(\d+)/g)].reduce((a, m) => a + Number(m[1]), 0),
+    };
+  };
+  const anchorPort = await freePort();
+  const targets: Target[] = [
+    {
+      label: 'c: anchor (bare grpc-js)',
+      port: anchorPort,
+      proc: start(join(SERVICE, 'bench/anchor-server.ts'), [String(anchorPort)], {}),
+      descriptors: [1, 3],
+      rate: new Map(),
+    },
+    await service('a: in-process backend', {}, [1, 3]),
+    await service('b: redis', { KVSTORE_URL: `${redis.host}:${redis.port}` }, [1, 3]),
+    await service(
+      `b: redis, WORKERS=${workers}`,
+      { KVSTORE_URL: `${redis.host}:${redis.port}`, WORKERS: String(workers) },
+      [1],
+    ),
+  ];
+  const samples = new Map<string, Sample[]>();
+  try {
+    for (const t of targets) {
+      await waitPort(t.port);
+      for (const d of t.descriptors) await h2load(t.port, d, 5000); // JIT warm-up
+    }
+    // One exact round trip check: a counted batch of 1-descriptor calls against the single-worker Redis service.
+    const redisTarget = targets[2]!;
+    const before = await commandStats();
+    const checkOut = await h2load(redisTarget.port, 1, 2000);
+    const after = await commandStats();
+    const checked = Number(/(\d+) succeeded/.exec(checkOut)?.[1] ?? 0);
+
+    // Interleaved rounds, so the noise of a shared machine spreads over every phase alike.
+    for (let round = 0; round < rounds; round++) {
+      for (const t of targets) {
+        for (const d of t.descriptors) {
+          const key = `${t.label}, ${d} descriptor${d > 1 ? 's' : ''}`;
+          const list = samples.get(key) ?? [];
+          list.push(await measure(t, d, round));
+          samples.set(key, list);
+        }
+      }
+    }
+    const rss = new Map(targets.map((t) => [t.label, peakRssMb(childPids(t.proc.pid!))]));
+
+    console.log(
+      `\nShouldRateLimit via h2load -c ${CONNECTIONS} -m ${STREAMS}; median of ${rounds} interleaved runs of ~${SECONDS}s\n`,
+    );
+    console.log(
+      'phase'.padEnd(44) +
+        'calls/s'.padStart(10) +
+        'p50 ms'.padStart(9) +
+        'p99 ms'.padStart(9) +
+        'errors'.padStart(8) +
+        'peak RSS MB'.padStart(13),
+    );
+    const rpsOf = new Map<string, number>();
+    for (const [key, list] of samples) {
+      const rps = median(list.map((x) => x.rps));
+      const mid = list.find((x) => x.rps === rps)!;
+      rpsOf.set(key, rps);
+      const label = targets.find(
+        (t) =>
+          key.startsWith(t.label) &&
+          key.slice(t.label.length).startsWith(', ') &&
+          /^\d/.test(key.slice(t.label.length + 2)),
+      )!.label;
+      console.log(
+        key.padEnd(44) +
+          rps.toFixed(0).padStart(10) +
+          mid.p50ms.toFixed(2).padStart(9) +
+          mid.p99ms.toFixed(2).padStart(9) +
+          String(list.reduce((a, x) => a + x.errors, 0)).padStart(8) +
+          rss.get(label)!.toFixed(0).padStart(13),
+      );
+    }
+    for (const d of [1, 3]) {
+      const suffix = `, ${d} descriptor${d > 1 ? 's' : ''}`;
+      const c = rpsOf.get(`c: anchor (bare grpc-js)${suffix}`)!;
+      const a = rpsOf.get(`a: in-process backend${suffix}`)!;
+      const b = rpsOf.get(`b: redis${suffix}`)!;
+      console.log(
+        `${d} descriptor(s): a/c = ${(a / c).toFixed(2)} (target >= 0.8), b/c = ${(b / c).toFixed(2)} (target >= 0.6)`,
+      );
+    }
+    const multi = rpsOf.get(`b: redis, WORKERS=${workers}, 1 descriptor`)!;
+    console.log(
+      `redis WORKERS=${workers} vs 1 worker, 1 descriptor: ${(multi / rpsOf.get('b: redis, 1 descriptor')!).toFixed(2)}x (machine cores: ${(await import('node:os')).cpus().length}, shared with h2load)`,
+    );
+    console.log(
+      `redis INFO commandstats over ${checked} one-descriptor calls: INCRBY +${after.incrby - before.incrby}, EXPIRE +${after.expire - before.expire}, all commands +${after.total - before.total - 1}` +
+        ' (the INFO call itself excluded); both are sent in one pipeline (one write, one read) per call',
+    );
+  } finally {
+    for (const t of targets) await stop(t.proc);
+    raw.disconnect();
+    await redis.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
