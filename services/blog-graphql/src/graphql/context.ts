@@ -1,4 +1,5 @@
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { createGraphQLError } from 'graphql-yoga';
 import type { BlogFailure, Outcome } from '../domain/errors.js';
 import type { BlogState } from '../domain/model.js';
 import type { BlogStore } from '../store/file-store.js';
@@ -13,7 +14,8 @@ export interface BlogContext {
 }
 
 export function toGraphQLError(failure: BlogFailure): GraphQLError {
-  return new GraphQLError(failure.message, { extensions: { code: failure.code } });
+  // graphql-yoga's factory, so the error is an instance of the GraphQLError yoga checks when masking.
+  return createGraphQLError(failure.message, { extensions: { code: failure.code } });
 }
 
 /** Runs a state change for a mutation resolver: checks the token, applies it atomically, throws on failure. */
