@@ -3,7 +3,7 @@ import type { Asset, Command, MarketSpec, Side } from './types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const PPM = 1_000_000;
-const KINDS = new Set<string>(['limit', 'market', 'market_by_quote', 'limit_stop_loss']);
+const MAX_BUDGET = MAX_SAFE * MAX_SAFE;
 
 /** A market spec with every default filled in. */
 export interface Market {
@@ -101,7 +101,10 @@ function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | n
 export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
   if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
   if (cmd.type === 'cancel') return { asset: 'base', amount: 0n };
-  if (!KINDS.has(cmd.type)) return fail('INVALID_COMMAND', 'unknown command type');
+  const type: string = cmd.type;
+  if (type !== 'limit' && type !== 'market' && type !== 'market_by_quote' && type !== 'limit_stop_loss') {
+    return fail('INVALID_COMMAND', 'unknown command type');
+  }
   if (!Number.isSafeInteger(cmd.id) || cmd.id <= 0) {
     return fail('INVALID_ORDER_ID', 'order id must be a positive safe integer');
   }
@@ -115,7 +118,8 @@ export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
         (cmd.type === 'limit_stop_loss' ? checkPrice(market, cmd.stopPrice, 'stop price') : null) ??
         checkAmount(market, cmd.amount);
       if (priceError !== null) return priceError;
-      const total = cmd.price * cmd.amount;
+      // price and amount are at least 1, so the total only needs checking above a minimum of 1.
+      const total = cmd.side === 'buy' || market.minTotal > 1n ? cmd.price * cmd.amount : 1n;
       if (total < market.minTotal) return fail('TOTAL_TOO_SMALL', `order total is below ${market.minTotal}`);
       return cmd.side === 'buy' ? { asset: 'quote', amount: total } : { asset: 'base', amount: cmd.amount };
     }
@@ -123,7 +127,7 @@ export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
       const amountError = checkAmount(market, cmd.amount);
       if (amountError !== null) return amountError;
       if (cmd.side === 'sell') return { asset: 'base', amount: cmd.amount };
-      const budgetError = checkBudget(cmd.budget, MAX_SAFE * MAX_SAFE);
+      const budgetError = checkBudget(cmd.budget, MAX_BUDGET);
       return budgetError ?? { asset: 'quote', amount: cmd.budget! };
     }
     case 'market_by_quote': {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MatchingEngine } from '../../src/matching/engine.js';
 import type { EngineEvent } from '../../src/matching/types.js';
+import { lockFor } from '../../src/matching/validate.js';
 import { SPEC } from './fixtures.js';
 import { LedgerSim } from './ledger-sim.js';
 import { randomCommands } from './random-commands.js';
@@ -48,7 +49,14 @@ describe('randomized trading from many accounts keeps every invariant after ever
       const result = ledger.submit(engine, cmd);
       if (result === 'INSUFFICIENT_FUNDS') seen.unfunded++;
       else if (!result.ok) seen.refused++;
-      else for (const event of result.events as EngineEvent[]) seen[event.type]++;
+      else {
+        for (const event of result.events as EngineEvent[]) seen[event.type]++;
+        // The pre-check the order-entry path runs (lockFor) asks for exactly what the engine locks.
+        const first = result.events[0];
+        if (first?.type === 'accepted') {
+          expect(lockFor(engine.market, cmd)).toEqual({ asset: first.lockAsset, amount: first.lock });
+        }
+      }
       const problems = [...ledger.check(), ...(step % 10 === 0 ? bookProblems(engine) : [])];
       if (problems.length > 0)
         throw new Error(`step ${step} (${JSON.stringify(cmd, bigints)}): ${problems.join('; ')}`);
