@@ -16,25 +16,127 @@ export interface Balance {
   readonly locked: bigint;
 }
 
-class Refused extends Error {
-  constructor(readonly result: Extract<PostResult, { ok: false }>) {
-    super(result.detail);
+/**
+ * One statement posts a whole entry: the journal row, its legs and the balance changes.
+ * - `e` inserts the entry; with a repeated idempotency key it inserts nothing and nothing else happens.
+ * - `l` inserts the legs.
+ * - `b` upserts the balances in (account, currency) order. The update is guarded: a change that would
+ *   take a balance of an account that may not go negative below zero matches no row. The row lock is
+ *   taken before the guard is evaluated (and re-evaluated on the newest row version), so concurrent
+ *   debits of one balance queue up and never both pass.
+ * - the final SELECT aborts the statement (SQLSTATE SVC01) when a guarded update matched no row or a
+ *   new balance row would start negative, so the entry is applied completely or not at all, in one
+ *   round trip.
+ */
+const POST_SQL = `
+WITH e AS (
+  INSERT INTO journal_entries (kind, reason, idempotency_key) VALUES ($1, $2, $3)
+  ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
+), l AS (
+  INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
+  SELECT e.id, v.account_id, v.currency, v.bucket, v.amount
+    FROM e, unnest($4::int[], $5::text[], $6::text[], $7::numeric[]) AS v(account_id, currency, bucket, amount)
+  RETURNING 1
+), b AS (
+  INSERT INTO balances AS bal (account_id, currency, available, locked, may_go_negative)
+  SELECT d.account_id, d.currency, d.available, d.locked,
+         -- PostgreSQL checks the proposed row against the table CHECK before it detects the conflict;
+         -- the flag lets a debit's proposed row through. It is kept only for a row really inserted
+         -- with a negative amount, and such a row aborts the statement below.
+         coalesce(a.may_go_negative, false) OR d.available < 0 OR d.locked < 0
+    FROM e, unnest($8::int[], $9::text[], $10::numeric[], $11::numeric[]) AS d(account_id, currency, available, locked)
+    LEFT JOIN accounts a ON a.id = d.account_id
+   ORDER BY d.account_id, d.currency
+  ON CONFLICT (account_id, currency) DO UPDATE
+     SET available = bal.available + excluded.available, locked = bal.locked + excluded.locked
+   WHERE bal.may_go_negative
+      OR (bal.available + excluded.available >= 0 AND bal.locked + excluded.locked >= 0)
+  RETURNING bal.account_id, bal.available, bal.locked
+)
+SELECT (SELECT id FROM e) AS entry_id,
+       CASE WHEN NOT EXISTS (SELECT 1 FROM e) THEN 0
+            WHEN (SELECT count(*) FROM b) = $12 AND NOT EXISTS (
+              SELECT 1 FROM b JOIN accounts acc ON acc.id = b.account_id
+               WHERE NOT acc.may_go_negative AND (b.available < 0 OR b.locked < 0)) THEN 0
+            ELSE ledger_refuse('insufficient_funds') END AS refused`;
+
+interface DatabaseError {
+  code?: string;
+  constraint?: string;
+}
+
+/** Maps the database's refusals of a posting to results; other errors are real failures. */
+function refusal(error: unknown): Extract<PostResult, { ok: false }> | undefined {
+  const { code, constraint = '' } = (error ?? {}) as DatabaseError;
+  if (code === 'SVC01' || (code === '23514' && constraint === 'balances_check')) {
+    return { ok: false, error: 'insufficient_funds', detail: 'a balance would go below zero' };
   }
+  if (code === '23503' && constraint.endsWith('currency_fkey')) {
+    return { ok: false, error: 'unknown_currency', detail: 'the entry names an unknown currency' };
+  }
+  if (code === '23503' && constraint.endsWith('account_id_fkey')) {
+    return { ok: false, error: 'unknown_account', detail: 'the entry names an unknown account' };
+  }
+  return undefined;
+}
+
+function parameters(entry: JournalEntry): unknown[] {
+  const deltas = new Map<
+    string,
+    { accountId: number; currency: string; available: bigint; locked: bigint }
+  >();
+  for (const leg of entry.legs) {
+    const key = `${leg.accountId}:${leg.currency}`;
+    const delta = deltas.get(key) ?? {
+      accountId: leg.accountId,
+      currency: leg.currency,
+      available: 0n,
+      locked: 0n,
+    };
+    delta[leg.bucket] += leg.amount;
+    deltas.set(key, delta);
+  }
+  const changed = [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
+  return [
+    entry.kind,
+    entry.reason,
+    entry.idempotencyKey ?? null,
+    entry.legs.map((leg) => leg.accountId),
+    entry.legs.map((leg) => leg.currency),
+    entry.legs.map((leg) => leg.bucket),
+    entry.legs.map((leg) => leg.amount.toString()),
+    changed.map((d) => d.accountId),
+    changed.map((d) => d.currency),
+    changed.map((d) => d.available.toString()),
+    changed.map((d) => d.locked.toString()),
+    changed.length,
+  ];
+}
+
+async function postOne(sql: Sql, entry: JournalEntry): Promise<PostResult> {
+  const { rows } = await sql.query<{ entry_id: number | null }>(POST_SQL, parameters(entry));
+  const entryId = rows[0]?.entry_id;
+  if (entryId !== null && entryId !== undefined) return { ok: true, entryId, duplicate: false };
+  const existing = await sql.query<{ id: number }>(
+    'SELECT id FROM journal_entries WHERE idempotency_key = $1',
+    [entry.idempotencyKey],
+  );
+  return { ok: true, entryId: existing.rows[0]!.id, duplicate: true };
 }
 
 /**
- * Posts one journal entry atomically: the entry, its legs and the running balances change together
- * or not at all. Balance rows are updated in (account, currency) order; each UPDATE takes the row
- * lock, so concurrent postings on one balance queue up and each sees the result of the previous one.
- * A balance that would go below zero refuses the whole entry (`insufficient_funds`).
+ * Posts one journal entry atomically (one statement, one commit): the entry, its legs and the running
+ * balances change together or not at all. A balance that would go below zero refuses the whole entry
+ * (`insufficient_funds`); concurrent postings on one balance queue on its row lock.
  */
 export async function postEntry(db: Database, entry: JournalEntry): Promise<PostResult> {
   const checked = validateEntry(entry);
   if (!checked.ok) return { ok: false, error: 'invalid_entry', detail: checked.detail };
   try {
-    return await db.transaction((tx) => postIn(tx, entry));
+    return await postOne(db, entry);
   } catch (error) {
-    if (error instanceof Refused) return error.result;
+    const refused = refusal(error);
+    if (refused) return refused;
     throw error;
   }
 }
@@ -56,99 +158,17 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
       if (!results[index]!.ok) continue;
       await tx.query('SAVEPOINT ledger_entry');
       try {
-        results[index] = await postIn(tx, entry);
-        await tx.query(
-          results[index]!.ok ? 'RELEASE SAVEPOINT ledger_entry' : 'ROLLBACK TO SAVEPOINT ledger_entry',
-        );
+        results[index] = await postOne(tx, entry);
+        await tx.query('RELEASE SAVEPOINT ledger_entry');
       } catch (error) {
-        if (!(error instanceof Refused)) throw error;
+        const refused = refusal(error);
+        if (!refused) throw error;
         await tx.query('ROLLBACK TO SAVEPOINT ledger_entry');
-        results[index] = error.result;
+        results[index] = refused;
       }
     }
   });
   return results;
-}
-
-async function postIn(tx: Sql, entry: JournalEntry): Promise<PostResult> {
-  const currencies = [...new Set(entry.legs.map((leg) => leg.currency))];
-  const accounts = [...new Set(entry.legs.map((leg) => leg.accountId))];
-  const known = await tx.query<{ c: number; a: number }>(
-    `SELECT (SELECT count(*)::int FROM currencies WHERE code = ANY($1::text[])) AS c,
-            (SELECT count(*)::int FROM accounts WHERE id = ANY($2::int[])) AS a`,
-    [currencies, accounts],
-  );
-  if (known.rows[0]?.c !== currencies.length) {
-    return { ok: false, error: 'unknown_currency', detail: `unknown currency in ${currencies.join(', ')}` };
-  }
-  if (known.rows[0]?.a !== accounts.length) {
-    return { ok: false, error: 'unknown_account', detail: `unknown account in ${accounts.join(', ')}` };
-  }
-  const inserted = await tx.query<{ id: number }>(
-    `INSERT INTO journal_entries (kind, reason, idempotency_key) VALUES ($1, $2, $3)
-     ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
-    [entry.kind, entry.reason, entry.idempotencyKey ?? null],
-  );
-  if (!inserted.rows[0]) {
-    const existing = await tx.query<{ id: number }>(
-      'SELECT id FROM journal_entries WHERE idempotency_key = $1',
-      [entry.idempotencyKey],
-    );
-    return { ok: true, entryId: existing.rows[0]!.id, duplicate: true };
-  }
-  const entryId = inserted.rows[0].id;
-  const values: unknown[] = [entryId];
-  const tuples = entry.legs.map((leg) => {
-    values.push(leg.accountId, leg.currency, leg.bucket, leg.amount.toString());
-    const n = values.length;
-    return `($1, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::numeric)`;
-  });
-  await tx.query(
-    `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount) VALUES ${tuples.join(', ')}`,
-    values,
-  );
-  const deltas = new Map<
-    string,
-    { accountId: number; currency: string; available: bigint; locked: bigint }
-  >();
-  for (const leg of entry.legs) {
-    const key = `${String(leg.accountId).padStart(10, '0')}:${leg.currency}`;
-    const delta = deltas.get(key) ?? {
-      accountId: leg.accountId,
-      currency: leg.currency,
-      available: 0n,
-      locked: 0n,
-    };
-    delta[leg.bucket] += leg.amount;
-    deltas.set(key, delta);
-  }
-  for (const key of [...deltas.keys()].sort()) {
-    const delta = deltas.get(key)!;
-    if (delta.available === 0n && delta.locked === 0n) continue;
-    await tx.query(
-      `INSERT INTO balances (account_id, currency, may_go_negative)
-       SELECT id, $2, may_go_negative FROM accounts WHERE id = $1
-       ON CONFLICT (account_id, currency) DO NOTHING`,
-      [delta.accountId, delta.currency],
-    );
-    // The guard is re-evaluated on the latest row version after waiting for its lock, so two
-    // concurrent debits can never both pass on the same funds; the table CHECK is the backstop.
-    const { rows } = await tx.query(
-      `UPDATE balances SET available = available + $3::numeric, locked = locked + $4::numeric
-        WHERE account_id = $1 AND currency = $2
-          AND (may_go_negative OR (available + $3::numeric >= 0 AND locked + $4::numeric >= 0))
-        RETURNING 1`,
-      [delta.accountId, delta.currency, delta.available.toString(), delta.locked.toString()],
-    );
-    if (rows.length === 0) {
-      throw new Refused({
-        ok: false,
-        error: 'insufficient_funds',
-        detail: `account ${delta.accountId} has not enough ${delta.currency}`,
-      });
-    }
-  }
-  return { ok: true, entryId, duplicate: false };
 }
 
 /** Balances of one account, one row per currency it ever held. */

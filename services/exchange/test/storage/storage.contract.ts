@@ -159,8 +159,20 @@ export function storageContract(target: Target): void {
         ],
       });
       expect(unbalanced).toMatchObject({ ok: false, error: 'invalid_entry' });
+      const neverFunded = adjustment(a.id, external, 'xrp', -1n, 'no xrp row yet');
+      expect(neverFunded.ok && (await postEntry(db, neverFunded.entry))).toMatchObject({
+        ok: false,
+        error: 'insufficient_funds',
+      });
+      const lockUnfunded = lockFunds(a.id, 'usd', 1n, 'no usd row yet');
+      expect(lockUnfunded.ok && (await postEntry(db, lockUnfunded.entry))).toMatchObject({ ok: false });
       expect(await entryCount(target)).toBe(before);
       expect(await balance(target, a.id, 'eth')).toEqual({ available: 5n, locked: 0n });
+      const { rows } = await db.query<{ currency: string; may_go_negative: boolean }>(
+        'SELECT currency, may_go_negative FROM balances WHERE account_id = $1',
+        [a.id],
+      );
+      expect(rows).toEqual([{ currency: 'eth', may_go_negative: false }]);
     });
 
     it('posts a batch in one commit, rolling back only the refused entries', async () => {
