@@ -2,26 +2,38 @@ import type { BackendSettings, RedisEndpointSettings } from '../settings/backend
 import { SettingError } from '../settings/env.js';
 import { MemoryBackend } from './memory.js';
 import { RedisBackend } from './redis.js';
-import { openSingle } from './redis-connection.js';
+import { openCluster, openSentinel, openSingle } from './redis-connection.js';
+import { SplitBackend } from './split.js';
 import type { CounterBackend } from './types.js';
 
 /** Builds the backend the settings ask for (the in-process store when none is configured). */
 function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings): RedisBackend {
+  const common = {
+    healthCheckActiveConnection: settings.healthCheckActiveConnection,
+    connectTimeoutMs: settings.timeoutMs,
+  };
+  const pool = <T>(open: () => T): T[] => Array.from({ length: endpoint.poolSize }, open);
   switch (endpoint.type) {
-    case 'single': {
-      const clients = Array.from({ length: endpoint.poolSize }, () =>
-        openSingle(endpoint, settings.tls, settings.timeoutMs),
-      );
+    case 'single':
       return new RedisBackend({
+        ...common,
         description: `redis single ${endpoint.socketType === 'unix' ? `unix:${endpoint.url}` : endpoint.url} (pool ${endpoint.poolSize})`,
-        clients,
-        healthCheckActiveConnection: settings.healthCheckActiveConnection,
-        connectTimeoutMs: settings.timeoutMs,
+        clients: pool(() => openSingle(endpoint, settings.tls, settings.timeoutMs)),
       });
-    }
     case 'sentinel':
+      return new RedisBackend({
+        ...common,
+        description: `redis sentinel ${endpoint.url} (pool ${endpoint.poolSize})`,
+        clients: pool(() => openSentinel(endpoint, settings.tls, settings.timeoutMs)),
+      });
     case 'cluster':
-      throw new SettingError(`KVSTORE_TYPE=${endpoint.type} is not supported yet (only single)`);
+      // One cluster client: it keeps a connection per node itself.
+      return new RedisBackend({
+        ...common,
+        description: `redis cluster ${endpoint.url}`,
+        clients: [openCluster(endpoint, settings.tls, settings.timeoutMs)],
+        pipelinePerKey: true,
+      });
   }
 }
 
@@ -30,8 +42,9 @@ export function createBackend(settings: BackendSettings): CounterBackend {
     case 'memory':
       return new MemoryBackend();
     case 'redis': {
-      if (settings.redisPerSecond) throw new SettingError('KVSTORE_PERSECOND is not supported yet');
-      return redisBackend(settings.redis!, settings);
+      const main = redisBackend(settings.redis!, settings);
+      if (!settings.redisPerSecond) return main;
+      return new SplitBackend(main, redisBackend(settings.redisPerSecond, settings));
     }
     case 'memcache':
       throw new SettingError('BACKEND_TYPE=memcache is not supported yet');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisEndpointSettings, RedisTlsSettings } from '../settings/backend.js';
 
 /**
@@ -54,4 +54,39 @@ export function openSingle(
   if (endpoint.socketType === 'unix') return new Redis({ ...options, path: endpoint.url });
   if (/^rediss?:\/\//.test(endpoint.url)) return new Redis(endpoint.url, options);
   return new Redis({ ...options, ...hostPort(endpoint.url) });
+}
+
+/** `KVSTORE_TYPE=sentinel`: URL `<master name>,<host>:<port>[,<host>:<port>...]`. */
+export function openSentinel(
+  endpoint: RedisEndpointSettings,
+  tls: RedisTlsSettings | undefined,
+  timeoutMs: number,
+): Redis {
+  const [name, ...nodes] = endpoint.url.split(',').map((p) => p.trim());
+  return new Redis({
+    ...baseOptions(endpoint, tls, timeoutMs),
+    name: name!,
+    sentinels: nodes.map(hostPort),
+    sentinelRetryStrategy: (times) => Math.min(times * 100, 2000),
+  });
+}
+
+/** `KVSTORE_TYPE=cluster`: URL `<host>:<port>,<host>:<port>,...` of the cluster nodes. */
+export function openCluster(
+  endpoint: RedisEndpointSettings,
+  tls: RedisTlsSettings | undefined,
+  timeoutMs: number,
+): Cluster {
+  const redisOptions = baseOptions(endpoint, tls, timeoutMs);
+  return new Cluster(
+    endpoint.url.split(',').map((p) => hostPort(p)),
+    {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      enableReadyCheck: true,
+      redisOptions,
+      clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+      slotsRefreshTimeout: Math.max(timeoutMs, 1000),
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { CounterBackend, CounterOp } from './types.js';
 
 /**
@@ -6,7 +6,10 @@ import type { CounterBackend, CounterOp } from './types.js';
  * `EXPIRE key ttl`, all ops of one call in one pipeline (one write, one read). Connections form a
  * pool of KVSTORE_POOL_SIZE clients used round-robin; each is one multiplexed ioredis connection.
  */
-export type RedisClient = Pick<Redis, 'pipeline' | 'status' | 'on' | 'connect' | 'quit' | 'disconnect'>;
+export type RedisClient = Pick<
+  Redis | Cluster,
+  'pipeline' | 'status' | 'on' | 'connect' | 'quit' | 'disconnect'
+>;
 
 export interface RedisBackendOptions {
   description: string;
@@ -15,6 +18,11 @@ export interface RedisBackendOptions {
   healthCheckActiveConnection: boolean;
   /** Bounded wait for `ready()`. */
   connectTimeoutMs: number;
+  /**
+   * Cluster mode: a pipeline may only hold keys of one slot, so each op gets its own INCRBY+EXPIRE
+   * pipeline, all sent at once (one round trip in parallel, not one write). @default false
+   */
+  pipelinePerKey?: boolean;
 }
 
 export class RedisBackend implements CounterBackend {
@@ -54,7 +62,15 @@ export class RedisBackend implements CounterBackend {
 
   async increment(ops: readonly CounterOp[]): Promise<number[]> {
     if (ops.length === 0) return [];
-    const pipeline = this.client().pipeline();
+    if (this.options.pipelinePerKey && ops.length > 1) {
+      const client = this.client();
+      return Promise.all(ops.map((op) => this.incrementOn(client, [op]).then((r) => r[0]!)));
+    }
+    return this.incrementOn(this.client(), ops);
+  }
+
+  private async incrementOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {
+    const pipeline = client.pipeline();
     for (const op of ops) {
       pipeline.incrby(op.key, op.hits);
       pipeline.expire(op.key, op.ttlSeconds);
@@ -74,7 +90,15 @@ export class RedisBackend implements CounterBackend {
 
   async read(ops: readonly CounterOp[]): Promise<number[]> {
     if (ops.length === 0) return [];
-    const pipeline = this.client().pipeline();
+    if (this.options.pipelinePerKey && ops.length > 1) {
+      const client = this.client();
+      return Promise.all(ops.map((op) => this.readOn(client, [op]).then((r) => r[0]!)));
+    }
+    return this.readOn(this.client(), ops);
+  }
+
+  private async readOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {
+    const pipeline = client.pipeline();
     for (const op of ops) pipeline.get(op.key);
     const results = await pipeline.exec();
     if (!results) throw new Error('redis pipeline returned no results');
