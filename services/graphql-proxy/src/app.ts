@@ -100,6 +100,7 @@ export async function buildApp(
   const handler = new GraphQLHandler({
     mode: config.mode,
     authToken: config.authToken,
+    authTokenForQueries: config.authTokenForQueries,
     cache,
     analyser,
     upstream,

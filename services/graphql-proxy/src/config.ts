@@ -20,6 +20,12 @@ export interface ProxyConfig {
   readonly embedded: boolean;
   /** AUTH_TOKEN, sent upstream as `Authorization: Bearer <token>`. @default EMBEDDED_BLOG_TOKEN in embedded mode, else unset */
   readonly authToken: string | undefined;
+  /**
+   * AUTH_TOKEN_FOR_QUERIES: also send AUTH_TOKEN with queries of callers that send no Authorization.
+   * Off by default: the spec names the token for mutations, and with it on, anonymous callers would
+   * read what the token may read (drafts, private posts). @default false
+   */
+  readonly authTokenForQueries: boolean;
   /** GRAPHQL_MODE. @default 'GETMODE' */
   readonly mode: GraphQLMode;
   /** PORT. @default 5001 */
@@ -150,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     embedded,
     authToken,
     mode: modeRaw,
+    authTokenForQueries: boolean(env, 'AUTH_TOKEN_FOR_QUERIES', false),
     port: integer(env, 'PORT', 5001, 0, 65535),
     host: env['HOST'] || '127.0.0.1',
     cacheDir: resolvePath('CACHE_DIR', './data/graphql-proxy/cache'),

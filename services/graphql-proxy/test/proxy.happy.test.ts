@@ -88,6 +88,18 @@ describe('queries through the cache', () => {
     expect(otherUser.headers.get('x-cache-key')).not.toBe(first.headers.get('x-cache-key'));
   });
 
+  it("never serves one caller's private answer to another, nor lends AUTH_TOKEN to anonymous queries", async () => {
+    const query = '{ posts(first: 100) { nodes { title } } }';
+    const owner = await gql(crudProxy.url, query, undefined, { authorization: `Bearer ${BLOG_TOKEN}` });
+    const anonymous = await gql(crudProxy.url, query);
+    expect(postTitles(owner)).toContain('Draft: upcoming features');
+    expect(postTitles(anonymous)).not.toContain('Draft: upcoming features');
+    expect(anonymous.headers.get('x-cache')).toBe('MISS');
+    const ownerAgain = await gql(crudProxy.url, query, undefined, { authorization: `Bearer ${BLOG_TOKEN}` });
+    expect(ownerAgain.headers.get('x-cache')).toBe('HIT');
+    expect(postTitles(ownerAgain)).toContain('Draft: upcoming features');
+  });
+
   it('does not cache an answer with errors', async () => {
     const query = '{ posts { nodes { noSuchField } } }';
     const first = await gql(getProxy.url, query);

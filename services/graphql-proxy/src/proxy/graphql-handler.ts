@@ -30,6 +30,8 @@ export interface ProxyAnswer {
 export interface GraphQLHandlerDeps {
   readonly mode: GraphQLMode;
   readonly authToken: string | undefined;
+  /** Send AUTH_TOKEN with queries of callers without credentials (AUTH_TOKEN_FOR_QUERIES). */
+  readonly authTokenForQueries: boolean;
   readonly cache: ResponseCache;
   readonly analyser: DocumentAnalyser;
   readonly upstream: UpstreamClient;
@@ -172,7 +174,9 @@ export class GraphQLHandler {
   ): Promise<UpstreamOutcome> {
     const outcome = await this.deps.upstream.post({
       body: JSON.stringify(payload),
-      authorization: this.upstreamAuthorization(authorization),
+      authorization: this.deps.authTokenForQueries
+        ? this.upstreamAuthorization(authorization)
+        : authorization,
     });
     this.deps.monitor.record(outcome);
     if (
