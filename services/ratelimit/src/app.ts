@@ -5,6 +5,7 @@ import { createBackend } from './backends/create.js';
 import type { CounterBackend } from './backends/types.js';
 import type { Settings } from './config.js';
 import { Health } from './health/health.js';
+import { LocalOverLimitCache } from './limiter/local-cache.js';
 import { RateLimiter } from './limiter/rate-limiter.js';
 import { RateLimitService } from './limiter/service.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
@@ -89,6 +90,11 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     nearLimitRatio: settings.server.nearLimitRatio,
     expirationJitterMaxSeconds: settings.backend.expirationJitterMaxSeconds,
     random: options.random ?? Math.random,
+    localCache:
+      settings.backend.localCacheSizeInBytes > 0
+        ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes)
+        : undefined,
+    stopIncrementWhenOverLimit: settings.backend.stopCacheKeyIncrementWhenOverlimit,
   });
   const service = new RateLimitService({
     limiter,

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { MemoryBackend } from '../src/backends/memory.js';
 import type { CounterBackend } from '../src/backends/types.js';
+import { LocalOverLimitCache } from '../src/limiter/local-cache.js';
 import { RateLimiter } from '../src/limiter/rate-limiter.js';
 import { type CallResult, RateLimitService } from '../src/limiter/service.js';
 import type { RateLimitRequest, RequestDescriptor } from '../src/proto/messages.js';
@@ -48,6 +49,10 @@ export interface HarnessOptions {
   headers?: boolean;
   cacheKeyPrefix?: string;
   failureMode?: 'error' | 'allow' | 'deny';
+  /** LOCAL_CACHE_SIZE_IN_BYTES. */
+  localCacheBytes?: number;
+  /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
+  stopIncrement?: boolean;
   /** Start time in seconds. @default 1_000_020 (20 s into a minute window) */
   now?: number;
 }
@@ -64,6 +69,8 @@ export function harness(yaml: string | string[] | undefined, options: HarnessOpt
       nearLimitRatio: options.nearLimitRatio ?? 0.8,
       expirationJitterMaxSeconds: 0,
       random: () => 0,
+      localCache: options.localCacheBytes ? new LocalOverLimitCache(options.localCacheBytes) : undefined,
+      stopIncrementWhenOverLimit: options.stopIncrement ?? false,
     }),
     registry,
     cacheKeyPrefix: options.cacheKeyPrefix ?? '',

@@ -25,6 +25,12 @@ export interface RateLimiterOptions {
   random: () => number;
   /** The local over-limit cache (`LOCAL_CACHE_SIZE_IN_BYTES` > 0). */
   localCache?: OverLimitCache | undefined;
+  /**
+   * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`: read every key first (one extra round trip); when any
+   * would go over its limit, only the keys going over are incremented and the others are left as
+   * they are (decided on their current count, without counting this request's hits).
+   */
+  stopIncrementWhenOverLimit?: boolean;
 }
 
 const NO_LIMIT: DescriptorStatus = Object.freeze({ code: Code.OK, limitRemaining: 0 }) as DescriptorStatus;
@@ -62,17 +68,36 @@ export class RateLimiter {
       opIndex.push(i);
     }
     if (ops.length === 0) return statuses;
-    const counts = await this.options.backend.increment(ops);
+    const { counts, counted } = await this.count(plan, ops, opIndex);
     for (let j = 0; j < opIndex.length; j++) {
       const i = opIndex[j]!;
       const p = plan[i]!;
       const limit = p.limit!;
-      const status = decide(limit, p.hits, counts[j]!, nowSeconds, this.decideOptions);
+      const status = decide(limit, counted[j] ? p.hits : 0, counts[j]!, nowSeconds, this.decideOptions);
       if (localCache && counts[j]! > limit.requestsPerUnit) {
         localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider);
       }
       statuses[i] = status;
     }
     return statuses;
+  }
+
+  /** Counts after the request, and which ops were really incremented. */
+  private async count(
+    plan: readonly PlannedDescriptor[],
+    ops: CounterOp[],
+    opIndex: number[],
+  ): Promise<{ counts: number[]; counted: boolean[] }> {
+    const backend = this.options.backend;
+    if (!this.options.stopIncrementWhenOverLimit) {
+      return { counts: await backend.increment(ops), counted: ops.map(() => true) };
+    }
+    const current = await backend.read(ops);
+    const over = ops.map((op, j) => current[j]! + op.hits > plan[opIndex[j]!]!.limit!.requestsPerUnit);
+    if (!over.includes(true)) return { counts: await backend.increment(ops), counted: over.map(() => true) };
+    const overOps = ops.filter((_, j) => over[j]);
+    const overCounts = await backend.increment(overOps);
+    let k = 0;
+    return { counts: ops.map((_, j) => (over[j] ? overCounts[k++]! : current[j]!)), counted: over };
   }
 }

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryBackend } from '../../src/backends/memory.js';
+import type { CounterOp } from '../../src/backends/types.js';
+import { LocalOverLimitCache } from '../../src/limiter/local-cache.js';
+import { Code } from '../../src/proto/messages.js';
+import { desc, harness, ok, req } from '../helpers.js';
+
+/** The in-process store, recording every call it gets. */
+class RecordingBackend extends MemoryBackend {
+  calls: { kind: 'increment' | 'read'; keys: string[] }[] = [];
+  override increment(ops: readonly CounterOp[]) {
+    this.calls.push({ kind: 'increment', keys: ops.map((o) => o.key) });
+    return super.increment(ops);
+  }
+  override read(ops: readonly CounterOp[]) {
+    this.calls.push({ kind: 'read', keys: ops.map((o) => o.key) });
+    return super.read(ops);
+  }
+}
+
+const YAML = `
+domain: d
+descriptors:
+  - key: a
+    rate_limit: { unit: minute, requests_per_unit: 2 }
+  - key: b
+    rate_limit: { unit: minute, requests_per_unit: 100 }
+`;
+const NOW = 1_000_020;
+const S = (k: string, stat: string) => `ratelimit.service.rate_limit.d.${k}.${stat}`;
+
+describe('local over-limit cache (LOCAL_CACHE_SIZE_IN_BYTES)', () => {
+  it('after a key goes over, later hits in the window skip the backend and count over_limit_with_local_cache', async () => {
+    let clock = NOW;
+    const backend = new RecordingBackend({ now: () => clock * 1000 });
+    const h = harness(YAML, { now: NOW, backend, localCacheBytes: 10_000 });
+    for (let i = 0; i < 3; i++) await ok(h, req('d', [desc({ a: 'x' })]));
+    expect(backend.calls).toHaveLength(3);
+    const r = await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })]));
+    expect(r.statuses[0]).toMatchObject({
+      code: Code.OVER_LIMIT,
+      limitRemaining: 0,
+      durationUntilResetSeconds: 60,
+    });
+    expect(backend.calls.at(-1)!.keys).toEqual([`d_b_x_${NOW}`]);
+    expect(h.counter(S('a', 'over_limit_with_local_cache'))).toBe(1);
+    expect(h.counter(S('a', 'over_limit'))).toBe(2);
+    expect(h.counter(S('a', 'total_hits'))).toBe(4);
+    // Next window: the backend is asked again.
+    h.clock.now += 60;
+    clock += 60;
+    expect((await ok(h, req('d', [desc({ a: 'x' })]))).overallCode).toBe(Code.OK);
+  });
+
+  it('is bounded by its byte size, evicting the oldest keys', () => {
+    const cache = new LocalOverLimitCache(300);
+    for (let i = 0; i < 10; i++) cache.add(`key-${i}-${'x'.repeat(20)}`, 100);
+    expect(cache.size()).toBeLessThanOrEqual(3);
+    expect(cache.has(`key-9-${'x'.repeat(20)}`, 50)).toBe(true);
+    expect(cache.has(`key-0-${'x'.repeat(20)}`, 50)).toBe(false);
+    expect(cache.has(`key-9-${'x'.repeat(20)}`, 100)).toBe(false);
+  });
+});
+
+describe('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', () => {
+  it('when one key would go over, the other keys of the request are not incremented', async () => {
+    const backend = new RecordingBackend({ now: () => NOW * 1000 });
+    const h = harness(YAML, { now: NOW, backend, stopIncrement: true });
+    await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })], 2));
+    expect(backend.calls.map((c) => c.kind)).toEqual(['read', 'increment']);
+    const r = await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })]));
+    expect(r.overallCode).toBe(Code.OVER_LIMIT);
+    expect(r.statuses[1]).toMatchObject({ code: Code.OK, limitRemaining: 98 });
+    expect(backend.calls.at(-1)).toEqual({ kind: 'increment', keys: [`d_a_x_${NOW}`] });
+    const [a, b] = await backend.read([
+      { key: `d_a_x_${NOW}`, hits: 0, ttlSeconds: 60, perSecond: false },
+      { key: `d_b_x_${NOW}`, hits: 0, ttlSeconds: 60, perSecond: false },
+    ]);
+    expect([a, b]).toEqual([3, 2]);
+  });
+
+  it('without the setting every key is incremented in one call', async () => {
+    const backend = new RecordingBackend({ now: () => NOW * 1000 });
+    const h = harness(YAML, { now: NOW, backend });
+    await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })], 3));
+    expect(backend.calls).toEqual([{ kind: 'increment', keys: [`d_a_x_${NOW}`, `d_b_x_${NOW}`] }]);
+  });
+});
