@@ -68,8 +68,15 @@ export async function buildApp(
       () => queue.list(),
       clock,
     );
+  // Several mutations in a row lead to one sync, a moment after the last of them.
+  let syncTimer: NodeJS.Timeout | undefined;
   const syncInBackground = () => {
-    void sync();
+    if (syncTimer) clearTimeout(syncTimer);
+    syncTimer = setTimeout(() => {
+      syncTimer = undefined;
+      void sync();
+    }, 100);
+    syncTimer.unref();
   };
 
   // A first sync that failed (upstream not up yet at start) is retried when the upstream answers.
@@ -185,6 +192,7 @@ export async function buildApp(
     },
     async close() {
       replayer.stop();
+      if (syncTimer) clearTimeout(syncTimer);
       await app.close();
       await replayer.idle();
       await local.flush();

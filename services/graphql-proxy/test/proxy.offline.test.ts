@@ -20,6 +20,7 @@ let crudProxy: ProxyProcess;
 interface QueueBody {
   mutations: Array<{
     id: string;
+    attempts: number;
     createdAt: string;
     status: string;
     payload: { query: string };
@@ -191,6 +192,22 @@ describe('offline and back', () => {
     });
     expect(flush.body).toMatchObject({ flushed: 0, stoppedBy: { reason: 'rejected' } });
     expect(await blogTitles()).not.toContain('Behind the rejected one');
+
+    const retried = await getJson<{ retried: string; flushed: number }>(
+      `${setProxy.url}/queue/${rejected[0]?.id}/retry`,
+      {
+        method: 'POST',
+      },
+    );
+    expect(retried.body).toMatchObject({ retried: rejected[0]?.id, flushed: 0 });
+    const afterRetry = await queue(setProxy);
+    expect(afterRetry[0]).toMatchObject({
+      id: rejected[0]?.id,
+      status: 'rejected',
+      attempts: (rejected[0]?.attempts ?? 0) + 1,
+    });
+    const notRejected = await fetch(`${setProxy.url}/queue/${rejected[1]?.id}/retry`, { method: 'POST' });
+    expect(notRejected.status).toBe(409);
 
     const discarded = await fetch(`${setProxy.url}/queue/${rejected[0]?.id}`, { method: 'DELETE' });
     expect(discarded.status).toBe(200);
