@@ -17,7 +17,10 @@ if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
 }
 const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);
-const db = await openStorage(config.storage);
+const db = await openStorage(config.storage).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(2);
+});
 let code = 1;
 try {
   await syncCurrencies(db, reference);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +55,15 @@ describe('server process on the embedded default', () => {
         null,
         2.5,
       ]);
+      // The operator tool must not open the embedded database while the server has it.
+      const cliEntry = path.join(serviceDir, 'src/cli.ts');
+      const cli = spawnSync(process.execPath, ['--import', 'tsx', cliEntry, 'account', 'list'], {
+        cwd,
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+      });
+      expect(cli.status).toBe(2);
+      expect(cli.stderr).toMatch(/in use by process \d+/);
     } finally {
       await first.stop();
     }
