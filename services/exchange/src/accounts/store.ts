@@ -105,6 +105,38 @@ export async function findAccount(db: Sql, ref: number | string): Promise<Accoun
   return rows[0] ? toAccount(rows[0]) : undefined;
 }
 
+export interface AccountChanges {
+  svcid?: string;
+  twoFactor?: boolean;
+  withdrawConfirmation?: boolean;
+  announcements?: boolean;
+}
+
+/** Changes account flags (and the svcid, which only support may change); undefined when no such account. */
+export async function updateAccount(
+  db: Sql,
+  id: number,
+  changes: AccountChanges,
+): Promise<Account | undefined> {
+  if (changes.svcid !== undefined) {
+    const taken = await db.query('SELECT 1 FROM accounts WHERE svcid = $1 AND id <> $2', [changes.svcid, id]);
+    if (taken.rows.length > 0) throw new DuplicateAccountError('svcid');
+  }
+  await db.query(
+    `UPDATE accounts SET svcid = coalesce($2, svcid), two_factor = coalesce($3, two_factor),
+            withdraw_confirmation = coalesce($4, withdraw_confirmation), announcements = coalesce($5, announcements)
+      WHERE id = $1 AND kind = 'user'`,
+    [
+      id,
+      changes.svcid ?? null,
+      changes.twoFactor ?? null,
+      changes.withdrawConfirmation ?? null,
+      changes.announcements ?? null,
+    ],
+  );
+  return findAccount(db, id);
+}
+
 export async function listAccounts(db: Sql): Promise<Account[]> {
   const { rows } = await db.query<AccountRow>(`${SELECT_ACCOUNT} WHERE a.kind = 'user' ORDER BY a.id`);
   return rows.map(toAccount);

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import {
   type Account,
+  type AccountChanges,
   createAccount,
   DuplicateAccountError,
   findAccount,
   listAccounts,
   systemAccountId,
+  updateAccount,
 } from '../accounts/store.js';
 import {
   isScope,
@@ -33,7 +35,9 @@ export interface CliContext {
 }
 
 export const USAGE = `usage: exchange-admin <command>
-  account create --email <e-mail> [--svcid <id>] [--two-factor] [--withdraw-confirmation]
+  account create --email <e-mail> [--svcid <id>] [--two-factor true|false] [--withdraw-confirmation true|false]
+  account update <account> [--svcid <id>] [--two-factor true|false] [--withdraw-confirmation true|false]
+                 [--announcements true|false]
   account list                                  accounts with their balances
   balances <account>                            balances of one account (id, e-mail or svcid)
   balance adjust <account> <currency> <amount> --reason <text>   signed decimal, journalled;
@@ -64,6 +68,14 @@ async function balancesView(ctx: CliContext, accountId: number) {
   });
 }
 
+/** `true`/`false` option values (absent: undefined). */
+function flag(raw: string | undefined, name: string): boolean | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new CliError(`${name} takes true or false`);
+}
+
 function parseScopes(raw: string | undefined): Scope[] {
   if (raw === undefined) return ['read'];
   const scopes = raw
@@ -85,8 +97,9 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
     options: {
       email: { type: 'string' },
       svcid: { type: 'string' },
-      'two-factor': { type: 'boolean' },
-      'withdraw-confirmation': { type: 'boolean' },
+      'two-factor': { type: 'string' },
+      'withdraw-confirmation': { type: 'string' },
+      announcements: { type: 'string' },
       scopes: { type: 'string' },
       label: { type: 'string' },
       reason: { type: 'string' },
@@ -103,11 +116,29 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
           createAccount(tx, {
             email: values.email!,
             ...(values.svcid ? { svcid: values.svcid } : {}),
-            twoFactor: values['two-factor'] ?? false,
-            withdrawConfirmation: values['withdraw-confirmation'] ?? false,
+            twoFactor: flag(values['two-factor'], '--two-factor') ?? false,
+            withdrawConfirmation: flag(values['withdraw-confirmation'], '--withdraw-confirmation') ?? false,
           }),
         );
         ctx.print(created);
+      } catch (error) {
+        if (error instanceof DuplicateAccountError) throw new CliError(error.message);
+        throw error;
+      }
+      return 0;
+    }
+    case 'account update': {
+      const target = await account(ctx, positionals[2]);
+      const changes: AccountChanges = {};
+      if (values.svcid) changes.svcid = values.svcid;
+      const twoFactor = flag(values['two-factor'], '--two-factor');
+      const confirmation = flag(values['withdraw-confirmation'], '--withdraw-confirmation');
+      const announcements = flag(values.announcements, '--announcements');
+      if (twoFactor !== undefined) changes.twoFactor = twoFactor;
+      if (confirmation !== undefined) changes.withdrawConfirmation = confirmation;
+      if (announcements !== undefined) changes.announcements = announcements;
+      try {
+        ctx.print(await updateAccount(ctx.db, target.id, changes));
       } catch (error) {
         if (error instanceof DuplicateAccountError) throw new CliError(error.message);
         throw error;

@@ -20,6 +20,17 @@ describe('operator CLI', () => {
     const created = await run('account', 'create', '--email', 'ops@example.com');
     expect(created.output).toMatchObject({ email: 'ops@example.com' });
     await expect(run('account', 'create', '--email', 'ops@example.com')).rejects.toBeInstanceOf(CliError);
+    const updated = await run(
+      'account',
+      'update',
+      'ops@example.com',
+      '--withdraw-confirmation',
+      'true',
+      '--svcid',
+      'OPS1',
+    );
+    expect(updated.output).toMatchObject({ svcid: 'OPS1', withdrawConfirmation: true, twoFactor: false });
+    await expect(run('account', 'update', 'OPS1', '--two-factor', 'yes')).rejects.toThrow(/true or false/);
 
     const issued = (await run('key', 'issue', 'ops@example.com', '--scopes', 'read,trade')).output as {
       apiKey: string;
