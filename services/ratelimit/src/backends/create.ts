@@ -1,5 +1,5 @@
 import type { BackendSettings, RedisEndpointSettings } from '../settings/backend.js';
-import { SettingError } from '../settings/env.js';
+import { MemcachedBackend } from './memcached.js';
 import { MemoryBackend } from './memory.js';
 import { RedisBackend } from './redis.js';
 import { openCluster, openSentinel, openSingle } from './redis-connection.js';
@@ -47,6 +47,10 @@ export function createBackend(settings: BackendSettings): CounterBackend {
       return new SplitBackend(main, redisBackend(settings.redisPerSecond, settings));
     }
     case 'memcache':
-      throw new SettingError('BACKEND_TYPE=memcache is not supported yet');
+      return new MemcachedBackend({
+        hostPorts: settings.memcache!.hostPorts,
+        timeoutMs: settings.timeoutMs,
+        healthCheckActiveConnection: settings.healthCheckActiveConnection,
+      });
   }
 }

@@ -26,6 +26,12 @@ export interface RedisTlsSettings {
 }
 
 export type BackendType = 'memory' | 'redis' | 'memcache';
+
+/** `BACKEND_TYPE=memcache` (or `memstore`, the spec's name). */
+export interface MemcacheSettings {
+  /** `MEMSTORE_HOST_PORT` (or the reference's `MEMCACHE_HOST_PORT`): `host:port[,host:port...]`. */
+  hostPorts: string;
+}
 /** What a call does when the backend fails: the reference's error, or fail open/closed. */
 export type FailureMode = 'error' | 'allow' | 'deny';
 
@@ -33,6 +39,7 @@ export interface BackendSettings {
   /** `BACKEND_TYPE`: `memory`, `redis`, `memcache`. @default redis when KVSTORE_URL is set, else memory */
   type: BackendType;
   redis: RedisEndpointSettings | undefined;
+  memcache: MemcacheSettings | undefined;
   /** Present when `KVSTORE_PERSECOND` is true. */
   redisPerSecond: RedisEndpointSettings | undefined;
   tls: RedisTlsSettings;
@@ -80,17 +87,27 @@ function parseEndpoint(env: Env, prefix: string, urlRequired: boolean): RedisEnd
 
 export function parseBackendSettings(env: Env): BackendSettings {
   const kvUrl = optionalText(env, 'KVSTORE_URL');
-  const type = oneOf(
+  const named = oneOf(
     env,
     'BACKEND_TYPE',
-    ['memory', 'redis', 'memcache'] as const,
+    ['memory', 'redis', 'memcache', 'memstore'] as const,
     kvUrl ? 'redis' : 'memory',
   );
+  const type: BackendType = named === 'memstore' ? 'memcache' : named;
+  let memcache: MemcacheSettings | undefined;
+  if (type === 'memcache') {
+    const hostPorts = text(env, 'MEMSTORE_HOST_PORT', text(env, 'MEMCACHE_HOST_PORT', ''));
+    if (hostPorts === '') throw new SettingError('MEMSTORE_HOST_PORT must be set for BACKEND_TYPE=memcache');
+    if (optionalText(env, 'MEMSTORE_SRV'))
+      throw new SettingError('MEMSTORE_SRV is not supported: use MEMSTORE_HOST_PORT');
+    memcache = { hostPorts };
+  }
   const redis = type === 'redis' ? parseEndpoint(env, 'KVSTORE_', true) : undefined;
   const perSecond = type === 'redis' && bool(env, 'KVSTORE_PERSECOND', false);
   return {
     type,
     redis,
+    memcache,
     redisPerSecond: perSecond ? parseEndpoint(env, 'KVSTORE_PERSECOND_', true) : undefined,
     tls: {
       clientCertFile: optionalText(env, 'KVSTORE_TLS_CLIENT_CERT'),
