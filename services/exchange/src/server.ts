@@ -1,11 +1,18 @@
 import { buildApp } from './app.js';
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
-import { loadReferenceData } from './reference/load.js';
+import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { seedDemo } from './seed.js';
+
+// A wrong setting or reference file stops the start with one clear line instead of a stack trace.
+process.on('uncaughtException', (error) => {
+  const clear = error instanceof ConfigError || error instanceof ReferenceDataError;
+  console.error(clear ? `exchange: ${error.message}` : error);
+  process.exit(1);
+});
 
 const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);

@@ -2,6 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.js';
 import './request-context.js';
 
+/** Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own parser does. */
+function refusePoisoning(key: string, value: unknown): unknown {
+  if (key === '__proto__') throw new Error('the key "__proto__" is not allowed');
+  if (key === 'constructor' && value !== null && typeof value === 'object' && 'prototype' in value) {
+    throw new Error('the key "constructor.prototype" is not allowed');
+  }
+  return value;
+}
+
 /**
  * Replaces Fastify's JSON parser with one that keeps the raw bytes (signatures are verified over
  * them, never over re-serialised JSON) and reports malformed JSON in the service's error shape.
@@ -18,7 +27,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       return;
     }
     try {
-      done(null, JSON.parse(raw.toString('utf8')) as unknown);
+      done(null, JSON.parse(raw.toString('utf8'), refusePoisoning) as unknown);
     } catch (error) {
       done(
         new ApiError('malformed_json', `request body is not valid JSON: ${(error as Error).message}`),

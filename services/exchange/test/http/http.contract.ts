@@ -156,6 +156,13 @@ export function httpContract(target: Target): void {
         v3Headers(user.apiKey, user.secret, '/v3/auth/me', malformed),
       );
       expect([bad.statusCode, bad.json().error.name]).toEqual([400, 'malformed_json']);
+      const poisoned = '{"__proto__": {"admin": true}}';
+      const proto = await post(
+        '/v3/auth/me',
+        poisoned,
+        v3Headers(user.apiKey, user.secret, '/v3/auth/me', poisoned),
+      );
+      expect([proto.statusCode, proto.json().error.name]).toEqual([400, 'malformed_json']);
       const huge = JSON.stringify({ pad: 'x'.repeat(5000) });
       const big = await post('/v3/auth/me', huge, v3Headers(user.apiKey, user.secret, '/v3/auth/me', huge));
       expect([big.statusCode, big.json().error.name]).toEqual([413, 'body_too_large']);
