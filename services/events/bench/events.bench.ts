@@ -123,7 +123,7 @@ const work = await mkdtemp(join(tmpdir(), 'events-bench-'));
 console.log(`${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase (after a 1 s warm-up)`);
 try {
   const pgliteDir = join(work, 'pglite');
-  await prepare(await createPgliteClient(pgliteDir));
+  await prepare(await createPgliteClient(join(pgliteDir, 'pgdata')));
   await benchBackend('pglite', { DATA_DIR: pgliteDir, DATABASE_URL: '' }, work);
 
   let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;

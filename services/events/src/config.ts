@@ -137,7 +137,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     basePath: basePath(env),
     storage:
       databaseUrl === undefined
-        ? { kind: 'pglite', dir: dataDir(env) }
+        ? // A folder of its own, so the PostgreSQL data files and the dev secret never mix.
+          { kind: 'pglite', dir: resolve(dataDir(env), 'pgdata') }
         : { kind: 'postgres', url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1_000) },
     jwt: {
       auth: auth(env),

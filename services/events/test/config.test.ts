@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       port: 3300,
       basePath: '',
-      storage: { kind: 'pglite', dir: '/srv/app/data/events' },
+      storage: { kind: 'pglite', dir: '/srv/app/data/events/pgdata' },
       jwt: {
         auth: { kind: 'dev-secret-file', file: '/srv/app/data/events/jwt-secret' },
         clockToleranceSeconds: 30,
