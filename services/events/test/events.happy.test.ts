@@ -2,7 +2,9 @@
  * The event API over HTTP on a real listener, backed by a throw-away PostgreSQL database with the
  * production wiring (read cache + NOTIFY feed), so every read-after-write below also checks the cache.
  */
+import { Writable } from 'node:stream';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventView } from '../src/domain/event.js';
 import { call, hmacToken, newId, openProductionStore, startApp, type TestApp, validBody } from './helpers.js';
@@ -177,6 +179,28 @@ describe('health and docs', () => {
     expect(doc.status).toBe(200);
     const paths = (doc.json as { paths: Record<string, unknown> }).paths;
     expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/events', '/events/{eventId}']));
+  });
+
+  it('writes the request id into every log line of the request', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const logged = await startApp({ store: app.store, logger: pino({ level: 'info' }, sink) });
+    try {
+      await call(logged, `/events/${newId('nope')}`, { headers: { 'x-request-id': 'req-42' } });
+    } finally {
+      await logged.close();
+    }
+    const mine = lines.filter((line) => line.reqId === 'req-42');
+    expect(mine.map((line) => line.msg)).toEqual([
+      'incoming request',
+      'request refused',
+      'request completed',
+    ]);
   });
 
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {

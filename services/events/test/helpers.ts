@@ -1,5 +1,6 @@
 /** Shared fixtures of the HTTP tests: a real listener, stores on both databases, tokens signed here. */
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
+import type { FastifyBaseLogger } from 'fastify';
 import { SignJWT } from 'jose';
 import { buildApp } from '../src/app.js';
 import { createTokenVerifier, type VerifierKey } from '../src/auth/token-verifier.js';
@@ -62,6 +63,7 @@ export interface StartOptions {
   clockToleranceSeconds?: number;
   basePath?: string;
   bodyLimitBytes?: number;
+  logger?: FastifyBaseLogger;
 }
 
 /** Builds the app on `store` and listens on a free port; closing it leaves the store open. */
@@ -78,6 +80,7 @@ export async function startApp(options: StartOptions): Promise<TestApp> {
     basePath: options.basePath ?? '',
     bodyLimitBytes: options.bodyLimitBytes ?? 512 * 1024,
     storageLabel: 'test',
+    logger: options.logger,
     closeStore: false,
   });
   const running = await listenOnFreePort(app);
