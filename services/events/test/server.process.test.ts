@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('server process on embedded defaults', () => {
-  it('starts, mints a usable dev token, and stops gracefully on SIGTERM', async () => {
+  it('starts, mints a usable dev token, and on SIGTERM finishes in-flight requests before exiting', async () => {
     workDir = await mkdtemp(join(tmpdir(), 'events-proc-'));
     const env = { INIT_CWD: workDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', JWT_JWKS_URL: '' };
     const server = await startServiceProcess({
@@ -63,6 +64,35 @@ describe('server process on embedded defaults', () => {
         body: JSON.stringify(validBody),
       });
       expect(refused.status).toBe(401);
+
+      // A request still arriving when SIGTERM comes is completed before the process exits.
+      const body = JSON.stringify(validBody);
+      let stopping: Promise<void> | undefined;
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const request = httpRequest(
+          `${server.url}/events/proc-3`,
+          {
+            method: 'PUT',
+            headers: {
+              authorization: `Bearer ${token}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode));
+          },
+        );
+        request.on('error', reject);
+        request.write(body.slice(0, 10));
+        setTimeout(() => {
+          stopping = server.stop();
+          setTimeout(() => request.end(body.slice(10)), 300);
+        }, 200);
+      });
+      expect(status).toBe(201);
+      await stopping;
     } finally {
       await server.stop();
     }
