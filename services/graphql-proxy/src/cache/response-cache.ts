@@ -36,6 +36,7 @@ export class ResponseCache {
   private bytes = 0;
   private memoryBytes = 0;
   private readonly writes = new Map<string, WriteSlot>();
+  private invalidations = 0;
 
   private constructor(
     private readonly store: CacheStore,
@@ -55,6 +56,14 @@ export class ResponseCache {
 
   get stats(): { entries: number; bytes: number; memoryBytes: number } {
     return { entries: this.index.size, bytes: this.bytes, memoryBytes: this.memoryBytes };
+  }
+
+  /**
+   * Counts invalidations. An answer fetched while a mutation invalidated the cache may predate the
+   * mutation: callers compare the epoch from before the fetch and store such an answer as invalidated.
+   */
+  get epoch(): number {
+    return this.invalidations;
   }
 
   /** The entry's metadata (and body when in memory) without touching the disk; marks it recently used. */
@@ -96,8 +105,14 @@ export class ResponseCache {
    * before the promise resolves. Disk writes of one key are coalesced: while one is in progress only
    * the newest pending version is written next. Callers on the request path need not wait.
    */
-  async put(key: string, body: string, tags: readonly string[], now: number): Promise<void> {
-    const entry: StoredEntry = { key, storedAt: now, tags, invalidated: false, body };
+  async put(
+    key: string,
+    body: string,
+    tags: readonly string[],
+    now: number,
+    invalidated = false,
+  ): Promise<void> {
+    const entry: StoredEntry = { key, storedAt: now, tags, invalidated, body };
     this.remember(entry, true);
     const evicted = this.evict();
     await this.writeCoalesced(entry);
@@ -136,6 +151,7 @@ export class ResponseCache {
    * usable as a stale answer when the upstream fails. Returns how many entries were touched.
    */
   invalidate(mutationTags: ReadonlySet<string>): number {
+    this.invalidations += 1;
     let count = 0;
     for (const answer of this.index.values()) {
       if (answer.invalidated || !touches(answer.tags, mutationTags)) continue;

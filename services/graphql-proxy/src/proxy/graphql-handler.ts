@@ -69,7 +69,8 @@ export function mutationTags(operation: AnalysedOperation, variables: unknown, d
  * else stale-if-error or OFFLINE_CACHE_MISS), mutations according to GRAPHQL_MODE.
  */
 export class GraphQLHandler {
-  private readonly inFlight = new Map<string, Promise<UpstreamOutcome>>();
+  /** Queries on their way upstream, by cache key, with the cache epoch they started in. */
+  private readonly inFlight = new Map<string, { promise: Promise<UpstreamOutcome>; epoch: number }>();
 
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
@@ -135,13 +136,19 @@ export class GraphQLHandler {
     if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
       return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: cached.body };
     }
+    // Join an identical query on its way upstream, unless a mutation invalidated the cache since it
+    // started (its answer may predate the mutation this caller has already seen succeed).
     let pending = this.inFlight.get(key);
-    if (pending === undefined) {
-      pending = this.fetchAndStore(key, operation, payload, authorization);
-      this.inFlight.set(key, pending);
-      void pending.finally(() => this.inFlight.delete(key));
+    if (pending === undefined || pending.epoch !== cache.epoch) {
+      const epoch = cache.epoch;
+      const started = { promise: this.fetchAndStore(key, operation, payload, authorization, epoch), epoch };
+      this.inFlight.set(key, started);
+      void started.promise.finally(() => {
+        if (this.inFlight.get(key) === started) this.inFlight.delete(key);
+      });
+      pending = started;
     }
-    const outcome = await pending;
+    const outcome = await pending.promise;
     if (outcome.kind === 'answered') {
       return {
         headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
@@ -171,6 +178,7 @@ export class GraphQLHandler {
     operation: AnalysedOperation,
     payload: QueuedPayload,
     authorization: string | undefined,
+    epoch: number,
   ): Promise<UpstreamOutcome> {
     const outcome = await this.deps.upstream.post({
       body: JSON.stringify(payload),
@@ -187,7 +195,8 @@ export class GraphQLHandler {
     ) {
       const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
       // The index is updated at once; the file is written without holding up the answer.
-      void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock());
+      const raced = this.deps.cache.epoch !== epoch;
+      void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock(), raced);
     }
     return outcome;
   }
@@ -233,10 +242,11 @@ export class GraphQLHandler {
       };
     }
     if (mode === 'CRUDMODE') {
+      this.deps.logger.warn({ reason: outcome.reason }, 'CRUDMODE mutation failed: upstream unavailable');
       return error(
         'UPSTREAM_UNAVAILABLE',
         'Upstream GraphQL is unavailable; mutations are not queued in CRUDMODE.',
-        { mode, reason: outcome.reason },
+        { mode },
       );
     }
     return this.enqueue(payload, idempotencyKey, request.authorization);

@@ -12,7 +12,8 @@ export function localRoutes(
     const result = await deps.sync();
     if (!result.ok) {
       // 503 so a client sees that the data did not change; the old local data is kept.
-      throw new HttpError('UPSTREAM_UNAVAILABLE', `Local sync failed, local data kept: ${result.error}`);
+      // The reason (upstream address, error text) is logged by the local db, not sent to the caller.
+      throw new HttpError('UPSTREAM_UNAVAILABLE', 'Local sync failed; the local data was kept unchanged');
     }
     const { lastUpdated: _last, ...counts } = deps.local.counts();
     return { counts, lastUpdated: deps.local.lastUpdated };
