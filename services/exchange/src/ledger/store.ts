@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database, Sql } from '../db/database.js';
 import type { ReferenceData } from '../reference/load.js';
 import { type JournalEntry, validateEntry } from './entry.js';
@@ -80,6 +81,26 @@ function refusal(error: unknown): Extract<PostResult, { ok: false }> | undefined
   return undefined;
 }
 
+/**
+ * A batch holds its balance locks until it commits, so two batches (or a batch and a single posting)
+ * taking the same balances in different orders can deadlock; PostgreSQL then aborts one of them
+ * (40P01). The aborted transaction changed nothing, so it is run again. Callers that post batches
+ * concurrently should still take balances in one order where they can: each deadlock costs
+ * PostgreSQL's deadlock_timeout (1 s by default).
+ */
+async function retryOnDeadlock<T>(run: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as DatabaseError | undefined)?.code;
+      if ((code !== '40P01' && code !== '40001') || attempt >= attempts) throw error;
+      // A random pause so the two victims of one deadlock do not collide again at once.
+      await sleep(Math.random() * 10 * attempt);
+    }
+  }
+}
+
 function parameters(entry: JournalEntry): unknown[] {
   const deltas = new Map<
     string,
@@ -133,7 +154,7 @@ export async function postEntry(db: Database, entry: JournalEntry): Promise<Post
   const checked = validateEntry(entry);
   if (!checked.ok) return { ok: false, error: 'invalid_entry', detail: checked.detail };
   try {
-    return await postOne(db, entry);
+    return await retryOnDeadlock(() => postOne(db, entry));
   } catch (error) {
     const refused = refusal(error);
     if (refused) return refused;
@@ -153,21 +174,24 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
       ? { ok: true, entryId: 0, duplicate: false }
       : { ok: false, error: 'invalid_entry', detail: checked.detail };
   });
-  await db.transaction(async (tx) => {
-    for (const [index, entry] of entries.entries()) {
-      if (!results[index]!.ok) continue;
-      await tx.query('SAVEPOINT ledger_entry');
-      try {
-        results[index] = await postOne(tx, entry);
-        await tx.query('RELEASE SAVEPOINT ledger_entry');
-      } catch (error) {
-        const refused = refusal(error);
-        if (!refused) throw error;
-        await tx.query('ROLLBACK TO SAVEPOINT ledger_entry');
-        results[index] = refused;
+  const valid = results.map((result) => result.ok);
+  await retryOnDeadlock(() =>
+    db.transaction(async (tx) => {
+      for (const [index, entry] of entries.entries()) {
+        if (!valid[index]) continue;
+        await tx.query('SAVEPOINT ledger_entry');
+        try {
+          results[index] = await postOne(tx, entry);
+          await tx.query('RELEASE SAVEPOINT ledger_entry');
+        } catch (error) {
+          const refused = refusal(error);
+          if (!refused) throw error;
+          await tx.query('ROLLBACK TO SAVEPOINT ledger_entry');
+          results[index] = refused;
+        }
       }
-    }
-  });
+    }),
+  );
   return results;
 }
 

@@ -201,6 +201,31 @@ export function storageContract(target: Target): void {
       expect((await reconcile(db)).ok).toBe(true);
     });
 
+    it('survives batches taking the same balances in opposite orders', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      const b = await newAccount(db);
+      await credit(db, a.id, 'btc', 1_000n);
+      await credit(db, b.id, 'btc', 1_000n);
+      const lock = (accountId: number, unlock: boolean) => {
+        const built = lockFunds(accountId, 'btc', 1n, 'cross', unlock);
+        if (!built.ok) throw new Error(built.detail);
+        return built.entry;
+      };
+      // Each entry locks one balance row; batch one takes a then b, batch two b then a, holding each
+      // until commit: PostgreSQL aborts one as a deadlock, and the retry must absorb it.
+      const forward = [lock(a.id, false), lock(b.id, false), lock(a.id, true), lock(b.id, true)];
+      const backward = [lock(b.id, false), lock(a.id, false), lock(b.id, true), lock(a.id, true)];
+      const outcomes = await Promise.all(
+        Array.from({ length: 4 }, (_, i) => postEntries(db, i % 2 === 0 ? forward : backward)),
+      );
+      expect(outcomes.flat().every((result) => result.ok)).toBe(true);
+      const total =
+        (await balance(target, a.id, 'btc')).available + (await balance(target, b.id, 'btc')).available;
+      expect(total).toBe(2_000n);
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
     it('lets 50 concurrent debits race for one balance without going below zero', async () => {
       const db = target.db();
       const a = await newAccount(db);
