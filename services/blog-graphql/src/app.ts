@@ -66,7 +66,7 @@ export async function buildApp(
     config.seed ? seedState : () => ({ ...seedState(), posts: [] }),
   );
   const bearer = `Bearer ${config.authToken}`;
-  const yoga = createYoga<object, BlogContext>({
+  const yoga = createYoga<{ idempotency?: BlogContext['idempotency'] }, BlogContext>({
     schema: createSchema({ typeDefs, resolvers: [queryResolvers, mutationResolvers] }),
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/yoga-health',
@@ -77,9 +77,10 @@ export async function buildApp(
       warn: (...args) => logger.warn(args.map(String).join(' ')),
       error: (...args) => logger.error(args.map(String).join(' ')),
     },
-    context: ({ request }) => {
+    context: ({ request, idempotency }) => {
       const authorization = request.headers.get('authorization');
       return {
+        idempotency,
         store,
         authenticated: authorization === bearer,
         sentCredentials: authorization !== null,
@@ -101,6 +102,15 @@ export async function buildApp(
       sendJson(response, 200, decision.body, { 'idempotent-replayed': 'true' });
       return;
     }
+    if (decision.kind === 'lost') {
+      const message = 'This request was executed but its answer was lost; it is not executed again';
+      sendJson(
+        response,
+        409,
+        JSON.stringify({ errors: [{ message, extensions: { code: 'IDEMPOTENT_ANSWER_LOST' } }] }),
+      );
+      return;
+    }
     if (decision.kind === 'conflict') {
       const message = 'This Idempotency-Key was already used with a different request body';
       sendJson(
@@ -117,7 +127,11 @@ export async function buildApp(
     const answer = await guard.run(
       decision,
       async () => {
-        const result = await yoga.fetch(`http://localhost${request.url}`, { method: 'POST', headers, body });
+        const result = await yoga.fetch(
+          `http://localhost${request.url}`,
+          { method: 'POST', headers, body },
+          { idempotency: { recordKey: decision.recordKey, requestHash: decision.requestHash } },
+        );
         return { status: result.status, body: await result.text() };
       },
       (result) => result.status === 200 && !hasErrors(result.body),

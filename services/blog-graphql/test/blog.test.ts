@@ -221,6 +221,29 @@ describe('idempotency keys and persistence', () => {
   });
 });
 
+describe('a crash between executing and answering', () => {
+  it('reports the lost answer instead of executing the mutation again', async () => {
+    const headers = { ...AUTH, 'idempotency-key': 'key-crash' };
+    const first = await gql(CREATE, { input: { title: 'Executed before the crash' } }, headers);
+    expect(first.body.errors).toBeUndefined();
+    // What the data file holds when the process dies after the mutation, before storing the answer.
+    await app.store.mutate((draft) => {
+      for (const record of Object.values(draft.idempotency)) {
+        if (record.body?.includes('Executed before the crash')) record.body = null;
+      }
+      return { ok: true };
+    });
+    await app.close();
+    await open();
+    const again = await gql(CREATE, { input: { title: 'Executed before the crash' } }, headers);
+    expect(again.status).toBe(409);
+    expect(again.body.errors?.[0]?.extensions?.code).toBe('IDEMPOTENT_ANSWER_LOST');
+    const all = await gql('{ posts(first: 100) { nodes { title } } }', undefined, AUTH);
+    const nodes: Array<{ title: string }> = all.body.data?.['posts']?.nodes ?? [];
+    expect(nodes.filter((post) => post.title === 'Executed before the crash')).toHaveLength(1);
+  });
+});
+
 describe('config', () => {
   it('defaults to port 4000, ./data/blog-graphql and the development token; validates', () => {
     const config = loadConfig({}, '/srv');

@@ -4,7 +4,8 @@ export type BlogErrorCode =
   | 'NOT_FOUND'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
-  | 'IDEMPOTENCY_KEY_REUSED';
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENT_ANSWER_LOST';
 
 export interface BlogFailure {
   readonly ok: false;

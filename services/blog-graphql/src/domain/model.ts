@@ -42,10 +42,14 @@ export interface PageRecord {
   authorId: number;
 }
 
-/** A successful answer kept so that a repeated request with the same idempotency key replays it. */
+/**
+ * The answer kept so that a repeated request with the same idempotency key replays it. Written in the
+ * same state change as the mutation with `body: null` (executed, answer not yet stored), then
+ * completed with the answer; `null` after a restart means the answer was lost in a crash.
+ */
 export interface IdempotentAnswer {
   requestHash: string;
-  body: string;
+  body: string | null;
   storedAt: number;
 }
 

@@ -11,6 +11,8 @@ export interface BlogContext {
   /** True when the request carried an Authorization header at all (valid or not). */
   readonly sentCredentials: boolean;
   readonly now: () => number;
+  /** Set when the request carries an Idempotency-Key: the record is reserved with the mutation. */
+  readonly idempotency?: { readonly recordKey: string; readonly requestHash: string } | undefined;
 }
 
 export function toGraphQLError(failure: BlogFailure): GraphQLError {
@@ -32,7 +34,19 @@ export async function mutateOrThrow<T>(
         : 'Mutations require an Authorization: Bearer <token> header',
     });
   }
-  const outcome = await context.store.mutate(change);
+  const reservation = context.idempotency;
+  const outcome = await context.store.mutate((draft) => {
+    const result = change(draft);
+    // Same state change as the mutation: a crash can no longer separate "executed" from "recorded".
+    if (result.ok && reservation && draft.idempotency[reservation.recordKey] === undefined) {
+      draft.idempotency[reservation.recordKey] = {
+        requestHash: reservation.requestHash,
+        body: null,
+        storedAt: context.now(),
+      };
+    }
+    return result;
+  });
   if (!outcome.ok) throw toGraphQLError(outcome);
   return outcome.value;
 }

@@ -7,12 +7,15 @@ import type { BlogStore } from '../store/file-store.js';
  * file, so it survives restarts) and replayed for a repeated request with the same key and the same
  * body, without executing it again. The GraphQL proxy relies on it when it replays a queued mutation
  * whose first answer was lost. Answers with errors are not stored (a failed mutation changed nothing,
- * so executing it again is safe). The key is scoped by the caller's credentials.
+ * so executing it again is safe), unless part of it was executed. The record is reserved in the same
+ * state change as the mutation, so a crash between executing and storing the answer is reported as
+ * `IDEMPOTENT_ANSWER_LOST` instead of executing again. The key is scoped by the caller's credentials.
  */
 
 export type IdempotencyDecision =
   | { kind: 'replay'; body: string }
   | { kind: 'conflict' }
+  | { kind: 'lost' }
   | { kind: 'execute'; recordKey: string; requestHash: string };
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -37,9 +40,8 @@ export class IdempotencyGuard {
     }
     const stored: IdempotentAnswer | undefined = this.store.current.idempotency[recordKey];
     if (stored !== undefined && this.now() - stored.storedAt < this.ttlMs) {
-      return stored.requestHash === requestHash
-        ? { kind: 'replay', body: stored.body }
-        : { kind: 'conflict' };
+      if (stored.requestHash !== requestHash) return { kind: 'conflict' };
+      return stored.body === null ? { kind: 'lost' } : { kind: 'replay', body: stored.body };
     }
     return { kind: 'execute', recordKey, requestHash };
   }
@@ -59,7 +61,8 @@ export class IdempotencyGuard {
     );
     try {
       const answer = await execute();
-      if (keep(answer)) {
+      // Kept when it succeeded, and always when a mutation of it was executed (reserved record).
+      if (keep(answer) || this.store.current.idempotency[decision.recordKey] !== undefined) {
         const now = this.now();
         await this.store.mutate((draft) => {
           for (const [key, value] of Object.entries(draft.idempotency)) {
