@@ -114,6 +114,34 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       expect(beyond).toEqual({ events: [], total });
     });
 
+    it('totals follow inserts, access changes, deletes and the caller scope', async () => {
+      const totals = async (userId: string) => ({
+        anonymous: (await store.list({ kind: 'public' }, 0, 1)).total,
+        creator: (await store.list({ kind: 'creator', userId }, 0, 1)).total,
+        all: (await store.list({ kind: 'all' }, 0, 1)).total,
+      });
+      const user = newId('counter');
+      const before = await totals(user);
+      const id = newId();
+      const created = (await store.insert(id, fields({ access: 'PRIVATE' }), user, T0))!;
+      expect(await totals(user)).toEqual({
+        anonymous: before.anonymous,
+        creator: before.creator + 1,
+        all: before.all + 1,
+      });
+      const opened = (await store.replace(id, created.revision, fields({ access: 'PUBLIC' }), T1))!;
+      expect(await totals(user)).toEqual({
+        anonymous: before.anonymous + 1,
+        creator: before.creator + 1,
+        all: before.all + 1,
+      });
+      await store.remove(id, opened.revision);
+      expect(await totals(user)).toEqual(before);
+      // Totals always match the rows a scope can see.
+      const everything = await store.list({ kind: 'all' }, 0, 100);
+      if (everything.total <= 100) expect(everything.events.length).toBe(everything.total);
+    });
+
     it('answers ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

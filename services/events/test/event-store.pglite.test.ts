@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCachedEventStore } from '../src/storage/cached-event-store.js';
+import { createEventStore } from '../src/storage/event-store.js';
+import { migrate } from '../src/storage/migrations.js';
 import { openEventStore } from '../src/storage/open-store.js';
+import { createPgliteClient } from '../src/storage/pglite-client.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { openPgliteStore } from './helpers.js';
 
@@ -11,6 +14,31 @@ eventStoreContract('PGlite', openPgliteStore);
 eventStoreContract('PGlite behind the read cache', async () =>
   createCachedEventStore(await openPgliteStore(), { maxEntries: 3 }),
 );
+
+describe('migration 3 (event counts)', () => {
+  it('backfills the totals of events written before it', async () => {
+    const client = await createPgliteClient(undefined);
+    await migrate(client, 2);
+    const insert = (id: string, access: string, by: string) =>
+      client.query(
+        `INSERT INTO events (event_id, name, body, date, date_at, access, created_by, created_at, updated_at)
+         VALUES ($1, 'n', 'b', '2026-01-01T00:00:00Z', now(), $2, $3, now(), now())`,
+        [id, access, by],
+      );
+    await insert('p1', 'PUBLIC', 'alice');
+    await insert('p2', 'PUBLIC', 'bob');
+    await insert('s1', 'PRIVATE', 'alice');
+    await insert('s2', 'PRIVATE', 'bob');
+    await insert('s3', 'PRIVATE', 'bob');
+    expect(await migrate(client)).toEqual([3]);
+    const store = createEventStore(client);
+    expect((await store.list({ kind: 'public' }, 0, 10)).total).toBe(2);
+    expect((await store.list({ kind: 'creator', userId: 'alice' }, 0, 10)).total).toBe(3);
+    expect((await store.list({ kind: 'creator', userId: 'bob' }, 0, 10)).total).toBe(4);
+    expect((await store.list({ kind: 'all' }, 0, 10)).total).toBe(5);
+    await store.close();
+  });
+});
 
 describe('PGlite on disk', () => {
   it('keeps events across a reopen and does not re-run migrations', async () => {

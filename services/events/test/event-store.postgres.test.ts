@@ -30,7 +30,7 @@ describe('migrations on PostgreSQL', () => {
       const rows = await clients[0]!.query<{ n: string }>(
         'SELECT count(*) AS n FROM events_schema_migrations',
       );
-      expect(Number(rows[0]?.n)).toBe(2);
+      expect(Number(rows[0]?.n)).toBe(3);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
     }

@@ -82,14 +82,18 @@ function fromRow(row: EventRow): StoredEvent {
   };
 }
 
-function scopeFilter(scope: ListScope): { where: string; params: unknown[] } {
+function scopeFilter(scope: ListScope): { where: string; params: unknown[]; countKeys: string[] } {
   switch (scope.kind) {
     case 'public':
-      return { where: `WHERE access = 'PUBLIC'`, params: [] };
+      return { where: `WHERE access = 'PUBLIC'`, params: [], countKeys: ['public'] };
     case 'creator':
-      return { where: `WHERE (access = 'PUBLIC' OR created_by = $1)`, params: [scope.userId] };
+      return {
+        where: `WHERE (access = 'PUBLIC' OR created_by = $1)`,
+        params: [scope.userId],
+        countKeys: ['public', `private:${scope.userId}`],
+      };
     case 'all':
-      return { where: '', params: [] };
+      return { where: '', params: [], countKeys: ['public', 'private'] };
   }
 }
 
@@ -103,14 +107,18 @@ export function createEventStore(client: SqlClient): EventStore {
     },
 
     async list(scope, offset, limit) {
-      const { where, params } = scopeFilter(scope);
+      const { where, params, countKeys } = scopeFilter(scope);
       const n = params.length;
       const [rows, counts] = await Promise.all([
         client.query<EventRow>(
           `SELECT ${COLUMNS} FROM events ${where} ORDER BY date_at, event_id LIMIT $${n + 1} OFFSET $${n + 2}`,
           [...params, limit, offset],
         ),
-        client.query<{ total: string | number }>(`SELECT count(*) AS total FROM events ${where}`, params),
+        // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the table.
+        client.query<{ total: string | number | null }>(
+          'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
+          [countKeys],
+        ),
       ]);
       return { events: rows.map(fromRow), total: Number(counts[0]?.total ?? 0) };
     },

@@ -44,12 +44,60 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
        FOR EACH STATEMENT EXECUTE FUNCTION events_notify_change()`,
     ],
   },
+  {
+    version: 3,
+    name: 'event counts for list totals',
+    sql: [
+      // Writers wait while the counts are backfilled, so none is missed or counted twice.
+      'LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE',
+      // Keys: 'public', 'private' (all PRIVATE events), 'private:<createdBy>'. A list total is then
+      // a sum of at most two rows instead of count(*) over the table.
+      `CREATE TABLE event_counts (
+        scope_key text PRIMARY KEY,
+        n         bigint NOT NULL
+      )`,
+      `CREATE FUNCTION events_count_add(access text, created_by text, delta integer) RETURNS void
+       LANGUAGE plpgsql AS $$
+       BEGIN
+         IF access = 'PUBLIC' THEN
+           INSERT INTO event_counts VALUES ('public', delta)
+             ON CONFLICT (scope_key) DO UPDATE SET n = event_counts.n + delta;
+         ELSE
+           INSERT INTO event_counts VALUES ('private', delta), ('private:' || created_by, delta)
+             ON CONFLICT (scope_key) DO UPDATE SET n = event_counts.n + delta;
+         END IF;
+       END $$`,
+      `CREATE FUNCTION events_count_change() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         IF TG_OP = 'TRUNCATE' THEN
+           DELETE FROM event_counts;
+           RETURN NULL;
+         END IF;
+         IF TG_OP IN ('UPDATE', 'DELETE') THEN
+           PERFORM events_count_add(OLD.access, OLD.created_by, -1);
+         END IF;
+         IF TG_OP IN ('UPDATE', 'INSERT') THEN
+           PERFORM events_count_add(NEW.access, NEW.created_by, 1);
+         END IF;
+         RETURN NULL;
+       END $$`,
+      `CREATE TRIGGER events_count_rows AFTER INSERT OR DELETE OR UPDATE OF access, created_by ON events
+       FOR EACH ROW EXECUTE FUNCTION events_count_change()`,
+      `CREATE TRIGGER events_count_truncate AFTER TRUNCATE ON events
+       FOR EACH STATEMENT EXECUTE FUNCTION events_count_change()`,
+      `INSERT INTO event_counts
+         SELECT 'public', count(*) FROM events WHERE access = 'PUBLIC'
+         UNION ALL SELECT 'private', count(*) FROM events WHERE access = 'PRIVATE'
+         UNION ALL SELECT 'private:' || created_by, count(*) FROM events WHERE access = 'PRIVATE' GROUP BY created_by`,
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */
 const MIGRATION_LOCK_KEY = 330_0001;
 
-export async function migrate(client: SqlClient): Promise<number[]> {
+/** Applies pending migrations up to `target` (all by default); returns the versions applied. */
+export async function migrate(client: SqlClient, target = Number.POSITIVE_INFINITY): Promise<number[]> {
   return client.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await tx.query(
@@ -63,7 +111,7 @@ export async function migrate(client: SqlClient): Promise<number[]> {
     const applied = new Set(rows.map((row) => Number(row.version)));
     const done: number[] = [];
     for (const migration of MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
+      if (applied.has(migration.version) || migration.version > target) continue;
       for (const statement of migration.sql) await tx.query(statement);
       await tx.query('INSERT INTO events_schema_migrations (version, name) VALUES ($1, $2)', [
         migration.version,
