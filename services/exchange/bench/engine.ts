@@ -10,10 +10,10 @@
  * commands; `--baseline-deep 1000000` runs all of it, in minutes) and our engine's figures on that
  * same prefix are printed for the ratio, next to its full-stream figures.
  */
-import { performance } from 'node:perf_hooks';
 import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
 import { MatchingEngine } from '../src/matching/engine.js';
 import type { Command } from '../src/matching/types.js';
+import { type Engine, medianRun, p99Micros, type Run, throughput } from './measure.js';
 import { accountNames as accounts, CANCEL, DEEP, generate, LIMIT, SHALLOW, type Stream } from './streams.js';
 
 function flag(name: string, fallback: number): number {
@@ -25,75 +25,8 @@ function flag(name: string, fallback: number): number {
 const commands = flag('commands', 1_000_000);
 const baselineDeep = Math.min(commands, flag('baseline-deep', 300_000));
 const seed = flag('seed', 7);
+const repeat = Math.max(1, flag('repeat', 3));
 const gc = (globalThis as { gc?: () => void }).gc;
-
-interface Figures {
-  readonly ops: number;
-  readonly seconds: number;
-  readonly opsPerSecond: number;
-  /** Throughput over the last 10 % of the commands, where the deep book is deepest. */
-  readonly tailOpsPerSecond: number;
-  readonly p99Micros: number;
-  readonly heapMb: number;
-  readonly errors: number;
-  readonly resting: number;
-}
-
-/** One engine under test: `run` applies command i of the stream and returns -1 when refused. */
-interface Engine {
-  run(stream: Stream, i: number): number;
-  resting(): number;
-}
-
-/**
- * Runs the first `ops` commands on a fresh book with performance.now() around every command (p99
- * latency, throughput, and throughput over the last 10 %). With `untimedPass`, throughput is instead
- * taken from a second run on another fresh book without the per-command timer, whose own cost
- * (about 0.1 µs) would otherwise distort a sub-microsecond engine; the baseline, at tens of
- * microseconds per command, gets one pass. Heap is what the filled book retains (needs --expose-gc).
- */
-function measure(stream: Stream, ops: number, build: () => Engine, untimedPass: boolean): Figures {
-  let engine: Engine | undefined = build();
-  let errors = 0;
-  const latency = new Float64Array(ops);
-  const tailFrom = Math.floor(ops * 0.9);
-  let start = performance.now();
-  let tailStart = start;
-  for (let i = 0; i < ops; i++) {
-    if (i === tailFrom) tailStart = performance.now();
-    const t0 = performance.now();
-    if (engine.run(stream, i) < 0) errors++;
-    latency[i] = performance.now() - t0;
-  }
-  let end = performance.now();
-  const resting = engine.resting();
-  // Retained heap of the book: used heap with the engine alive minus used heap once it is dropped.
-  gc?.();
-  const held = process.memoryUsage().heapUsed;
-  engine = undefined;
-  gc?.();
-  const heapMb = gc === undefined ? Number.NaN : (held - process.memoryUsage().heapUsed) / 2 ** 20;
-  if (untimedPass) {
-    const untimed = build();
-    start = performance.now();
-    for (let i = 0; i < tailFrom; i++) untimed.run(stream, i);
-    tailStart = performance.now();
-    for (let i = tailFrom; i < ops; i++) untimed.run(stream, i);
-    end = performance.now();
-  }
-  latency.sort();
-  const seconds = (end - start) / 1000;
-  return {
-    ops,
-    seconds,
-    opsPerSecond: ops / seconds,
-    tailOpsPerSecond: ((ops - tailFrom) / (end - tailStart)) * 1000,
-    p99Micros: (latency[Math.floor(ops * 0.99)] ?? 0) * 1000,
-    heapMb,
-    errors,
-    resting,
-  };
-}
 
 const BUDGET = 10n ** 18n;
 
@@ -159,25 +92,22 @@ function baseline(): Engine {
   return { run, resting: () => resting };
 }
 
-function line(label: string, f: Figures): string {
-  return (
-    `  ${label.padEnd(34)} ${String(f.ops).padStart(9)} cmds ${f.seconds.toFixed(2).padStart(7)} s ` +
-    `${Math.round(f.opsPerSecond).toLocaleString('en-US').padStart(11)} ops/s (last 10%: ${Math.round(f.tailOpsPerSecond).toLocaleString('en-US')})  p99 ${f.p99Micros.toFixed(2).padStart(8)} µs  ` +
-    `heap ${f.heapMb.toFixed(0).padStart(5)} MB  refused ${f.errors}  resting ~${f.resting}`
-  );
-}
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const times = (x: number) => `${x.toFixed(1)}x`;
 
-function ratio(ours: Figures, base: Figures): string {
+function line(label: string, r: Run, p99: number, runs: number): string {
   return (
-    `  ratio: ${(ours.opsPerSecond / base.opsPerSecond).toFixed(1)}x ops/s ` +
-    `(last 10%: ${(ours.tailOpsPerSecond / base.tailOpsPerSecond).toFixed(1)}x), ` +
-    `p99 ${(base.p99Micros / ours.p99Micros).toFixed(1)}x lower, heap ${ours.heapMb >= 1 && base.heapMb >= 1 ? `${(base.heapMb / ours.heapMb).toFixed(1)}x smaller` : 'n/a (under 1 MB)'}`
+    `  ${label.padEnd(24)} ${String(r.ops).padStart(8)} cmds ${r.seconds.toFixed(2).padStart(7)} s ` +
+    `${int(r.opsPerSecond).padStart(10)} ops/s (last 10%: ${int(r.tailOpsPerSecond)})  p99 ${p99.toFixed(2).padStart(7)} µs  ` +
+    `heap ${r.heapMb.toFixed(0).padStart(4)} MB  refused ${r.refused}  resting ~${r.resting}` +
+    (runs > 1 ? `  [median of ${runs}]` : '')
   );
 }
 
 console.log(
-  `engine benchmark: ${commands} commands per stream, seed ${seed}, node ${process.version}` +
-    (gc === undefined ? ' (run with --expose-gc for settled heap figures)' : ''),
+  `engine benchmark: ${commands} commands per stream, seed ${seed}, ${repeat} alternating runs per engine, ` +
+    `node ${process.version}` +
+    (gc === undefined ? ' (run with --expose-gc for heap figures)' : ''),
 );
 const only = process.argv.indexOf('--only');
 const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
@@ -186,14 +116,35 @@ for (const shape of shapes) {
   const prefix = shape === DEEP ? baselineDeep : commands;
   console.log(`\n${shape.name} stream`);
   // Warm-up so that neither engine is measured while the JIT is still compiling its hot paths.
-  const warm = generate(shape, 50_000, seed + 1);
-  measure(warm, warm.length, ours, true);
-  measure(warm, Math.min(warm.length, 20_000), baseline, false);
-  const oursFull = measure(stream, commands, ours, true);
-  console.log(line('ours (full stream)', oursFull));
-  const oursPrefix = prefix === commands ? oursFull : measure(stream, prefix, ours, true);
-  if (prefix !== commands) console.log(line(`ours (first ${prefix})`, oursPrefix));
-  const base = measure(stream, prefix, baseline, false);
-  console.log(line(prefix === commands ? 'nodejs-order-book' : `nodejs-order-book (first ${prefix})`, base));
-  console.log(ratio(oursPrefix, base));
+  const warm = generate(shape, 30_000, seed + 1);
+  throughput(warm, warm.length, ours);
+  throughput(warm, 10_000, baseline);
+  // Alternate the engines so that load from other processes falls on both alike; report medians.
+  const mineRuns: Run[] = [];
+  const mineOnPrefix: Run[] = [];
+  const baseRuns: Run[] = [];
+  for (let r = 0; r < repeat; r++) {
+    mineRuns.push(throughput(stream, commands, ours));
+    if (prefix !== commands) mineOnPrefix.push(throughput(stream, prefix, ours));
+    if (r === 0 || prefix <= 300_000 || shape === SHALLOW)
+      baseRuns.push(throughput(stream, prefix, baseline));
+  }
+  const mine = medianRun(mineRuns);
+  const minePrefix = prefix === commands ? mine : medianRun(mineOnPrefix);
+  const base = medianRun(baseRuns);
+  // p99 of both over the same commands; at most 300,000 of them, as the baseline's deep book is slow.
+  const span = Math.min(prefix, 300_000);
+  const mineP99 = p99Micros(stream, span, ours);
+  const baseP99 = p99Micros(stream, span, baseline);
+  console.log(line('ours', mine, p99Micros(stream, commands, ours), mineRuns.length));
+  if (prefix !== commands)
+    console.log(line(`ours, first ${prefix}`, minePrefix, mineP99, mineOnPrefix.length));
+  const baseLabel = prefix === commands ? 'nodejs-order-book' : `baseline, first ${prefix}`;
+  console.log(line(baseLabel, base, baseP99, baseRuns.length));
+  const heap = minePrefix.heapMb >= 1 && base.heapMb >= 1 ? times(base.heapMb / minePrefix.heapMb) : 'n/a';
+  console.log(
+    `  ratios on the same ${prefix} commands: ops/s ${times(minePrefix.opsPerSecond / base.opsPerSecond)} ` +
+      `(last 10%: ${times(minePrefix.tailOpsPerSecond / base.tailOpsPerSecond)}), ` +
+      `p99 ${times(baseP99 / mineP99)} lower${span < prefix ? ` (p99s over the first ${span})` : ''}, heap ${heap} smaller`,
+  );
 }

@@ -368,7 +368,7 @@ export class MatchingEngine extends BookState {
       this.live.delete(stop.id);
       this.runLimit(stop.id, stop.account, stop.side, stop.price, stop.remaining);
     }
-    queue.length = 0;
+    if (queue.length !== 0) queue.length = 0;
   }
 
   protected bookLadder(side: SideCode): PriceLadder {
