@@ -197,6 +197,11 @@ async function main(): Promise<void> {
     await service('a: in-process backend', {}, [1, 3]),
     await service('b: redis', { KVSTORE_URL: `${redis.host}:${redis.port}` }, [1, 3]),
     await service(
+      'b: redis, KVSTORE_PIPELINE_WINDOW=100us',
+      { KVSTORE_URL: `${redis.host}:${redis.port}`, KVSTORE_PIPELINE_WINDOW: '100us' },
+      [1],
+    ),
+    await service(
       `b: redis, WORKERS=${workers}`,
       { KVSTORE_URL: `${redis.host}:${redis.port}`, WORKERS: String(workers) },
       [1],
@@ -208,7 +213,7 @@ async function main(): Promise<void> {
       await waitPort(t.port);
       for (const d of t.descriptors) await h2load(t.port, d, 5000); // JIT warm-up
     }
-    // One exact round trip check: a counted batch of 1-descriptor calls against the single-worker Redis service.
+    // Command count check: a counted batch of 1-descriptor calls against the single-worker Redis service.
     const redisTarget = targets[2]!;
     const before = await commandStats();
     const checkOut = await h2load(redisTarget.port, 1, 2000);
@@ -229,21 +234,25 @@ async function main(): Promise<void> {
     const rss = new Map(targets.map((t) => [t.label, peakRssMb(childPids(t.proc.pid!))]));
 
     console.log(
-      `\nShouldRateLimit via h2load -c ${CONNECTIONS} -m ${STREAMS}; median of ${rounds} interleaved runs of ~${SECONDS}s\n`,
+      `\nShouldRateLimit via h2load -c ${CONNECTIONS} -m ${STREAMS}; ${rounds} interleaved runs of ~${SECONDS}s each (median and best)\n`,
     );
     console.log(
-      'phase'.padEnd(44) +
-        'calls/s'.padStart(10) +
+      'phase'.padEnd(50) +
+        'median/s'.padStart(10) +
+        'best/s'.padStart(9) +
         'p50 ms'.padStart(9) +
         'p99 ms'.padStart(9) +
         'errors'.padStart(8) +
         'peak RSS MB'.padStart(13),
     );
     const rpsOf = new Map<string, number>();
+    const bestOf = new Map<string, number>();
     for (const [key, list] of samples) {
       const rps = median(list.map((x) => x.rps));
       const mid = list.find((x) => x.rps === rps)!;
       rpsOf.set(key, rps);
+      const best = Math.max(...list.map((x) => x.rps));
+      bestOf.set(key, best);
       const label = targets.find(
         (t) =>
           key.startsWith(t.label) &&
@@ -251,30 +260,38 @@ async function main(): Promise<void> {
           /^\d/.test(key.slice(t.label.length + 2)),
       )!.label;
       console.log(
-        key.padEnd(44) +
+        key.padEnd(50) +
           rps.toFixed(0).padStart(10) +
+          best.toFixed(0).padStart(9) +
           mid.p50ms.toFixed(2).padStart(9) +
           mid.p99ms.toFixed(2).padStart(9) +
           String(list.reduce((a, x) => a + x.errors, 0)).padStart(8) +
           rss.get(label)!.toFixed(0).padStart(13),
       );
     }
+    const ratio = (m: Map<string, number>, x: string, y: string) => (m.get(x)! / m.get(y)!).toFixed(2);
     for (const d of [1, 3]) {
       const suffix = `, ${d} descriptor${d > 1 ? 's' : ''}`;
-      const c = rpsOf.get(`c: anchor (bare grpc-js)${suffix}`)!;
-      const a = rpsOf.get(`a: in-process backend${suffix}`)!;
-      const b = rpsOf.get(`b: redis${suffix}`)!;
+      const [a, b, c] = ['a: in-process backend', 'b: redis', 'c: anchor (bare grpc-js)'].map(
+        (l) => l + suffix,
+      ) as [string, string, string];
       console.log(
-        `${d} descriptor(s): a/c = ${(a / c).toFixed(2)} (target >= 0.8), b/c = ${(b / c).toFixed(2)} (target >= 0.6)`,
+        `${d} descriptor(s): a/c = ${ratio(rpsOf, a, c)} median, ${ratio(bestOf, a, c)} best (target >= 0.8);` +
+          ` b/c = ${ratio(rpsOf, b, c)} median, ${ratio(bestOf, b, c)} best (target >= 0.6)`,
       );
     }
+    const windowed = 'b: redis, KVSTORE_PIPELINE_WINDOW=100us, 1 descriptor';
+    const anchor1 = 'c: anchor (bare grpc-js), 1 descriptor';
+    console.log(
+      `redis with KVSTORE_PIPELINE_WINDOW=100us, 1 descriptor: b/c = ${ratio(rpsOf, windowed, anchor1)} median, ${ratio(bestOf, windowed, anchor1)} best`,
+    );
     const multi = rpsOf.get(`b: redis, WORKERS=${workers}, 1 descriptor`)!;
     console.log(
       `redis WORKERS=${workers} vs 1 worker, 1 descriptor: ${(multi / rpsOf.get('b: redis, 1 descriptor')!).toFixed(2)}x (machine cores: ${(await import('node:os')).cpus().length}, shared with h2load)`,
     );
     console.log(
       `redis INFO commandstats over ${checked} one-descriptor calls: INCRBY +${after.incrby - before.incrby}, EXPIRE +${after.expire - before.expire}, all commands +${after.total - before.total - 1}` +
-        ' (the INFO call itself excluded); both are sent in one pipeline (one write, one read) per call',
+        ' (the INFO call itself excluded); the commands of one call go out in one write and are answered in one round trip',
     );
   } finally {
     for (const t of targets) await stop(t.proc);

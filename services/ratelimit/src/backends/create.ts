@@ -11,6 +11,8 @@ function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings
   const common = {
     healthCheckActiveConnection: settings.healthCheckActiveConnection,
     connectTimeoutMs: settings.timeoutMs,
+    pipelineWindowMs: endpoint.pipelineWindowMs,
+    pipelineLimit: endpoint.pipelineLimit,
   };
   const pool = <T>(open: () => T): T[] => Array.from({ length: endpoint.poolSize }, open);
   switch (endpoint.type) {

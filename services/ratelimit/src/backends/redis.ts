@@ -3,7 +3,7 @@ import type { CounterBackend, CounterOp } from './types.js';
 
 /**
  * Redis counters (reference "Limits, keys and counting"): per op `INCRBY key hits` then
- * `EXPIRE key ttl`, all ops of one call in one pipeline (one write, one read). Connections form a
+ * `EXPIRE key ttl`, all ops of one call written together (one write, one read). Connections form a
  * pool of KVSTORE_POOL_SIZE clients used round-robin; each is one multiplexed ioredis connection.
  */
 export type RedisClient = Pick<
@@ -13,7 +13,8 @@ export type RedisClient = Pick<
 
 export interface RedisBackendOptions {
   description: string;
-  clients: readonly RedisClient[];
+  /** `Redis` connections (single, sentinel), or one `Cluster` client with `pipelinePerKey`. */
+  clients: readonly (Redis | Cluster)[];
   /** Track connection state for health (KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION). @default false */
   healthCheckActiveConnection: boolean;
   /** Bounded wait for `ready()`. */
@@ -23,15 +24,30 @@ export interface RedisBackendOptions {
    * pipeline, all sent at once (one round trip in parallel, not one write). @default false
    */
   pipelinePerKey?: boolean;
+  /**
+   * `KVSTORE_PIPELINE_WINDOW` in ms: 0 writes each request's commands at once (one write per
+   * request); above 0, commands of concurrent requests are held in the socket and flushed together
+   * after the window (implicit pipelining: fewer writes, still one round trip per request). @default 0
+   */
+  pipelineWindowMs?: number;
+  /** `KVSTORE_PIPELINE_LIMIT`: flush a held window early after this many commands; 0 is no limit. @default 0 */
+  pipelineLimit?: number;
+}
+
+interface HeldWrite {
+  stream: NonNullable<Redis['stream']>;
+  commands: number;
+  timer: NodeJS.Timeout | NodeJS.Immediate;
 }
 
 export class RedisBackend implements CounterBackend {
   readonly description: string;
-  private readonly clients: readonly RedisClient[];
+  private readonly clients: readonly (Redis | Cluster)[];
   private next = 0;
   private isHealthy = true;
   private readonly listeners: ((healthy: boolean) => void)[] = [];
   private readonly connecting: Promise<unknown>;
+  private readonly held = new Map<Redis, HeldWrite>();
 
   constructor(private readonly options: RedisBackendOptions) {
     this.description = options.description;
@@ -46,7 +62,7 @@ export class RedisBackend implements CounterBackend {
     this.connecting = Promise.allSettled(this.clients.map((c) => c.connect()));
   }
 
-  private client(): RedisClient {
+  private client(): Redis | Cluster {
     const c = this.clients[this.next]!;
     this.next = (this.next + 1) % this.clients.length;
     return c;
@@ -62,14 +78,70 @@ export class RedisBackend implements CounterBackend {
 
   async increment(ops: readonly CounterOp[]): Promise<number[]> {
     if (ops.length === 0) return [];
-    if (this.options.pipelinePerKey && ops.length > 1) {
-      const client = this.client();
-      return Promise.all(ops.map((op) => this.incrementOn(client, [op]).then((r) => r[0]!)));
+    const client = this.client();
+    if (this.options.pipelinePerKey) {
+      if (ops.length === 1) return this.pipelineIncrement(client, ops);
+      return Promise.all(ops.map((op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!)));
     }
-    return this.incrementOn(this.client(), ops);
+    return this.corkedIncrement(client as Redis, ops);
   }
 
-  private async incrementOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {
+  /**
+   * INCRBY+EXPIRE for every op written to the corked socket and flushed with one write: the same
+   * bytes on the wire as a pipeline, without ioredis' Pipeline object (about twice the throughput).
+   */
+  private async corkedIncrement(client: Redis, ops: readonly CounterOp[]): Promise<number[]> {
+    const stream = client.stream;
+    const corked = client.status === 'ready' && stream !== undefined;
+    const windowed = corked && (this.options.pipelineWindowMs ?? 0) > 0;
+    if (windowed) this.hold(client, stream);
+    else if (corked) stream.cork();
+    const incrs = new Array<Promise<number>>(ops.length);
+    const expires = new Array<Promise<number>>(ops.length);
+    try {
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i]!;
+        incrs[i] = client.incrby(op.key, op.hits);
+        expires[i] = client.expire(op.key, op.ttlSeconds);
+      }
+    } finally {
+      if (windowed) this.countHeld(client, ops.length * 2);
+      else if (corked) stream.uncork();
+    }
+    const [counts] = await Promise.all([Promise.all(incrs), Promise.all(expires)]);
+    return counts;
+  }
+
+  /** Starts (or joins) a held write window on this connection. */
+  private hold(client: Redis, stream: HeldWrite['stream']): void {
+    const current = this.held.get(client);
+    if (current && current.stream === stream) return;
+    if (current) this.flush(client);
+    stream.cork();
+    const windowMs = this.options.pipelineWindowMs ?? 0;
+    const timer =
+      windowMs < 1 ? setImmediate(() => this.flush(client)) : setTimeout(() => this.flush(client), windowMs);
+    this.held.set(client, { stream, commands: 0, timer });
+  }
+
+  private countHeld(client: Redis, commands: number): void {
+    const held = this.held.get(client);
+    if (!held) return;
+    held.commands += commands;
+    const limit = this.options.pipelineLimit ?? 0;
+    if (limit > 0 && held.commands >= limit) this.flush(client);
+  }
+
+  private flush(client: Redis): void {
+    const held = this.held.get(client);
+    if (!held) return;
+    this.held.delete(client);
+    clearTimeout(held.timer as NodeJS.Timeout);
+    clearImmediate(held.timer as NodeJS.Immediate);
+    held.stream.uncork();
+  }
+
+  private async pipelineIncrement(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {
     const pipeline = client.pipeline();
     for (const op of ops) {
       pipeline.incrby(op.key, op.hits);
@@ -90,11 +162,11 @@ export class RedisBackend implements CounterBackend {
 
   async read(ops: readonly CounterOp[]): Promise<number[]> {
     if (ops.length === 0) return [];
+    const client = this.client();
     if (this.options.pipelinePerKey && ops.length > 1) {
-      const client = this.client();
       return Promise.all(ops.map((op) => this.readOn(client, [op]).then((r) => r[0]!)));
     }
-    return this.readOn(this.client(), ops);
+    return this.readOn(client, ops);
   }
 
   private async readOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {
@@ -128,6 +200,7 @@ export class RedisBackend implements CounterBackend {
   }
 
   async close(): Promise<void> {
+    for (const client of [...this.held.keys()]) this.flush(client);
     await Promise.allSettled(
       this.clients.map((c) => (c.status === 'ready' ? c.quit() : Promise.resolve(c.disconnect()))),
     );

@@ -1,4 +1,4 @@
-import { bool, type Env, integer, oneOf, optionalText, SettingError, text } from './env.js';
+import { bool, duration, type Env, integer, oneOf, optionalText, SettingError, text } from './env.js';
 
 /** Cache backend settings (spec "Cache backend settings"; reference "Limits, keys and counting"). */
 export type RedisTopology = 'single' | 'sentinel' | 'cluster';
@@ -16,6 +16,10 @@ export interface RedisEndpointSettings {
   auth: { username?: string; password: string } | undefined;
   /** `KVSTORE_TLS`. @default false */
   tls: boolean;
+  /** `KVSTORE_PIPELINE_WINDOW` in ms: implicit pipelining across requests; 0 disables it. @default 0 */
+  pipelineWindowMs: number;
+  /** `KVSTORE_PIPELINE_LIMIT`: commands held before an early flush; 0 is no limit. @default 0 */
+  pipelineLimit: number;
 }
 
 export interface RedisTlsSettings {
@@ -82,6 +86,8 @@ function parseEndpoint(env: Env, prefix: string, urlRequired: boolean): RedisEnd
     type,
     auth: parseAuth(optionalText(env, `${prefix}AUTH`)),
     tls: bool(env, `${prefix}TLS`, false),
+    pipelineWindowMs: duration(env, `${prefix}PIPELINE_WINDOW`, 0),
+    pipelineLimit: integer(env, `${prefix}PIPELINE_LIMIT`, 0, 0),
   };
 }
 
