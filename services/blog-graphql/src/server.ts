@@ -44,4 +44,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-void main();
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `blog-graphql: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -45,4 +45,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-void main();
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `graphql-proxy: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -90,7 +90,7 @@ export class LocalDb {
   /** Recomputes the optimistic view from the queue and writes the file. */
   async applyQueue(queued: readonly QueuedMutation[]): Promise<void> {
     this.state = { ...this.state, data: applyPending(this.state.synced, queued) };
-    await this.persist();
+    await this.persist().catch(() => undefined); // logged by persist; the next change writes again
   }
 
   /**
@@ -115,7 +115,11 @@ export class LocalDb {
           synced: result.collections,
           data: applyPending(result.collections, queued()),
         };
-        await this.persist();
+        try {
+          await this.persist();
+        } catch {
+          return { ok: false, error: 'the local database file could not be written' };
+        }
         return result;
       } finally {
         this.syncing = undefined;

@@ -143,9 +143,10 @@ export class GraphQLHandler {
       const epoch = cache.epoch;
       const started = { promise: this.fetchAndStore(key, operation, payload, authorization, epoch), epoch };
       this.inFlight.set(key, started);
-      void started.promise.finally(() => {
+      const forget = () => {
         if (this.inFlight.get(key) === started) this.inFlight.delete(key);
-      });
+      };
+      started.promise.then(forget, forget);
       pending = started;
     }
     const outcome = await pending.promise;

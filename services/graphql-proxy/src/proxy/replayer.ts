@@ -74,9 +74,15 @@ export class Replayer {
 
   /** Replays now; `force` ignores the backoff of the head of the queue. Concurrent calls share a run. */
   replay(force: boolean): Promise<ReplayResult> {
-    this.running ??= this.run(force).finally(() => {
-      this.running = undefined;
-    });
+    this.running ??= this.run(force)
+      .catch((error: unknown): ReplayResult => {
+        // A disk error while updating the queue: logged, retried on the next tick, never a crash.
+        this.deps.logger.error({ err: error }, 'replay failed');
+        return { flushed: 0, remaining: this.deps.queue.size };
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
     return this.running;
   }
 
