@@ -128,6 +128,22 @@ describe('queries through the cache', () => {
       ((await notJson.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions
         .code,
     ).toBe('BAD_REQUEST');
+    const wrongType = await fetch(`${getProxy.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{ posts { nodes { id } } }',
+    });
+    expect(wrongType.status).toBe(200);
+    expect(await wrongType.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    const huge = await gql(getProxy.url, `{ posts { nodes { id } } } # ${'x'.repeat(1_100_000)}`);
+    expect(huge.status).toBe(200);
+    expect(huge.body.errors?.[0]?.message).toMatch(/exceeds/);
+    const noQuery = await fetch(`${getProxy.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ variables: {} }),
+    });
+    expect(await noQuery.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
     const syntax = await gql(getProxy.url, '{ posts { ');
     expect(syntax.body.errors?.[0]?.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
   });
