@@ -36,6 +36,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A stray rejection (e.g. a late backend reply after a timeout) is logged, never fatal: the
+  // service keeps its loaded config and keeps answering.
+  process.on('unhandledRejection', (reason) => app.logger.error({ err: reason }, 'unhandled rejection'));
 
   await app.prepare();
   const grpcPort = await bindGrpc(
