@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { HttpError } from '../errors.js';
@@ -32,6 +33,7 @@ export function queueRoutes(
   deps: { queue: MutationQueue; replayer: Replayer; clock: () => number },
 ): void {
   const { queue, replayer, clock } = deps;
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/queue', async () => ({ mutations: queue.list().map(view) }));
 
@@ -44,21 +46,17 @@ export function queueRoutes(
     };
   });
 
-  app.post<{ Params: { id: string } }>(
-    '/queue/:id/retry',
-    { schema: { params: IdParams } },
-    async (request) => {
-      const item = queue.find(request.params.id);
-      if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
-      if (item.status !== 'rejected')
-        throw new HttpError('CONFLICT', 'Only a rejected mutation can be retried');
-      await queue.retry(item, clock());
-      const result = await replayer.replay(true);
-      return { retried: item.id, flushed: result.flushed, remaining: result.remaining };
-    },
-  );
+  typed.post('/queue/:id/retry', { schema: { params: IdParams } }, async (request) => {
+    const item = queue.find(request.params.id);
+    if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
+    if (item.status !== 'rejected')
+      throw new HttpError('CONFLICT', 'Only a rejected mutation can be retried');
+    await queue.retry(item, clock());
+    const result = await replayer.replay(true);
+    return { retried: item.id, flushed: result.flushed, remaining: result.remaining };
+  });
 
-  app.delete<{ Params: { id: string } }>('/queue/:id', { schema: { params: IdParams } }, async (request) => {
+  typed.delete('/queue/:id', { schema: { params: IdParams } }, async (request) => {
     const item = queue.find(request.params.id);
     if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
     await queue.remove(item);
