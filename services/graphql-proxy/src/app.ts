@@ -17,7 +17,7 @@ import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { queueRoutes } from './routes/queue.js';
-import { createUpstreamClient, UpstreamMonitor } from './upstream/client.js';
+import { createUpstreamClient, type UpstreamClient, UpstreamMonitor } from './upstream/client.js';
 
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
@@ -62,9 +62,18 @@ export async function buildApp(
   const monitor = new UpstreamMonitor();
   const analyser = new DocumentAnalyser();
   const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
+  // Sync requests also tell the monitor whether the upstream answers.
+  const monitored: UpstreamClient = {
+    post: async (request) => {
+      const outcome = await upstream.post(request);
+      monitor.record(outcome);
+      return outcome;
+    },
+    close: () => upstream.close(),
+  };
   const sync = (): Promise<SyncResult> =>
     local.sync(
-      () => fetchCollections(upstream, authorization),
+      () => fetchCollections(monitored, authorization),
       () => queue.list(),
       clock,
     );
