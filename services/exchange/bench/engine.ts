@@ -63,9 +63,7 @@ function ours(): Engine {
 }
 
 /** The baseline's "expire maker" self-trade prevention is our policy (cancel the resting order). */
-function stp(s: Stream, i: number): { accountId: string; stpMode: SelfTradePreventionMode } {
-  return { accountId: accounts[s.account[i]!]!, stpMode: 'EXPIRE_MAKER' as SelfTradePreventionMode };
-}
+const EXPIRE_MAKER = 'EXPIRE_MAKER' as SelfTradePreventionMode;
 
 function baseline(): Engine {
   const book = new OrderBook();
@@ -80,10 +78,19 @@ function baseline(): Engine {
       resting--;
       return 0;
     }
+    const accountId = accounts[s.account[i]!]!;
+    const size = s.amount[i]!;
     const result =
       kind === LIMIT
-        ? book.limit({ id: String(s.id[i]!), side, size: s.amount[i]!, price: s.price[i]!, ...stp(s, i) })
-        : book.market({ side, size: s.amount[i]!, ...stp(s, i) });
+        ? book.limit({
+            id: String(s.id[i]!),
+            side,
+            size,
+            price: s.price[i]!,
+            accountId,
+            stpMode: EXPIRE_MAKER,
+          })
+        : book.market({ side, size, accountId, stpMode: EXPIRE_MAKER });
     if (result.err !== null) return -1;
     if (kind === LIMIT && result.quantityLeft > 0) resting++;
     resting -= result.done.length - (kind === LIMIT && result.quantityLeft === 0 ? 1 : 0);
@@ -97,8 +104,9 @@ const times = (x: number) => `${x.toFixed(1)}x`;
 
 function line(label: string, r: Run, p99: number, runs: number): string {
   return (
-    `  ${label.padEnd(24)} ${String(r.ops).padStart(8)} cmds ${r.seconds.toFixed(2).padStart(7)} s ` +
-    `${int(r.opsPerSecond).padStart(10)} ops/s (last 10%: ${int(r.tailOpsPerSecond)})  p99 ${p99.toFixed(2).padStart(7)} µs  ` +
+    `  ${label.padEnd(24)} ${String(r.ops).padStart(8)} cmds ${r.cpuSeconds.toFixed(2).padStart(7)} s CPU ` +
+    `${int(r.opsPerSecond).padStart(10)} ops/s (last 10%: ${int(r.tailOpsPerSecond)}; wall clock ${int(r.wallOpsPerSecond)})  ` +
+    `p99 ${p99.toFixed(2).padStart(7)} µs  ` +
     `heap ${r.heapMb.toFixed(0).padStart(4)} MB  refused ${r.refused}  resting ~${r.resting}` +
     (runs > 1 ? `  [median of ${runs}]` : '')
   );

@@ -64,26 +64,28 @@ export class MatchingEngine extends BookState {
     else if (this.live.has(cmd.id) || this.closed.has(cmd.id)) {
       return fail('DUPLICATE_ORDER_ID', `order id ${cmd.id} was already used`);
     }
-    const events: EngineEvent[] = [];
-    this.out = events;
     this.now = cmd.time;
     const side: SideCode = cmd.side === 'buy' ? BUY : SELL;
-    this.out.push({
-      type: 'accepted',
-      seq: ++this.seq,
-      time: cmd.time,
-      market: this.market.id,
-      orderId: cmd.id,
-      account: cmd.account,
-      side: cmd.side,
-      kind: cmd.type,
-      price: cmd.type === 'limit' || cmd.type === 'limit_stop_loss' ? cmd.price : null,
-      stopPrice: cmd.type === 'limit_stop_loss' ? cmd.stopPrice : null,
-      amount: cmd.type === 'market_by_quote' ? null : cmd.amount,
-      quote: cmd.type === 'market_by_quote' ? cmd.quote : null,
-      lockAsset: lock.asset,
-      lock: lock.amount,
-    });
+    // Built with its first event in place: a literal sized for it, rather than an empty array grown by push.
+    const events: EngineEvent[] = [
+      {
+        type: 'accepted',
+        seq: ++this.seq,
+        time: cmd.time,
+        market: this.market.id,
+        orderId: cmd.id,
+        account: cmd.account,
+        side: cmd.side,
+        kind: cmd.type,
+        price: cmd.type === 'limit' || cmd.type === 'limit_stop_loss' ? cmd.price : null,
+        stopPrice: cmd.type === 'limit_stop_loss' ? cmd.stopPrice : null,
+        amount: cmd.type === 'market_by_quote' ? null : cmd.amount,
+        quote: cmd.type === 'market_by_quote' ? cmd.quote : null,
+        lockAsset: lock.asset,
+        lock: lock.amount,
+      },
+    ];
+    this.out = events;
     switch (cmd.type) {
       case 'limit':
         this.runLimit(cmd.id, cmd.account, side, Number(cmd.price), Number(cmd.amount));
@@ -229,17 +231,17 @@ export class MatchingEngine extends BookState {
     const book = side === BUY ? this.asks : this.bids;
     // Level keys grow towards the best price; a level crosses while key >= limitKey.
     const limitKey = limit === 0 ? Number.NEGATIVE_INFINITY : side === BUY ? -limit : limit;
-    const lot = this.bigLot;
+    const lot = this.lotSize === 1 ? null : this.bigLot;
     let remaining = amount;
     let reason = STOP_BOOK;
     while (remaining > 0) {
       const level = book.best();
       if (level === undefined || level.key < limitKey) break;
-      const price = level.price;
       let cap = remaining;
       if (capped) {
         // How many whole lots the remaining budget (buy) or target (sell) covers at this price.
-        const lots = Number(this.budget / (BigInt(price) * lot)) * this.lotSize;
+        const perLot = lot === null ? level.bigPrice : level.bigPrice * lot;
+        const lots = Number(this.budget / perLot) * this.lotSize;
         if (lots === 0) {
           reason = STOP_CAP;
           break;
@@ -254,10 +256,10 @@ export class MatchingEngine extends BookState {
           this.removeOrder(maker, book, 'self_trade');
         } else {
           const qty = Math.min(maker.remaining, cap);
-          this.fill(id, account, side, limit, maker, level, book, qty);
+          const quote = this.fill(id, account, side, limit, maker, level, book, qty);
           cap -= qty;
           remaining -= qty;
-          if (capped) this.budget -= product(price, qty);
+          if (capped) this.budget -= quote;
         }
         maker = next;
       }
@@ -276,7 +278,7 @@ export class MatchingEngine extends BookState {
     level: Level,
     book: PriceLadder,
     qty: number,
-  ): void {
+  ): bigint {
     const price = maker.price;
     const bigQty = BigInt(qty);
     const quote = product(price, qty);
@@ -310,6 +312,7 @@ export class MatchingEngine extends BookState {
     }
     this.last = price;
     this.checkStops();
+    return quote;
   }
 
   private addStop(
@@ -328,6 +331,7 @@ export class MatchingEngine extends BookState {
 
   /** Moves every stop the last price has reached to the trigger queue, nearest stop first, FIFO per price. */
   private checkStops(): void {
+    if (!this.buyStops.hasLevels && !this.sellStops.hasLevels) return;
     const last = this.last;
     let level = this.buyStops.best();
     while (level !== undefined && level.price <= last) {

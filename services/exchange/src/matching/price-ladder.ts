@@ -22,6 +22,11 @@ export class PriceLadder {
 
   constructor(private readonly keySign: 1 | -1) {}
 
+  /** False when the side has no level at all (cheaper than `best()` for a side that is usually empty). */
+  get hasLevels(): boolean {
+    return this.sorted.length !== 0;
+  }
+
   /** Best non-empty level, dropping empty levels found at the top. */
   best(): Level | undefined {
     const sorted = this.sorted;

@@ -17,28 +17,48 @@ export interface Market {
   readonly maxAmount: bigint;
   readonly makerFeePpm: bigint;
   readonly takerFeePpm: bigint;
+  /**
+   * The same bounds as numbers (all within 2^53), for validation: comparing bigints is a runtime
+   * call each, so a command's price and amount are converted once and checked as numbers.
+   */
+  readonly num: {
+    readonly tick: number;
+    readonly lot: number;
+    readonly minAmount: number;
+    readonly maxAmount: number;
+  };
 }
 
 /** Fills defaults and checks the spec itself; a wrong spec is a programming error, so it throws. */
 export function resolveMarket(spec: MarketSpec): Market {
   const lotSize = spec.lotSize ?? 1n;
+  const tickSize = spec.tickSize ?? 1n;
+  const minAmount = spec.minAmount ?? lotSize;
+  const maxAmount = spec.maxAmount ?? 2n ** 43n;
   const market: Market = Object.freeze({
     id: spec.id,
     pricePrecision: spec.pricePrecision,
     amountPrecision: spec.amountPrecision,
-    tickSize: spec.tickSize ?? 1n,
+    tickSize,
     lotSize,
-    minAmount: spec.minAmount ?? lotSize,
+    minAmount,
     minTotal: spec.minTotal ?? 1n,
-    maxAmount: spec.maxAmount ?? 2n ** 43n,
+    maxAmount,
     makerFeePpm: BigInt(spec.makerFeePpm ?? 0),
     takerFeePpm: BigInt(spec.takerFeePpm ?? 0),
+    num: Object.freeze({
+      tick: Number(tickSize),
+      lot: Number(lotSize),
+      minAmount: Number(minAmount),
+      maxAmount: Number(maxAmount),
+    }),
   });
   const bad = (what: string) => new Error(`market ${spec.id}: invalid ${what}`);
   for (const p of [market.pricePrecision, market.amountPrecision]) {
     if (!Number.isInteger(p) || p < 0 || p > 18) throw bad('precision');
   }
   if (market.tickSize <= 0n || market.lotSize <= 0n || market.minTotal < 1n) throw bad('step or minimum');
+  if (market.tickSize > MAX_SAFE || market.lotSize > MAX_SAFE) throw bad('step');
   if (market.minAmount < market.lotSize || market.maxAmount > MAX_SAFE) throw bad('amount bounds');
   for (const fee of [market.makerFeePpm, market.takerFeePpm]) {
     if (fee < 0n || fee >= BigInt(PPM)) throw bad('fee rate');
@@ -56,27 +76,36 @@ export interface Lock {
   readonly amount: bigint;
 }
 
+const NO_LOCK: Lock = Object.freeze({ asset: 'base', amount: 0n });
+
 function checkSide(side: Side): MatchingError | null {
   return side === 'buy' || side === 'sell' ? null : fail('INVALID_SIDE', 'side must be buy or sell');
 }
 
+const MAX_SAFE_NUMBER = Number.MAX_SAFE_INTEGER;
+
+// Number() of a bigint above 2^53 rounds to a double >= 2^53, so `> MAX_SAFE_NUMBER` still catches
+// it, and below 2^53 the conversion and the `%` are exact.
 function checkPrice(market: Market, price: bigint, what: string): MatchingError | null {
-  if (typeof price !== 'bigint' || price <= 0n || price > MAX_SAFE) {
+  const p = typeof price === 'bigint' ? Number(price) : Number.NaN;
+  if (!(p > 0 && p <= MAX_SAFE_NUMBER)) {
     return fail('INVALID_PRICE', `${what} must be a positive integer number of price minor units`);
   }
-  if (market.tickSize !== 1n && price % market.tickSize !== 0n) {
+  if (market.num.tick !== 1 && p % market.num.tick !== 0) {
     return fail('PRICE_PRECISION', `${what} must be a multiple of the tick size ${market.tickSize}`);
   }
   return null;
 }
 
 function checkAmount(market: Market, amount: bigint): MatchingError | null {
-  if (typeof amount !== 'bigint' || amount <= 0n) return fail('INVALID_AMOUNT', 'amount must be positive');
-  if (market.lotSize !== 1n && amount % market.lotSize !== 0n) {
+  const a = typeof amount === 'bigint' ? Number(amount) : Number.NaN;
+  if (!(a > 0)) return fail('INVALID_AMOUNT', 'amount must be positive');
+  const { lot, minAmount, maxAmount } = market.num;
+  if (lot !== 1 && a <= MAX_SAFE_NUMBER && a % lot !== 0) {
     return fail('AMOUNT_PRECISION', `amount must be a multiple of the lot size ${market.lotSize}`);
   }
-  if (amount < market.minAmount) return fail('AMOUNT_TOO_SMALL', `amount is below ${market.minAmount}`);
-  if (amount > market.maxAmount) return fail('AMOUNT_TOO_LARGE', `amount is above ${market.maxAmount}`);
+  if (a < minAmount) return fail('AMOUNT_TOO_SMALL', `amount is below ${market.minAmount}`);
+  if (a > maxAmount) return fail('AMOUNT_TOO_LARGE', `amount is above ${market.maxAmount}`);
   return null;
 }
 
@@ -100,7 +129,7 @@ function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | n
  */
 export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
   if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
-  if (cmd.type === 'cancel') return { asset: 'base', amount: 0n };
+  if (cmd.type === 'cancel') return NO_LOCK;
   const type: string = cmd.type;
   if (type !== 'limit' && type !== 'market' && type !== 'market_by_quote' && type !== 'limit_stop_loss') {
     return fail('INVALID_COMMAND', 'unknown command type');
