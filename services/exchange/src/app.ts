@@ -10,15 +10,20 @@ import { registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import type { FeeRates } from './orders/markets.js';
+import { OrderService } from './orders/service.js';
 import type { ReferenceData } from './reference/load.js';
 import { accountRoutes } from './routes/account.js';
 import { currencyRoutes } from './routes/currencies.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { feeRoutes } from './routes/fees.js';
 import { healthRoutes } from './routes/health.js';
+import { marketDataRoutes } from './routes/market-data.js';
 import { marketRoutes } from './routes/markets.js';
 import { timestampRoutes } from './routes/timestamp.js';
 import { v2MemberRoutes } from './routes/v2-members.js';
+import { v2OrderRoutes } from './routes/v2-orders.js';
+import { v3OrderRoutes } from './routes/v3-orders.js';
 import { walletRoutes } from './routes/wallets.js';
 
 export interface AppOptions {
@@ -33,9 +38,14 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** Clock in ms. @default Date.now */
   readonly now?: () => number;
+  /** Maker/taker fee rates of every market. @default maker 0.1 %, taker 0.2 % */
+  readonly fees?: FeeRates;
 }
 
-/** Builds the HTTP app over already-opened storage; no side effects until `listen`. */
+/**
+ * Builds the HTTP app over already-opened storage: rebuilds every order book from the stored command
+ * log before it returns; closing the app waits for queued orders to be committed.
+ */
 export async function buildApp(options: AppOptions): Promise<App> {
   const app = Fastify({
     logger: options.logger ?? false,
@@ -44,7 +54,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  const orders = await OrderService.start({
+    db: options.db,
+    reference: options.reference,
+    now,
+    ...(options.fees ? { fees: options.fees } : {}),
+  });
+  app.addHook('onClose', async () => {
+    await orders.close();
+  });
   const deps: RouteDeps = {
+    orders,
     db: options.db,
     reference: options.reference,
     now,
@@ -87,5 +107,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   accountRoutes(app, deps);
   walletRoutes(app, deps);
   v2MemberRoutes(app, deps);
+  v2OrderRoutes(app, deps);
+  v3OrderRoutes(app, deps);
+  marketDataRoutes(app, deps);
   return app;
 }

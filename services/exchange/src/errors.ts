@@ -16,6 +16,10 @@ export type ErrorName =
   | 'duplicate_header'
   | 'missing_credentials'
   | 'insufficient_funds'
+  | 'invalid_order'
+  | 'cancel_failed'
+  | 'order_not_found'
+  | 'unavailable'
   | 'bad_signature'
   | 'nonce_reused'
   | 'nonce_out_of_window'
@@ -55,6 +59,14 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2001, status: 401 };
     case 'insufficient_funds':
       return { code: 2002, status: 400 };
+    case 'invalid_order':
+      return { code: 2002, status: 400 };
+    case 'cancel_failed':
+      return { code: 2003, status: 400 };
+    case 'order_not_found':
+      return { code: 2004, status: 404 };
+    case 'unavailable':
+      return { code: 1011, status: 503 };
     case 'bad_signature':
       return { code: 2005, status: 401 };
     case 'nonce_reused':

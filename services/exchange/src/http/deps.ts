@@ -1,5 +1,6 @@
 import type { AuthDeps } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
+import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 
 /** What route modules need, wired by hand in app.ts. */
@@ -7,6 +8,8 @@ export interface RouteDeps {
   readonly db: Database;
   readonly reference: ReferenceData;
   readonly auth: AuthDeps;
+  /** Order entry and the books (one single writer per market). */
+  readonly orders: OrderService;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
 }

@@ -195,6 +195,26 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
   return results;
 }
 
+/**
+ * Posts one entry inside the caller's transaction (the order writer's group commit). A refusal
+ * aborts the transaction: the caller checks balances first (under `lockAvailable`), so a refusal
+ * here is a bug and the whole batch rolls back.
+ */
+export async function postWithin(tx: Sql, entry: JournalEntry): Promise<void> {
+  const checked = validateEntry(entry);
+  if (!checked.ok) throw new Error(`invalid ledger entry ${entry.reason}: ${checked.detail}`);
+  await postOne(tx, entry);
+}
+
+/** Available funds of one balance, row-locked until the transaction ends (0 when never funded). */
+export async function lockAvailable(tx: Sql, accountId: number, currency: string): Promise<bigint> {
+  const { rows } = await tx.query<{ available: string }>(
+    'SELECT available::text FROM balances WHERE account_id = $1 AND currency = $2 FOR UPDATE',
+    [accountId, currency],
+  );
+  return rows[0] ? BigInt(rows[0].available) : 0n;
+}
+
 /** Balances of one account, one row per currency it ever held. */
 export async function balancesOf(db: Sql, accountId: number): Promise<Balance[]> {
   const { rows } = await db.query<{ currency: string; available: string; locked: string }>(

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
+import { tradedRates } from '../orders/market-data.js';
 
 const Rate = Type.Object(
   {
@@ -16,8 +17,19 @@ const Rate = Type.Object(
   { additionalProperties: Type.Number() },
 );
 
-/** Exchange rates, from the reference prices for now (the trading issue derives them from trades). */
+/**
+ * Exchange rates from the last trade prices (directly, or crossing through other markets), falling
+ * back to the reference prices for pairs no chain of traded markets connects.
+ */
 export function exchangeRateRoutes(app: App, deps: RouteDeps): void {
+  const rates = () => {
+    const lasts = new Map<string, bigint>();
+    for (const market of deps.orders.markets.values()) {
+      const last = deps.orders.writer(market.id)?.book.lastPrice;
+      if (last) lasts.set(market.id, last);
+    }
+    return tradedRates(deps.reference, lasts, deps.orders.markets.values());
+  };
   app.get(
     '/v3/exchange-rates',
     {
@@ -27,7 +39,7 @@ export function exchangeRateRoutes(app: App, deps: RouteDeps): void {
         response: { 200: Type.Array(Rate), ...errorResponses },
       },
     },
-    async () => deps.reference.rates,
+    async () => rates(),
   );
   app.get(
     '/v3/exchange-rates/:currency',
@@ -41,7 +53,7 @@ export function exchangeRateRoutes(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const code = request.params.currency.toLowerCase();
-      const rate = deps.reference.rates.find((r) => r.currency === code);
+      const rate = rates().find((r) => r.currency === code);
       if (!rate) throw new ApiError('unknown_currency', `unknown currency "${request.params.currency}"`);
       return rate;
     },

@@ -1,0 +1,35 @@
+import type { MatchingErrorCode } from '../matching/errors.js';
+import type { OrderRow } from './store.js';
+
+/** What a client asks the order service; amounts in the market's engine units. */
+export type OrderRequest =
+  | {
+      readonly type: 'limit' | 'limit_stop_loss';
+      readonly accountId: number;
+      readonly side: 'buy' | 'sell';
+      readonly price: bigint;
+      readonly stopPrice?: bigint;
+      readonly amount: bigint;
+    }
+  | {
+      readonly type: 'market';
+      readonly accountId: number;
+      readonly side: 'buy' | 'sell';
+      readonly amount: bigint;
+    }
+  | {
+      readonly type: 'market_by_quote';
+      readonly accountId: number;
+      readonly side: 'buy' | 'sell';
+      readonly quote: bigint;
+    }
+  | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
+
+export type OrderRefusal =
+  | { readonly ok: false; readonly code: 'INSUFFICIENT_FUNDS'; readonly message: string }
+  | { readonly ok: false; readonly code: MatchingErrorCode; readonly message: string };
+
+/**
+ * The outcome of one request, known only after its batch committed (the order as stored then).
+ */
+export type OrderOutcome = { readonly ok: true; readonly order: OrderRow } | OrderRefusal;

@@ -1,0 +1,90 @@
+import { systemAccountId } from '../accounts/store.js';
+import type { Database } from '../db/database.js';
+import type { ReferenceData } from '../reference/load.js';
+import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from './markets.js';
+import type { OrderOutcome, OrderRequest } from './requests.js';
+import { lastIds, orderById } from './store.js';
+import { MarketWriter } from './writer.js';
+
+export interface OrderServiceOptions {
+  readonly db: Database;
+  readonly reference: ReferenceData;
+  readonly now: () => number;
+  /** @default DEFAULT_FEES (maker 0.1 %, taker 0.2 %) */
+  readonly fees?: FeeRates;
+}
+
+/**
+ * Order entry over every market: one `MarketWriter` (single writer, group commit) per market, the
+ * global order and trade id sequences, and the routing of cancels to the market of the order.
+ */
+export class OrderService {
+  private closed = false;
+
+  private constructor(
+    readonly markets: ReadonlyMap<string, TradingMarket>,
+    private readonly writers: ReadonlyMap<string, MarketWriter>,
+    private readonly db: Database,
+  ) {}
+
+  /** Opens the service: ids continue after the stored ones and every book is rebuilt from its command log. */
+  static async start(options: OrderServiceOptions): Promise<OrderService> {
+    const markets = tradingMarkets(options.reference, options.fees ?? DEFAULT_FEES);
+    const ids = await lastIds(options.db);
+    let orderId = ids.order;
+    let tradeId = ids.trade;
+    const context = {
+      db: options.db,
+      now: options.now,
+      feeAccountId: await systemAccountId(options.db, 'fees'),
+      nextOrderId: () => {
+        orderId += 1;
+        return orderId;
+      },
+      nextTradeId: () => {
+        tradeId += 1;
+        return tradeId;
+      },
+    };
+    const writers = new Map<string, MarketWriter>();
+    for (const market of markets.values()) {
+      const writer = new MarketWriter(market, context);
+      await writer.rebuild();
+      writers.set(market.id, writer);
+    }
+    return new OrderService(markets, writers, options.db);
+  }
+
+  market(id: string): TradingMarket | undefined {
+    return this.markets.get(id.toLowerCase());
+  }
+
+  writer(market: string): MarketWriter | undefined {
+    return this.writers.get(market.toLowerCase());
+  }
+
+  /** Places an order; resolves once it (and its trades) are committed, or with the refusal. */
+  async place(market: string, request: OrderRequest): Promise<OrderOutcome> {
+    const writer = this.writer(market);
+    if (!writer) throw new Error(`unknown market ${market}`);
+    if (this.closed) throw new Error('the order service is closed');
+    return writer.submit(request);
+  }
+
+  /** Cancels an order of `accountId` wherever it is; unknown or foreign orders are ORDER_NOT_FOUND. */
+  async cancel(accountId: number, orderId: number): Promise<OrderOutcome> {
+    if (this.closed) throw new Error('the order service is closed');
+    const stored =
+      Number.isSafeInteger(orderId) && orderId > 0 ? await orderById(this.db, orderId) : undefined;
+    if (!stored || stored.accountId !== accountId) {
+      return { ok: false, code: 'ORDER_NOT_FOUND', message: `order ${orderId} not found` };
+    }
+    return this.writers.get(stored.market)!.submit({ type: 'cancel', accountId, orderId });
+  }
+
+  /** Stops taking requests and waits until every queued one is answered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const writer of this.writers.values()) await writer.drained();
+  }
+}

@@ -1,0 +1,366 @@
+import type { Database, Sql } from '../db/database.js';
+import { lockAvailable, postWithin } from '../ledger/store.js';
+import { MatchingEngine } from '../matching/engine.js';
+import type { Command, EngineEvent } from '../matching/types.js';
+import { lockFor } from '../matching/validate.js';
+import type { TradingMarket } from './markets.js';
+import type { OrderOutcome, OrderRefusal, OrderRequest } from './requests.js';
+import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
+import {
+  commandLog,
+  type OrderDelta,
+  type OrderRow,
+  ordersById,
+  type TradeRow,
+  writeBatch,
+} from './store.js';
+
+/** What the writers share: storage, the clock, the fee account and the global id sequences. */
+export interface WriterContext {
+  readonly db: Database;
+  readonly now: () => number;
+  readonly feeAccountId: number;
+  nextOrderId(): number;
+  nextTradeId(): number;
+}
+
+interface Pending {
+  readonly request: OrderRequest;
+  readonly resolve: (outcome: OrderOutcome) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Largest number of requests committed in one transaction. */
+const MAX_BATCH = 256;
+const RETRYABLE = new Set(['40P01', '40001']);
+
+/** The effects of one batch, collected while the engine runs and written at its end. */
+class BatchWork {
+  readonly commands: { seq: number; command: Command }[] = [];
+  readonly created = new Map<number, OrderRow>();
+  readonly changed = new Map<number, OrderDelta>();
+  readonly trades: TradeRow[] = [];
+
+  touch(id: number, time: number): OrderRow | OrderDelta {
+    const row = this.created.get(id);
+    if (row) {
+      row.updatedAt = time;
+      return row;
+    }
+    let delta = this.changed.get(id);
+    if (!delta) {
+      delta = { id, executed: 0n, funds: 0n, trades: 0, state: null, updatedAt: time };
+      this.changed.set(id, delta);
+    }
+    delta.updatedAt = time;
+    return delta;
+  }
+
+  fill(id: number, amount: bigint, funds: bigint, time: number): void {
+    const target = this.touch(id, time);
+    target.executed += amount;
+    target.funds += funds;
+    if ('tradesCount' in target) target.tradesCount += 1;
+    else target.trades += 1;
+  }
+
+  finish(id: number, state: OrderRow['state'], time: number): void {
+    const target = this.touch(id, time);
+    target.state = state;
+  }
+}
+
+const refuse = (code: OrderRefusal['code'], message: string): OrderRefusal =>
+  ({ ok: false, code, message }) as OrderRefusal;
+
+/**
+ * The single writer of one market. Requests queue in memory; while a batch is being committed the
+ * next requests wait and then go together in one transaction (group commit). For each request, in
+ * arrival order: funds are checked and locked in the ledger (row-locked, so nothing else spends them
+ * meanwhile), the engine applies the command, every fill is settled and every finished order's
+ * unused lock released; the batch then writes the command log, orders and trades and commits. Callers
+ * hear back only after the commit, so every acknowledged order, cancel and trade is durable. When a
+ * batch fails, the engine is rebuilt from the stored command log (the failed batch left no trace) and
+ * the batch is retried when the failure was a deadlock, otherwise its callers get the error.
+ */
+export class MarketWriter {
+  private engine: MatchingEngine;
+  private seq = 0;
+  private readonly queue: Pending[] = [];
+  private running = false;
+  private idle: Promise<void> = Promise.resolve();
+  private markIdle: () => void = () => {};
+
+  constructor(
+    readonly market: TradingMarket,
+    private readonly ctx: WriterContext,
+  ) {
+    this.engine = new MatchingEngine(market.spec);
+  }
+
+  /** The engine, for reads (book, top of book, last price). Never apply commands to it directly. */
+  get book(): MatchingEngine {
+    return this.engine;
+  }
+
+  get commandSeq(): number {
+    return this.seq;
+  }
+
+  /** Rebuilds the engine by replaying the stored command log from an empty book. */
+  async rebuild(): Promise<void> {
+    const engine = new MatchingEngine(this.market.spec);
+    let seq = 0;
+    for (;;) {
+      const chunk = await commandLog(this.ctx.db, this.market.id, seq, 5_000);
+      for (const entry of chunk) {
+        const result = engine.apply(entry.command);
+        if (!result.ok) {
+          throw new Error(
+            `market ${this.market.id}: stored command ${entry.seq} is refused on replay (${result.code})`,
+          );
+        }
+        seq = entry.seq;
+      }
+      if (chunk.length < 5_000) break;
+    }
+    this.engine = engine;
+    this.seq = seq;
+  }
+
+  submit(request: OrderRequest): Promise<OrderOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  /** Resolves once every queued request has been answered. */
+  async drained(): Promise<void> {
+    await this.idle;
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    this.idle = new Promise((resolve) => {
+      this.markIdle = resolve;
+    });
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.running = false;
+      this.markIdle();
+    }
+  }
+
+  private async runBatch(batch: Pending[]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const outcomes = await this.ctx.db.transaction((tx) => this.applyBatch(tx, batch));
+        for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
+        return;
+      } catch (error) {
+        // The transaction rolled back: bring the engine back to what is stored.
+        try {
+          await this.rebuild();
+        } catch (rebuildError) {
+          for (const pending of batch) pending.reject(rebuildError);
+          return;
+        }
+        const code = (error as { code?: string } | undefined)?.code;
+        if (!(code && RETRYABLE.has(code)) || attempt >= 5) {
+          for (const pending of batch) pending.reject(error);
+          return;
+        }
+      }
+    }
+  }
+
+  private async applyBatch(tx: Sql, batch: readonly Pending[]): Promise<OrderOutcome[]> {
+    const work = new BatchWork();
+    const results: (OrderRefusal | number)[] = [];
+    for (const pending of batch) results.push(await this.applyOne(tx, pending.request, work));
+    await writeBatch(
+      tx,
+      this.market.id,
+      work.commands,
+      [...work.created.values()],
+      [...work.changed.values()],
+      work.trades,
+    );
+    const ids = results.filter((r): r is number => typeof r === 'number');
+    const rows = new Map((await ordersById(tx, ids)).map((row) => [row.id, row]));
+    return results.map((result) => {
+      if (typeof result !== 'number') return result;
+      const order = rows.get(result);
+      if (!order) throw new Error(`order ${result} missing after its batch`);
+      return { ok: true, order };
+    });
+  }
+
+  private async applyOne(tx: Sql, request: OrderRequest, work: BatchWork): Promise<OrderRefusal | number> {
+    const time = this.ctx.now();
+    const account = String(request.accountId);
+    if (request.type === 'cancel') {
+      const result = this.engine.apply({ type: 'cancel', id: request.orderId, account, time });
+      if (!result.ok) return refuse(result.code, result.message);
+      await this.record(tx, { type: 'cancel', id: request.orderId, account, time }, result.events, work);
+      return request.orderId;
+    }
+    const market = this.market;
+    const id = this.ctx.nextOrderId();
+    let command: Command;
+    let budgetCurrency: string | undefined;
+    let available: bigint | undefined;
+    switch (request.type) {
+      case 'limit':
+        command = {
+          type: 'limit',
+          id,
+          account,
+          side: request.side,
+          price: request.price,
+          amount: request.amount,
+          time,
+        };
+        break;
+      case 'limit_stop_loss':
+        command = {
+          type: 'limit_stop_loss',
+          id,
+          account,
+          side: request.side,
+          price: request.price,
+          stopPrice: request.stopPrice ?? 0n,
+          amount: request.amount,
+          time,
+        };
+        break;
+      case 'market':
+        if (request.side === 'buy') {
+          // A market buy by base may spend what the account has: its available quote is the budget.
+          budgetCurrency = market.quote;
+          available = await lockAvailable(tx, request.accountId, market.quote);
+          const budget = market.ledgerToQuote(available);
+          if (budget <= 0n) return refuse('INSUFFICIENT_FUNDS', `no ${market.quote} available to buy with`);
+          command = { type: 'market', id, account, side: 'buy', amount: request.amount, budget, time };
+        } else {
+          command = { type: 'market', id, account, side: 'sell', amount: request.amount, time };
+        }
+        break;
+      case 'market_by_quote':
+        if (request.side === 'sell') {
+          budgetCurrency = market.base;
+          available = await lockAvailable(tx, request.accountId, market.base);
+          const budget = market.ledgerToBase(available);
+          if (budget <= 0n) return refuse('INSUFFICIENT_FUNDS', `no ${market.base} available to sell`);
+          command = {
+            type: 'market_by_quote',
+            id,
+            account,
+            side: 'sell',
+            quote: request.quote,
+            budget,
+            time,
+          };
+        } else {
+          command = { type: 'market_by_quote', id, account, side: 'buy', quote: request.quote, time };
+        }
+        break;
+    }
+    const lock = lockFor(this.engine.market, command);
+    if ('ok' in lock) return refuse(lock.code, lock.message);
+    const currency = lock.asset === 'base' ? market.base : market.quote;
+    const needed =
+      lock.asset === 'base' ? market.baseToLedger(lock.amount) : market.quoteToLedger(lock.amount);
+    const have =
+      budgetCurrency === currency && available !== undefined
+        ? available
+        : await lockAvailable(tx, request.accountId, currency);
+    if (have < needed) {
+      return refuse(
+        'INSUFFICIENT_FUNDS',
+        `the order needs ${needed} ${currency} minor units locked, ${have} are available`,
+      );
+    }
+    const entry = lockEntry(market, request.accountId, lock.asset, lock.amount, id, false);
+    if (entry) await postWithin(tx, entry);
+    const result = this.engine.apply(command);
+    if (!result.ok) {
+      // lockFor accepted it, so only an id clash can get here; give the lock back.
+      const back = lockEntry(market, request.accountId, lock.asset, lock.amount, id, true);
+      if (back) await postWithin(tx, back);
+      return refuse(result.code, result.message);
+    }
+    await this.record(tx, command, result.events, work);
+    return id;
+  }
+
+  /** Logs an applied command and settles its events in the ledger. */
+  private async record(
+    tx: Sql,
+    command: Command,
+    events: readonly EngineEvent[],
+    work: BatchWork,
+  ): Promise<void> {
+    this.seq += 1;
+    work.commands.push({ seq: this.seq, command });
+    for (const event of events) {
+      switch (event.type) {
+        case 'accepted':
+          work.created.set(event.orderId, {
+            id: event.orderId,
+            market: this.market.id,
+            accountId: Number(event.account),
+            side: event.side,
+            kind: event.kind,
+            price: event.price,
+            stopPrice: event.stopPrice,
+            amount: event.amount,
+            quote: event.quote,
+            executed: 0n,
+            funds: 0n,
+            tradesCount: 0,
+            state: 'wait',
+            createdAt: event.time,
+            updatedAt: event.time,
+          });
+          break;
+        case 'trade': {
+          const tradeId = this.ctx.nextTradeId();
+          await postWithin(tx, tradeEntry(this.market, event, tradeId, this.ctx.feeAccountId));
+          work.trades.push({
+            id: tradeId,
+            market: this.market.id,
+            price: event.price,
+            amount: event.amount,
+            quote: event.quote,
+            takerSide: event.takerSide,
+            buyOrderId: event.buyOrderId,
+            sellOrderId: event.sellOrderId,
+            buyAccount: Number(event.buyAccount),
+            sellAccount: Number(event.sellAccount),
+            buyerFee: event.buyerFee,
+            sellerFee: event.sellerFee,
+            createdAt: event.time,
+          });
+          work.fill(event.buyOrderId, event.amount, event.quote, event.time);
+          work.fill(event.sellOrderId, event.amount, event.quote, event.time);
+          break;
+        }
+        case 'done': {
+          const release = releaseEntry(this.market, event);
+          if (release) await postWithin(tx, release);
+          work.finish(event.orderId, event.status === 'filled' ? 'done' : 'cancel', event.time);
+          break;
+        }
+        case 'stop_triggered':
+          work.touch(event.orderId, event.time);
+          break;
+      }
+    }
+  }
+}

@@ -1,0 +1,260 @@
+import { Type } from 'typebox';
+import { v3Auth } from '../auth/authenticate.js';
+import { ApiError } from '../errors.js';
+import type { RouteDeps } from '../http/deps.js';
+import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
+import type { App } from '../http/typed.js';
+import { cancelOrder, placeOrder } from '../orders/entry.js';
+import { cancelledOrder, v3Order, v3Trade } from '../orders/format.js';
+import type { TradingMarket } from '../orders/markets.js';
+import { listOrders, orderById, tradesOfOrder } from '../orders/store.js';
+
+const TWO_WEEKS_MS = 14 * 86_400_000;
+
+const V3OrderSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.Null()]), {
+  description:
+    '[id, null, null, market, created ms, updated ms, volume, original volume (< 0 sell), LIMIT|MARKET, null x4, status, null, null, price, average price]',
+});
+const V3TradeSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.Null()]), {
+  description:
+    '[trade id, market, time ms, order id, amount, rate, null, null, 1 maker | -1 taker, fee, fee currency]',
+});
+const CancelledSchema = Type.Object({
+  id: Type.Integer(),
+  side: Type.String(),
+  type: Type.String(),
+  price: Type.String(),
+  avg_execution_price: Type.String(),
+  symbol: Type.String(),
+  timestamp: Type.Integer(),
+  original_amount: Type.String(),
+  remaining_amount: Type.String(),
+  executed_amount: Type.String(),
+  is_cancelled: Type.Null(),
+  is_hidden: Type.Null(),
+  is_live: Type.Null(),
+  was_forced: Type.Null(),
+  exchange: Type.Null(),
+});
+
+const IdInput = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]{1,15}$' })]);
+
+function orderIdOf(value: number | string): number {
+  const id = Number(value);
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new ApiError('validation_failed', 'order_id must be a positive integer');
+  return id;
+}
+
+/** `order_ids` arrives as an array or as a JSON string such as "[1,2]". */
+function orderIdsOf(value: unknown): number[] {
+  let list = value;
+  if (typeof value === 'string') {
+    try {
+      list = JSON.parse(value);
+    } catch {
+      throw new ApiError('validation_failed', 'order_ids must be an array of order ids or its JSON text');
+    }
+  }
+  if (!Array.isArray(list) || list.length === 0 || list.length > 100) {
+    throw new ApiError('validation_failed', 'order_ids must list 1 to 100 order ids');
+  }
+  return list.map((id) => {
+    if (typeof id !== 'number' && typeof id !== 'string')
+      throw new ApiError('validation_failed', 'order_ids must be integers');
+    return orderIdOf(id);
+  });
+}
+
+/** v3 private order methods: submit, active and executed lists, trades of an order, cancels. */
+export function v3OrderRoutes(app: App, deps: RouteDeps): void {
+  const market = (id: string): TradingMarket => {
+    const found = deps.orders.market(id);
+    if (!found) throw new ApiError('unknown_market', `unknown market "${id}"`);
+    return found;
+  };
+  const signed = (scope: 'read' | 'trade', summary: string) => ({
+    preValidation: v3Auth(deps.auth, scope),
+    tags: ['v3 private'],
+    summary,
+  });
+
+  app.post(
+    '/v3/auth/w/order/submit',
+    {
+      preValidation: v3Auth(deps.auth, 'trade'),
+      schema: {
+        tags: ['v3 private'],
+        summary: 'Create an order; amount < 0 sells (for market_by_quote it is the quote amount)',
+        security: v3Security,
+        headers: V3AuthHeaders,
+        body: Type.Object({
+          symbol: Type.String(),
+          type: Type.Union(
+            ['limit', 'market', 'market_by_quote', 'limit_stop_loss'].map((t) => Type.Literal(t)),
+          ),
+          amount: Type.Union([Type.Number(), Type.String()]),
+          price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+          stop_price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+        }),
+        response: { 200: V3OrderSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const text = String(body.amount).trim();
+      const sell = text.startsWith('-');
+      const order = await placeOrder(deps.orders, request.auth!.accountId, {
+        market: body.symbol,
+        side: sell ? 'sell' : 'buy',
+        type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
+        amount: sell ? text.slice(1) : text,
+        price: body.price,
+        stopPrice: body.stop_price,
+      });
+      return v3Order(market(order.market), order);
+    },
+  );
+
+  for (const url of ['/v3/auth/r/orders', '/v3/auth/r/orders/:market']) {
+    const { preValidation, ...doc } = signed('read', 'Active orders');
+    app.post(
+      url,
+      {
+        preValidation,
+        schema: {
+          ...doc,
+          security: v3Security,
+          headers: V3AuthHeaders,
+          params: Type.Object({ market: Type.Optional(Type.String({ maxLength: 24 })) }),
+          body: Type.Object({}),
+          response: { 200: Type.Array(V3OrderSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const m = request.params.market === undefined ? undefined : market(request.params.market);
+        const rows = await listOrders(deps.db, {
+          accountId: request.auth!.accountId,
+          ...(m ? { market: m.id } : {}),
+          states: ['wait'],
+          limit: 1000,
+          ascending: false,
+          by: 'id',
+        });
+        return rows.map((row) => v3Order(market(row.market), row));
+      },
+    );
+  }
+
+  for (const url of ['/v3/auth/r/orders/hist', '/v3/auth/r/orders/:market/hist']) {
+    const { preValidation, ...doc } = signed('read', 'Executed (finished) orders');
+    app.post(
+      url,
+      {
+        preValidation,
+        schema: {
+          ...doc,
+          security: v3Security,
+          headers: V3AuthHeaders,
+          params: Type.Object({ market: Type.Optional(Type.String({ maxLength: 24 })) }),
+          body: Type.Object({
+            start: Type.Optional(Type.Integer({ description: 'ms; default two weeks before now' })),
+            end: Type.Optional(Type.Integer({ description: 'ms; default now' })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, description: 'default 25, at most 1000' })),
+            sort: Type.Optional(
+              Type.Union([Type.Literal(1), Type.Literal(-1)], { description: 'default -1 (newest first)' }),
+            ),
+          }),
+          response: { 200: Type.Array(V3OrderSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const m = request.params.market === undefined ? undefined : market(request.params.market);
+        const now = deps.now();
+        const body = request.body;
+        const rows = await listOrders(deps.db, {
+          accountId: request.auth!.accountId,
+          ...(m ? { market: m.id } : {}),
+          states: ['done', 'cancel'],
+          from: body.start ?? now - TWO_WEEKS_MS,
+          to: body.end ?? now,
+          limit: Math.min(body.limit ?? 25, 1000),
+          ascending: body.sort === 1,
+          by: 'updated_at',
+        });
+        return rows.map((row) => v3Order(market(row.market), row));
+      },
+    );
+  }
+
+  app.post(
+    '/v3/auth/r/order/:pair/trades',
+    {
+      preValidation: v3Auth(deps.auth, 'read'),
+      schema: {
+        tags: ['v3 private'],
+        summary: 'Trades of one order; the path part is {market}:{order_id}',
+        security: v3Security,
+        headers: V3AuthHeaders,
+        params: Type.Object({ pair: Type.String({ pattern: '^[a-zA-Z0-9]{1,24}:[0-9]{1,15}$' }) }),
+        body: Type.Object({}),
+        response: { 200: Type.Array(V3TradeSchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const [marketId = '', rawId = ''] = request.params.pair.split(':');
+      const m = market(marketId);
+      const order = await orderById(deps.db, orderIdOf(rawId));
+      if (!order || order.accountId !== request.auth!.accountId || order.market !== m.id) {
+        throw new ApiError('order_not_found', `order ${rawId} not found in market ${m.id}`);
+      }
+      const trades = await tradesOfOrder(deps.db, order.id);
+      return trades.map((trade) => v3Trade(m, trade, order));
+    },
+  );
+
+  app.post(
+    '/v3/order/cancel',
+    {
+      preValidation: v3Auth(deps.auth, 'trade'),
+      schema: {
+        tags: ['v3 private'],
+        summary: 'Cancel an order',
+        security: v3Security,
+        headers: V3AuthHeaders,
+        body: Type.Object({ order_id: IdInput }),
+        response: { 200: CancelledSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const order = await cancelOrder(deps.orders, request.auth!.accountId, orderIdOf(request.body.order_id));
+      return cancelledOrder(market(order.market), order);
+    },
+  );
+
+  for (const url of ['/v3/order/cancel/multy', '/v3/order/cancel/multi']) {
+    app.post(
+      url,
+      {
+        preValidation: v3Auth(deps.auth, 'trade'),
+        schema: {
+          tags: ['v3 private'],
+          summary:
+            'Cancel several orders; answers with the cancelled ones (ids that could not be cancelled are left out)',
+          security: v3Security,
+          headers: V3AuthHeaders,
+          body: Type.Object({ order_ids: Type.Union([Type.Array(IdInput), Type.String()]) }),
+          response: { 200: Type.Array(CancelledSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const ids = orderIdsOf(request.body.order_ids);
+        const accountId = request.auth!.accountId;
+        const outcomes = await Promise.all(ids.map((id) => deps.orders.cancel(accountId, id)));
+        return outcomes.flatMap((outcome) =>
+          outcome.ok ? [cancelledOrder(market(outcome.order.market), outcome.order)] : [],
+        );
+      },
+    );
+  }
+}

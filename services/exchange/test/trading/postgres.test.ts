@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { tradingContract } from './trading.contract.js';
+
+tradingContract(usePostgresTarget());

@@ -1,0 +1,364 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemAccountId } from '../../src/accounts/store.js';
+import { buildApp } from '../../src/app.js';
+import type { App } from '../../src/http/typed.js';
+import { reconcile } from '../../src/ledger/reconcile.js';
+import { balancesOf } from '../../src/ledger/store.js';
+import { seedDemo } from '../../src/seed.js';
+import { accountWithKey, credit } from '../support/accounts.js';
+import { type Client, client } from '../support/client.js';
+import { reference, secretBox, type Target } from '../support/targets.js';
+
+const FEES = { makerFeePpm: 1_000, takerFeePpm: 2_000 };
+
+async function balance(target: Target, accountId: number, currency: string) {
+  const found = (await balancesOf(target.db(), accountId)).find((b) => b.currency === currency);
+  return { available: found?.available ?? 0n, locked: found?.locked ?? 0n };
+}
+
+/** Order entry, queries, cancels and market data through HTTP, over PostgreSQL and PGlite. */
+export function tradingContract(target: Target): void {
+  describe(`trading (${target.name})`, () => {
+    let app: App;
+    let demo: Client;
+    let demoId: number;
+    let other: Client;
+    let otherId: number;
+
+    beforeAll(async () => {
+      app = await buildApp({ db: target.db(), reference, secretBox, fees: FEES });
+      const seeded = await seedDemo(
+        target.db(),
+        secretBox,
+        reference,
+        mkdtempSync(path.join(tmpdir(), 'exchange-demo-')),
+      );
+      demo = client(() => app, seeded.apiKey, seeded.apiSecret);
+      demoId = seeded.accountId;
+      const second = await accountWithKey(target.db(), ['read', 'trade']);
+      await credit(target.db(), second.account.id, 'btc', 10n * 10n ** 10n); // 10 BTC (ledger precision 10)
+      await credit(target.db(), second.account.id, 'uah', 1_000_000n * 10n ** 6n);
+      other = client(() => app, second.apiKey, second.secret);
+      otherId = second.account.id;
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it('new user: a v2 buy and a crossing v2 sell trade; trades, ticker, book and wallets follow, with fees', async () => {
+      const feesId = await systemAccountId(target.db(), 'fees');
+      const feesBefore = {
+        btc: await balance(target, feesId, 'btc'),
+        uah: await balance(target, feesId, 'uah'),
+      };
+      const demoUah = await balance(target, demoId, 'uah');
+      const demoBtc = await balance(target, demoId, 'btc');
+      const buy = await demo.v2Post('/api/v2/orders', {
+        market: 'btcuah',
+        side: 'buy',
+        volume: '0.5',
+        price: '1500000',
+      });
+      expect(buy.statusCode).toBe(201);
+      const buyOrder = buy.json();
+      expect(buyOrder).toMatchObject({
+        side: 'buy',
+        ord_type: 'limit',
+        price: '1500000',
+        state: 'wait',
+        market: 'btcuah',
+        volume: '0.5',
+        remaining_volume: '0.5',
+        executed_volume: '0',
+        trades_count: 0,
+      });
+      // 750000 UAH locked (ledger precision 6).
+      expect(await balance(target, demoId, 'uah')).toEqual({
+        available: demoUah.available - 750_000n * 10n ** 6n,
+        locked: demoUah.locked + 750_000n * 10n ** 6n,
+      });
+      const book = await app.inject({ method: 'GET', url: '/v3/book/btcuah' });
+      expect(book.json()).toEqual([[1500000, 0.5, 1]]);
+
+      const sell = await other.v2Post('/api/v2/orders.json', {
+        market: 'btcuah',
+        side: 'sell',
+        volume: '0.2',
+        price: '1400000',
+      });
+      expect(sell.statusCode).toBe(201);
+      expect(sell.json()).toMatchObject({
+        state: 'done',
+        executed_volume: '0.2',
+        avg_price: '1500000',
+        trades_count: 1,
+      });
+
+      const trades = await demo.v3(`/v3/auth/r/order/btcuah:${buyOrder.id}/trades`);
+      expect(trades.statusCode).toBe(200);
+      const [trade] = trades.json();
+      // The buyer is the maker: 0.1 % of 0.2 BTC = 0.0002 BTC fee.
+      expect(trade).toEqual([
+        expect.any(Number),
+        'btcuah',
+        expect.any(Number),
+        buyOrder.id,
+        '0.2',
+        '1500000',
+        null,
+        null,
+        1,
+        '0.0002',
+        'btc',
+      ]);
+      const sellerTrades = await other.v3(`/v3/auth/r/order/btcuah:${sell.json().id}/trades`);
+      // The seller is the taker: 0.2 % of 300000 UAH = 600 UAH.
+      expect(sellerTrades.json()[0]).toEqual([
+        trade[0],
+        'btcuah',
+        trade[2],
+        sell.json().id,
+        '0.2',
+        '1500000',
+        null,
+        null,
+        -1,
+        '600',
+        'uah',
+      ]);
+
+      const tickers = await app.inject({ method: 'GET', url: '/v3/tickers?symbols=btcuah' });
+      expect(tickers.json()).toEqual([['btcuah', 1500000, 0.3, 0, 0, 0, 0, 1500000, 0.2, 1500000, 1500000]]);
+      const all = await app.inject({ method: 'GET', url: '/v3/tickers?symbols=ALL' });
+      expect(all.json()).toHaveLength(reference.markets.length);
+      expect(all.json().every((t: unknown[]) => t.length === 11)).toBe(true);
+      expect((await app.inject({ method: 'GET', url: '/v3/book/btcuah' })).json()).toEqual([
+        [1500000, 0.3, 1],
+      ]);
+      const v2Ticker = await app.inject({ method: 'GET', url: '/api/v2/tickers/btcuah.json' });
+      expect(v2Ticker.json().ticker).toMatchObject({
+        buy: '1500000',
+        last: '1500000',
+        vol: '0.2',
+        amount: '300000',
+      });
+      const depth = await app.inject({ method: 'GET', url: '/api/v2/depth?market=btcuah' });
+      expect(depth.json()).toMatchObject({ asks: [], bids: [['1500000', '0.3']] });
+      const publicTrades = await app.inject({ method: 'GET', url: '/api/v2/trades.json?market=btcuah' });
+      expect(publicTrades.json()[0]).toMatchObject({
+        price: '1500000',
+        volume: '0.2',
+        funds: '300000',
+        side: null,
+      });
+      const mine = await demo.v2Get('/api/v2/trades/my', { market: 'btcuah' });
+      expect(mine.json()[0]).toMatchObject({ side: 'bid', order_id: buyOrder.id, volume: '0.2' });
+
+      // Wallets: the buyer paid 300000 UAH (still 450000 locked) and got 0.1998 BTC; the seller got 299400 UAH.
+      expect(await balance(target, demoId, 'uah')).toEqual({
+        available: demoUah.available - 750_000n * 10n ** 6n,
+        locked: demoUah.locked + 450_000n * 10n ** 6n,
+      });
+      expect((await balance(target, demoId, 'btc')).available).toBe(demoBtc.available + 1_998_000_000n);
+      expect(await balance(target, otherId, 'uah')).toEqual({
+        available: 1_000_000n * 10n ** 6n + 299_400n * 10n ** 6n,
+        locked: 0n,
+      });
+      expect(await balance(target, otherId, 'btc')).toEqual({ available: 98n * 10n ** 9n, locked: 0n });
+      expect((await balance(target, feesId, 'btc')).available).toBe(feesBefore.btc.available + 2_000_000n);
+      expect((await balance(target, feesId, 'uah')).available).toBe(
+        feesBefore.uah.available + 600n * 10n ** 6n,
+      );
+      const wallets = await demo.v3('/v3/auth/r/wallets');
+      expect(wallets.json()).toContainEqual(['exchange', 'UAH', 1_000_000 - 300_000, null, 250_000]);
+
+      // The v3 active list shows the rest of the buy; cancel it and its lock returns.
+      const active = await demo.v3('/v3/auth/r/orders/btcuah');
+      expect(active.json()).toEqual([
+        [
+          buyOrder.id,
+          null,
+          null,
+          'btcuah',
+          expect.any(Number),
+          expect.any(Number),
+          '0.3',
+          '0.5',
+          'LIMIT',
+          null,
+          null,
+          null,
+          null,
+          'ACTIVE',
+          null,
+          null,
+          '1500000',
+          '1500000',
+        ],
+      ]);
+      const cancelled = await demo.v3('/v3/order/cancel', { order_id: buyOrder.id });
+      expect(cancelled.statusCode).toBe(200);
+      expect(cancelled.json()).toMatchObject({
+        id: buyOrder.id,
+        side: 'buy',
+        type: 'limit',
+        price: '1500000',
+        symbol: 'btcuah',
+        original_amount: '0.5',
+        remaining_amount: '0.3',
+        executed_amount: '0.2',
+        is_cancelled: null,
+        exchange: null,
+      });
+      expect(await balance(target, demoId, 'uah')).toEqual({
+        available: demoUah.available - 300_000n * 10n ** 6n,
+        locked: demoUah.locked,
+      });
+      const again = await demo.v3('/v3/order/cancel', { order_id: buyOrder.id });
+      expect([again.statusCode, again.json().error.code, again.json().error.name]).toEqual([
+        400,
+        2003,
+        'cancel_failed',
+      ]);
+      const hist = await demo.v3('/v3/auth/r/orders/hist', {});
+      expect(hist.json()[0].slice(0, 4)).toEqual([buyOrder.id, null, null, 'btcuah']);
+      expect(hist.json()[0][13]).toBe('CANCELED');
+      const otherHist = await other.v3('/v3/auth/r/orders/btcuah/hist', { limit: 5, sort: 1 });
+      expect(otherHist.json().map((o: unknown[]) => [o[0], o[7], o[13]])).toEqual([
+        [sell.json().id, '-0.2', 'EXECUTED'],
+      ]);
+      expect((await reconcile(target.db())).problems).toEqual([]);
+    });
+
+    it('refuses an order beyond the available funds and writes nothing', async () => {
+      const before = await balance(target, otherId, 'btc');
+      const count = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+      const response = await other.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit',
+        amount: '-1000',
+        price: '1000000',
+      });
+      expect([response.statusCode, response.json().error.code, response.json().error.name]).toEqual([
+        400,
+        2002,
+        'insufficient_funds',
+      ]);
+      expect(await balance(target, otherId, 'btc')).toEqual(before);
+      const after = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+      expect(after.rows[0]!.n).toBe(count.rows[0]!.n);
+    });
+
+    it('checks price and amount precision and order sizes with clear errors', async () => {
+      const decimals = await demo.v2Post('/api/v2/orders', {
+        market: 'btcuah',
+        side: 'buy',
+        volume: '0.0000001',
+        price: '100',
+      });
+      expect([decimals.statusCode, decimals.json().error.name]).toEqual([400, 'too_many_decimals']);
+      const price = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcusdt',
+        type: 'limit',
+        amount: 0.1,
+        price: '1.001',
+      });
+      expect([price.statusCode, price.json().error.name]).toEqual([400, 'too_many_decimals']);
+      const zero = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit',
+        amount: 0,
+        price: 100,
+      });
+      expect([zero.statusCode, zero.json().error.code]).toEqual([400, 2002]);
+      expect(zero.json().error.message).toMatch(/INVALID_AMOUNT/);
+      const market = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'nosuch',
+        type: 'limit',
+        amount: 1,
+        price: 1,
+      });
+      expect([market.statusCode, market.json().error.name]).toEqual([404, 'unknown_market']);
+      const noPrice = await demo.v2Post('/api/v2/orders', { market: 'btcuah', side: 'buy', volume: '1' });
+      expect([noPrice.statusCode, noPrice.json().error.name]).toEqual([400, 'validation_failed']);
+    });
+
+    it('v3 submit answers with the 18-item order; market orders by base and by quote fill against the book', async () => {
+      const ask = await other.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit',
+        amount: '-0.1',
+        price: '1600000',
+      });
+      expect(ask.statusCode).toBe(200);
+      const row = ask.json();
+      expect(row).toHaveLength(18);
+      expect([row[3], row[6], row[7], row[8], row[13], row[16]]).toEqual([
+        'btcuah',
+        '0.1',
+        '-0.1',
+        'LIMIT',
+        'ACTIVE',
+        '1600000',
+      ]);
+      const byBase = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'market',
+        amount: '0.04',
+      });
+      expect([byBase.json()[6], byBase.json()[8], byBase.json()[13], byBase.json()[17]]).toEqual([
+        '0',
+        'MARKET',
+        'EXECUTED',
+        '1600000',
+      ]);
+      const byQuote = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'market_by_quote',
+        amount: '16000',
+      });
+      expect(byQuote.json()[7]).toBe('0.01');
+      const own = await demo.v3('/v3/auth/r/orders');
+      expect(own.json()).toEqual([]);
+      expect((await reconcile(target.db())).problems).toEqual([]);
+    });
+
+    it('cancels several orders by array or JSON string, with both spellings; unknown orders are 404', async () => {
+      const ids: number[] = [];
+      for (const price of ['100', '101', '102']) {
+        const placed = await other.v2Post('/api/v2/orders', {
+          market: 'btcuah',
+          side: 'buy',
+          volume: '0.01',
+          price,
+        });
+        ids.push(placed.json().id);
+      }
+      const listed = await other.v2Get('/api/v2/orders.json', { market: 'btcuah' });
+      expect(listed.json().map((o: { id: number }) => o.id)).toEqual(expect.arrayContaining(ids));
+      const one = await other.v2Get('/api/v2/order', { id: String(ids[0]) });
+      expect(one.json()).toMatchObject({ id: ids[0], state: 'wait' });
+      const deleted = await other.v2Post('/api/v2/order/delete', { id: String(ids[0]) });
+      expect(deleted.json()).toMatchObject({ id: ids[0], state: 'wait' });
+      expect((await other.v2Get('/api/v2/order', { id: String(ids[0]) })).json().state).toBe('cancel');
+      const multi = await other.v3('/v3/order/cancel/multi', { order_ids: JSON.stringify([ids[1]]) });
+      expect(multi.json().map((o: { id: number }) => o.id)).toEqual([ids[1]]);
+      const multy = await other.v3('/v3/order/cancel/multy', { order_ids: [ids[2], 999_999_999] });
+      expect(multy.json().map((o: { id: number }) => o.id)).toEqual([ids[2]]);
+      const unknown = await other.v3('/v3/order/cancel', { order_id: 999_999_999 });
+      expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 2004]);
+      const foreign = await demo.v2Get('/api/v2/order', { id: String(ids[0]) });
+      expect(foreign.statusCode).toBe(404);
+    });
+
+    it('derives exchange rates from last prices, crossing markets, else the reference', async () => {
+      const rates = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/btc' })).json();
+      expect(rates.uah).toBe(1_600_000);
+      const eth = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/eth' })).json();
+      expect(eth.uah).toBe(reference.rates.find((r) => r.currency === 'eth')!.uah);
+    });
+  });
+}
