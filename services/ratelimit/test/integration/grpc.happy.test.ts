@@ -78,9 +78,19 @@ describe('gRPC ShouldRateLimit and health (real server, real client)', () => {
       code: grpc.status.UNKNOWN,
       details: 'rate limit descriptor list must not be empty',
     });
+    await expect(
+      callShouldRateLimit(s.grpc, {
+        domain: 'example',
+        descriptors: [{ entries: [{ key: 'user', value: 'x' }], hitsAddend: 2 ** 40 }],
+        hitsAddend: 0,
+      }),
+    ).rejects.toMatchObject({
+      code: grpc.status.UNKNOWN,
+      details: 'rate limit descriptor 0 hits_addend exceeds 4294967295',
+    });
     expect(
       s.app.registry.snapshot().counters.get('ratelimit.service.call.should_rate_limit.service_error'),
-    ).toBe(2);
+    ).toBe(3);
   });
 
   it('malformed protobuf gets an error status and the server keeps serving', async () => {
