@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
@@ -92,7 +92,16 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     args.push('--aclfile', aclFile);
   }
   args.push(...(options.args ?? []));
-  const tls: ConnectionOptions | undefined = options.tls ? { rejectUnauthorized: false } : undefined;
+  // The probe presents the server's own certificate as a client certificate, so a server that
+  // requires client certificates (`authClients`) still answers it.
+  const tls: ConnectionOptions | undefined = options.tls
+    ? {
+        rejectUnauthorized: false,
+        ...(options.tls.authClients
+          ? { cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }
+          : {}),
+      }
+    : undefined;
 
   let proc: ManagedProcess | undefined;
   const launch = async (): Promise<void> => {
