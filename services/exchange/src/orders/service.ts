@@ -33,7 +33,13 @@ export class OrderService {
     const ids = await lastIds(options.db);
     let orderId = ids.order;
     let tradeId = ids.trade;
+    let turn: Promise<unknown> = Promise.resolve();
     const context = {
+      exclusive<T>(fn: () => Promise<T>): Promise<T> {
+        const run = turn.then(fn, fn);
+        turn = run.catch(() => undefined);
+        return run;
+      },
       db: options.db,
       now: options.now,
       feeAccountId: await systemAccountId(options.db, 'fees'),
