@@ -360,5 +360,37 @@ export function tradingContract(target: Target): void {
       const eth = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/eth' })).json();
       expect(eth.uah).toBe(reference.rates.find((r) => r.currency === 'eth')!.uah);
     });
+
+    it('a reopened app on the same database answers the same books, depth and active orders', async () => {
+      for (const price of ['1000', '1000', '1001']) {
+        await demo.v2Post('/api/v2/orders', { market: 'btcuah', side: 'buy', volume: '0.01', price });
+        await other.v2Post('/api/v2/orders', { market: 'btcuah', side: 'buy', volume: '0.02', price });
+      }
+      const read = async () => ({
+        books: await Promise.all(
+          reference.markets.map(async (m) =>
+            (await app.inject({ method: 'GET', url: `/v3/book/${m.id}` })).json(),
+          ),
+        ),
+        depth: (await app.inject({ method: 'GET', url: '/api/v2/depth?market=btcuah' })).json().bids,
+        demo: (await demo.v3('/v3/auth/r/orders')).json(),
+        other: (await other.v3('/v3/auth/r/orders/btcuah')).json(),
+      });
+      const before = await read();
+      await app.close();
+      app = await buildApp({ db: target.db(), reference, secretBox, fees: FEES });
+      expect(await read()).toEqual(before);
+      // Priority survives too: a sell at 1000 fills the oldest order at the best price (1001) first.
+      const sell = await other.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit',
+        amount: '-0.01',
+        price: '1001',
+      });
+      const trades = await other.v3(`/v3/auth/r/order/btcuah:${sell.json()[0]}/trades`);
+      expect(trades.json()).toHaveLength(1);
+      const bestDemo = before.demo.find((o: unknown[]) => o[16] === '1001');
+      expect((await demo.v3(`/v3/auth/r/order/btcuah:${bestDemo[0]}/trades`)).json()).toHaveLength(1);
+    });
   });
 }
