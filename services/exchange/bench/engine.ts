@@ -2,13 +2,14 @@
  * Matching engine benchmark: our engine against `nodejs-order-book` on the same seeded streams, in
  * the same process run. Not part of `npm test`.
  *
- *   npm run bench:engine -w services/exchange [-- --commands 1000000 --baseline-deep 300000 --seed 7 --only deep]
+ *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep]
  *
  * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
- * baseline with string ids and number sizes). The baseline's cancel and fill walk every order of the
- * price level, so on the deep stream it runs on a prefix (`--baseline-deep`, default 300,000
- * commands; `--baseline-deep 1000000` runs all of it, in minutes) and our engine's figures on that
- * same prefix are printed for the ratio, next to its full-stream figures.
+ * baseline with string ids and number sizes). Throughput is per second of process CPU time (see
+ * measure.ts), the median of `--repeat` runs (default 3) alternating between the engines. The
+ * baseline's cancel and fill walk every order of the price level, so on the deep stream it runs on a
+ * prefix (`--baseline-deep`, default 300,000 commands, one run beyond that; `--baseline-deep 1000000`
+ * runs all of it in about two minutes) and the ratio compares our engine on that same prefix.
  */
 import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
 import { MatchingEngine } from '../src/matching/engine.js';
@@ -124,9 +125,9 @@ for (const shape of shapes) {
   const prefix = shape === DEEP ? baselineDeep : commands;
   console.log(`\n${shape.name} stream`);
   // Warm-up so that neither engine is measured while the JIT is still compiling its hot paths.
-  const warm = generate(shape, 30_000, seed + 1);
+  const warm = generate(shape, 300_000, seed + 1);
   throughput(warm, warm.length, ours);
-  throughput(warm, 10_000, baseline);
+  throughput(warm, 30_000, baseline);
   // Alternate the engines so that load from other processes falls on both alike; report medians.
   const mineRuns: Run[] = [];
   const mineOnPrefix: Run[] = [];

@@ -15,6 +15,8 @@ const STOP_BOOK = 1;
 const STOP_CAP = 2;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** At most this many spare nodes are kept after a mass cancel (about 6 MB). */
+const MAX_SPARE = 65_536;
 
 /** Exact a * b as a bigint for non-negative safe integers, with one allocation when the product is safe. */
 function product(a: number, b: number): bigint {
@@ -32,6 +34,8 @@ export class MatchingEngine extends BookState {
   private out: EngineEvent[] = [];
   private now = 0;
   private readonly triggered: OrderNode[] = [];
+  /** Nodes of orders that left, reused for new resting orders (see OrderNode). */
+  private readonly spare: OrderNode[] = [];
   private readonly lotSize: number;
   private readonly bigLot: bigint;
   private readonly makerFee: bigint;
@@ -132,7 +136,27 @@ export class MatchingEngine extends BookState {
     const bigRemaining = BigInt(remaining);
     const release = node.side === BUY ? product(node.price, remaining) : bigRemaining;
     this.emitDone(node.id, node.account, node.side, reason, bigRemaining, release);
+    this.recycle(node);
     return release;
+  }
+
+  private newNode(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    price: number,
+    stop: number,
+    amount: number,
+  ): OrderNode {
+    const spare = this.spare.pop();
+    return spare === undefined
+      ? new OrderNode(id, account, side, price, stop, amount, this.now)
+      : spare.reset(id, account, side, price, stop, amount, this.now);
+  }
+
+  /** Keeps a node that has left the book for the next order (callers hold no reference to it after). */
+  private recycle(node: OrderNode): void {
+    if (this.spare.length < MAX_SPARE) this.spare.push(node);
   }
 
   private emitDone(
@@ -168,7 +192,7 @@ export class MatchingEngine extends BookState {
       this.emitDone(id, account, side, 'filled', 0n, 0n);
       return;
     }
-    const node = new OrderNode(id, account, side, price, 0, remaining, this.now);
+    const node = this.newNode(id, account, side, price, 0, remaining);
     this.bookLadder(side).levelAt(price).push(node);
     this.live.set(id, node);
   }
@@ -309,6 +333,7 @@ export class MatchingEngine extends BookState {
       this.live.delete(maker.id);
       this.closed.set(maker.id, FILLED);
       this.emitDone(maker.id, maker.account, maker.side, 'filled', 0n, 0n);
+      this.recycle(maker);
     }
     this.last = price;
     this.checkStops();
@@ -323,7 +348,7 @@ export class MatchingEngine extends BookState {
     stop: number,
     amount: number,
   ): void {
-    const node = new OrderNode(id, account, side, price, stop, amount, this.now);
+    const node = this.newNode(id, account, side, price, stop, amount);
     this.stopLadder(side).levelAt(stop).push(node);
     this.live.set(id, node);
     if (this.last !== 0) this.checkStops();
@@ -371,6 +396,7 @@ export class MatchingEngine extends BookState {
       const stop = queue[i]!;
       this.live.delete(stop.id);
       this.runLimit(stop.id, stop.account, stop.side, stop.price, stop.remaining);
+      this.recycle(stop);
     }
     if (queue.length !== 0) queue.length = 0;
   }

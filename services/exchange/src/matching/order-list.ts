@@ -11,23 +11,48 @@ export const BUY = 0;
 export const SELL = 1;
 export type SideCode = typeof BUY | typeof SELL;
 
+/**
+ * A live order. Nodes are recycled by the engine (a freed node is reset for the next resting order),
+ * so a filled book's nodes stay in the old generation instead of every new order being allocated,
+ * copied by the young-generation GC and promoted: fields are therefore writable, but only the engine
+ * writes them.
+ */
 export class OrderNode {
   prev: OrderNode | null = null;
   next: OrderNode | null = null;
   level: Level | null = null;
 
   constructor(
-    readonly id: number,
-    readonly account: string,
-    readonly side: SideCode,
+    public id: number,
+    public account: string,
+    public side: SideCode,
     /** Limit price in price minor units. */
-    readonly price: number,
+    public price: number,
     /** Trigger price for a stop order waiting in the stop book, 0 otherwise. */
-    readonly stopPrice: number,
+    public stopPrice: number,
     /** Base amount not yet executed, amount minor units. */
     public remaining: number,
-    readonly time: number,
+    public time: number,
   ) {}
+
+  reset(
+    id: number,
+    account: string,
+    side: SideCode,
+    price: number,
+    stopPrice: number,
+    remaining: number,
+    time: number,
+  ): this {
+    this.id = id;
+    this.account = account;
+    this.side = side;
+    this.price = price;
+    this.stopPrice = stopPrice;
+    this.remaining = remaining;
+    this.time = time;
+    return this;
+  }
 }
 
 export class Level {
