@@ -28,7 +28,7 @@ function send(path, body, headers) {
 
 async function loop(index, until, latencies, errors) {
   const key = job.keys[index];
-  let nonce = Date.now() * 10;
+  let nonce = Date.now();
   let i = 0;
   while (performance.now() < until) {
     i += 1;
