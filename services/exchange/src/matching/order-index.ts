@@ -1,4 +1,5 @@
 import type { OrderNode } from './order-list.js';
+import { PageDirectory } from './page-directory.js';
 
 const PAGE_BITS = 8;
 const PAGE_SIZE = 1 << PAGE_BITS;
@@ -20,14 +21,14 @@ class Page {
 
 /**
  * Live orders by id: the O(1) path from a cancel to the list node. Ids come from a sequence and are
- * dense, so nodes sit in pages of 256 slots found by page number (the last page used is cached)
- * instead of one big hash map: with hundreds of thousands of resting orders a `Map` spent much of a
+ * dense, so nodes sit in pages of 256 slots found by page number (an array of pages, see
+ * PageDirectory; the last page used is cached) instead of one big hash map: with hundreds of thousands of resting orders a `Map` spent much of a
  * cancel on hashing, cache misses and rehashing as it grew. A page is dropped when its last order
  * leaves, so memory follows the live orders rather than the range of ids ever used: about 8 bytes per
  * id in the live range, and at worst (every live order alone in its page) 2 KiB per live order.
  */
 export class OrderIndex {
-  private readonly pages = new Map<number, Page>();
+  private readonly pages = new PageDirectory<Page>();
   private lastPageNo = -1;
   private lastPage: Page | undefined;
   private count = 0;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CANCELLED, ClosedOrders, FILLED } from '../../src/matching/closed-orders.js';
 import { OrderIndex } from '../../src/matching/order-index.js';
 import { OrderNode } from '../../src/matching/order-list.js';
+import { PageDirectory } from '../../src/matching/page-directory.js';
 import { cancel, engine, limit, market, ofType, ok } from './fixtures.js';
 
 describe('price levels', () => {
@@ -74,5 +75,27 @@ describe('live order index', () => {
     expect(ids.some((id) => index.has(id))).toBe(false);
     index.set(257, node(257));
     expect(index.get(257)?.id).toBe(257);
+  });
+});
+
+describe('page directory', () => {
+  it('keeps pages near the first one in an array and any other page number in a map', () => {
+    const pages = new PageDirectory<string>();
+    pages.set(1_000, 'first');
+    pages.set(1_003, 'near');
+    pages.set(5, 'below');
+    pages.set(1_000 + 2 ** 21, 'far above');
+    expect([1_000, 1_003, 5, 1_000 + 2 ** 21, 1_001].map((n) => pages.get(n))).toEqual([
+      'first',
+      'near',
+      'below',
+      'far above',
+      undefined,
+    ]);
+    expect(pages.entries().map(([n]) => n)).toEqual([5, 1_000, 1_003, 1_000 + 2 ** 21]);
+    pages.delete(1_003);
+    pages.delete(5);
+    expect(pages.get(1_003)).toBeUndefined();
+    expect(pages.entries().map(([, page]) => page)).toEqual(['first', 'far above']);
   });
 });
