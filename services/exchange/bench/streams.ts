@@ -47,11 +47,11 @@ export const SHALLOW: StreamShape = {
   limitShare: 0.45,
   cancelShare: 0.45,
   spread: 20,
-  cross: 2,
+  cross: 0,
   maxLimitAmount: 100,
-  maxMarketAmount: 100,
+  maxMarketAmount: 40,
   minLive: 1000,
-  driftEvery: 100,
+  driftEvery: 2_000,
 };
 
 export const DEEP: StreamShape = {
