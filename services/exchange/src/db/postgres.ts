@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Database, Sql } from './database.js';
 
@@ -10,6 +11,21 @@ const types = {
   },
 };
 
+const names = new Map<string, string>();
+/**
+ * Statements with parameters run as named prepared statements (pg prepares each once per
+ * connection), so PostgreSQL parses and plans the ledger's and order writer's large statements once
+ * rather than on every call. The name is a digest of the text, so two texts never share one.
+ */
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `s${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
 /** A pooled PostgreSQL connection. */
 export function openPostgres(url: string, poolSize = 10): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types });
@@ -17,7 +33,10 @@ export function openPostgres(url: string, poolSize = 10): Database {
   pool.on('error', () => {});
   const wrap = (client: pg.PoolClient | pg.Pool): Sql => ({
     async query<Row>(text: string, params: readonly unknown[] = []) {
-      const result = await client.query(text, params as unknown[]);
+      const result =
+        params.length > 0
+          ? await client.query({ name: statementName(text), text, values: params as unknown[] })
+          : await client.query(text);
       return { rows: result.rows as Row[] };
     },
   });

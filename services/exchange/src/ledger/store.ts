@@ -206,6 +206,109 @@ export async function postWithin(tx: Sql, entry: JournalEntry): Promise<void> {
   await postOne(tx, entry);
 }
 
+/**
+ * Posts many entries in one statement inside the caller's transaction: entry ids are drawn first
+ * (so legs find their entry without relying on RETURNING order), then the entries, their legs, and
+ * the balances changed by the net delta per (account, currency), upserted in that order with the
+ * same guard as a single posting. A balance below zero at the end refuses the whole statement
+ * (SQLSTATE SVC01), which aborts the caller's transaction: callers check funds first, so this is
+ * the backstop, not the check.
+ */
+const POST_BATCH_SQL = `
+WITH ids AS MATERIALIZED (
+  SELECT g.ord, nextval(pg_get_serial_sequence('journal_entries', 'id')) AS id
+    FROM generate_series(1, $1::int) AS g(ord)
+), e AS (
+  INSERT INTO journal_entries (id, kind, reason)
+  SELECT ids.id, v.kind, v.reason
+    FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS v(kind, reason, ord) JOIN ids USING (ord)
+  RETURNING id
+), l AS (
+  INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
+  SELECT ids.id, v.account_id, v.currency, v.bucket, v.amount
+    FROM unnest($4::int[], $5::int[], $6::text[], $7::text[], $8::numeric[])
+         AS v(ord, account_id, currency, bucket, amount) JOIN ids USING (ord)
+  RETURNING 1
+), b AS (
+  INSERT INTO balances AS bal (account_id, currency, available, locked, may_go_negative)
+  SELECT d.account_id, d.currency, d.available, d.locked,
+         coalesce(a.may_go_negative, false) OR d.available < 0 OR d.locked < 0
+    FROM unnest($9::int[], $10::text[], $11::numeric[], $12::numeric[]) AS d(account_id, currency, available, locked)
+    LEFT JOIN accounts a ON a.id = d.account_id
+   ORDER BY d.account_id, d.currency
+  ON CONFLICT (account_id, currency) DO UPDATE
+     SET available = bal.available + excluded.available, locked = bal.locked + excluded.locked
+   WHERE bal.may_go_negative
+      OR (bal.available + excluded.available >= 0 AND bal.locked + excluded.locked >= 0)
+  RETURNING bal.account_id, bal.available, bal.locked
+)
+SELECT CASE WHEN (SELECT count(*) FROM e) = $1 AND (SELECT count(*) FROM l) = $13
+             AND (SELECT count(*) FROM b) = $14 AND NOT EXISTS (
+              SELECT 1 FROM b JOIN accounts acc ON acc.id = b.account_id
+               WHERE NOT acc.may_go_negative AND (b.available < 0 OR b.locked < 0)) THEN 0
+            ELSE ledger_refuse('insufficient_funds') END AS refused`;
+
+export async function postBatchWithin(tx: Sql, entries: readonly JournalEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const legs: { ord: number; leg: JournalEntry['legs'][number] }[] = [];
+  const deltas = new Map<
+    string,
+    { accountId: number; currency: string; available: bigint; locked: bigint }
+  >();
+  for (const [index, entry] of entries.entries()) {
+    const checked = validateEntry(entry);
+    if (!checked.ok) throw new Error(`invalid ledger entry ${entry.reason}: ${checked.detail}`);
+    for (const leg of entry.legs) {
+      legs.push({ ord: index + 1, leg });
+      const key = `${leg.accountId}:${leg.currency}`;
+      const delta = deltas.get(key) ?? {
+        accountId: leg.accountId,
+        currency: leg.currency,
+        available: 0n,
+        locked: 0n,
+      };
+      delta[leg.bucket] += leg.amount;
+      deltas.set(key, delta);
+    }
+  }
+  const changed = [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
+  await tx.query(POST_BATCH_SQL, [
+    entries.length,
+    entries.map((e) => e.kind),
+    entries.map((e) => e.reason),
+    legs.map((l) => l.ord),
+    legs.map((l) => l.leg.accountId),
+    legs.map((l) => l.leg.currency),
+    legs.map((l) => l.leg.bucket),
+    legs.map((l) => l.leg.amount.toString()),
+    changed.map((d) => d.accountId),
+    changed.map((d) => d.currency),
+    changed.map((d) => d.available.toString()),
+    changed.map((d) => d.locked.toString()),
+    legs.length,
+    changed.length,
+  ]);
+}
+
+/**
+ * Available funds of several balances, row-locked (in account, currency order, so concurrent callers
+ * cannot deadlock on them) until the transaction ends. Missing balances are absent from the map.
+ */
+export async function lockAvailableMany(
+  tx: Sql,
+  keys: readonly { accountId: number; currency: string }[],
+): Promise<Map<string, bigint>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await tx.query<{ account_id: number; currency: string; available: string }>(
+    `SELECT b.account_id, b.currency, b.available::text FROM balances b
+       JOIN unnest($1::int[], $2::text[]) AS k(account_id, currency)
+         ON b.account_id = k.account_id AND b.currency = k.currency
+      ORDER BY b.account_id, b.currency FOR UPDATE OF b`,
+    [keys.map((k) => k.accountId), keys.map((k) => k.currency)],
+  );
+  return new Map(rows.map((r) => [`${r.account_id}:${r.currency}`, BigInt(r.available)]));
+}
+
 /** Available funds of one balance, row-locked until the transaction ends (0 when never funded). */
 export async function lockAvailable(tx: Sql, accountId: number, currency: string): Promise<bigint> {
   const { rows } = await tx.query<{ available: string }>(

@@ -46,8 +46,13 @@ export interface OrderDelta {
   updatedAt: number;
 }
 
-const ORDER_COLUMNS = `id, market, account_id, side, kind, price::text, stop_price::text, amount::text,
-  quote::text, executed::text, funds::text, trades_count, state, created_at::text, updated_at::text`;
+function orderColumns(p = ''): string {
+  return `${p}id, ${p}market, ${p}account_id, ${p}side, ${p}kind, ${p}price::text AS price,
+    ${p}stop_price::text AS stop_price, ${p}amount::text AS amount, ${p}quote::text AS quote,
+    ${p}executed::text AS executed, ${p}funds::text AS funds, ${p}trades_count, ${p}state,
+    ${p}created_at::text AS created_at, ${p}updated_at::text AS updated_at`;
+}
+const ORDER_COLUMNS = orderColumns();
 
 interface OrderRecord {
   id: string;
@@ -105,7 +110,10 @@ export function decodeCommand(json: Record<string, unknown>): Command {
   return command as unknown as Command;
 }
 
-/** Writes what one batch did: commands, new orders, changed orders, trades; four statements. */
+/**
+ * Writes what one batch did in one statement: the command log, new orders, changes of older orders
+ * (returned, as they are now) and trades.
+ */
 export async function writeBatch(
   tx: Sql,
   market: string,
@@ -113,82 +121,74 @@ export async function writeBatch(
   created: OrderRow[],
   changed: OrderDelta[],
   trades: TradeRow[],
-): Promise<void> {
-  if (commands.length > 0) {
-    await tx.query(
-      `INSERT INTO engine_commands (market, seq, command)
-       SELECT $1, s, c::jsonb FROM unnest($2::bigint[], $3::text[]) AS v(s, c)`,
-      [market, commands.map((c) => c.seq), commands.map((c) => encodeCommand(c.command))],
-    );
-  }
-  if (created.length > 0) {
-    await tx.query(
-      `INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
+): Promise<OrderRow[]> {
+  const { rows } = await tx.query<OrderRecord>(
+    `WITH c AS (
+       INSERT INTO engine_commands (market, seq, command)
+       SELECT $1, s, c::jsonb FROM unnest($2::bigint[], $3::text[]) AS v(s, c)
+     ), o AS (
+       INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
                            funds, trades_count, state, created_at, updated_at)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::numeric[],
-                            $7::numeric[], $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[],
-                            $12::int[], $13::text[], $14::bigint[], $15::bigint[])`,
-      [
-        created.map((o) => o.id),
-        created.map((o) => o.market),
-        created.map((o) => o.accountId),
-        created.map((o) => o.side),
-        created.map((o) => o.kind),
-        created.map((o) => text(o.price)),
-        created.map((o) => text(o.stopPrice)),
-        created.map((o) => text(o.amount)),
-        created.map((o) => text(o.quote)),
-        created.map((o) => o.executed.toString()),
-        created.map((o) => o.funds.toString()),
-        created.map((o) => o.tradesCount),
-        created.map((o) => o.state),
-        created.map((o) => o.createdAt),
-        created.map((o) => o.updatedAt),
-      ],
-    );
-  }
-  if (changed.length > 0) {
-    await tx.query(
-      `UPDATE orders o SET executed = o.executed + d.executed, funds = o.funds + d.funds,
+       SELECT * FROM unnest($4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[], $9::numeric[],
+                            $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[],
+                            $15::int[], $16::text[], $17::bigint[], $18::bigint[])
+     ), t AS (
+       INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
+                           buy_account, sell_account, buyer_fee, seller_fee, created_at)
+       SELECT * FROM unnest($19::bigint[], $20::text[], $21::numeric[], $22::numeric[], $23::numeric[],
+                            $24::text[], $25::bigint[], $26::bigint[], $27::int[], $28::int[], $29::numeric[],
+                            $30::numeric[], $31::bigint[])
+     ), u AS (
+       UPDATE orders o SET executed = o.executed + d.executed, funds = o.funds + d.funds,
               trades_count = o.trades_count + d.trades, state = coalesce(d.state, o.state),
               updated_at = d.updated_at
-         FROM unnest($1::bigint[], $2::numeric[], $3::numeric[], $4::int[], $5::text[], $6::bigint[])
+         FROM unnest($32::bigint[], $33::numeric[], $34::numeric[], $35::int[], $36::text[], $37::bigint[])
               AS d(id, executed, funds, trades, state, updated_at)
-        WHERE o.id = d.id`,
-      [
-        changed.map((d) => d.id),
-        changed.map((d) => d.executed.toString()),
-        changed.map((d) => d.funds.toString()),
-        changed.map((d) => d.trades),
-        changed.map((d) => d.state),
-        changed.map((d) => d.updatedAt),
-      ],
-    );
-  }
-  if (trades.length > 0) {
-    await tx.query(
-      `INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
-                           buy_account, sell_account, buyer_fee, seller_fee, created_at)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[], $5::numeric[],
-                            $6::text[], $7::bigint[], $8::bigint[], $9::int[], $10::int[], $11::numeric[],
-                            $12::numeric[], $13::bigint[])`,
-      [
-        trades.map((t) => t.id),
-        trades.map((t) => t.market),
-        trades.map((t) => t.price.toString()),
-        trades.map((t) => t.amount.toString()),
-        trades.map((t) => t.quote.toString()),
-        trades.map((t) => t.takerSide),
-        trades.map((t) => t.buyOrderId),
-        trades.map((t) => t.sellOrderId),
-        trades.map((t) => t.buyAccount),
-        trades.map((t) => t.sellAccount),
-        trades.map((t) => t.buyerFee.toString()),
-        trades.map((t) => t.sellerFee.toString()),
-        trades.map((t) => t.createdAt),
-      ],
-    );
-  }
+        WHERE o.id = d.id
+       RETURNING ${orderColumns('o.')}
+     )
+     SELECT * FROM u`,
+    [
+      market,
+      commands.map((c) => c.seq),
+      commands.map((c) => encodeCommand(c.command)),
+      created.map((o) => o.id),
+      created.map((o) => o.market),
+      created.map((o) => o.accountId),
+      created.map((o) => o.side),
+      created.map((o) => o.kind),
+      created.map((o) => text(o.price)),
+      created.map((o) => text(o.stopPrice)),
+      created.map((o) => text(o.amount)),
+      created.map((o) => text(o.quote)),
+      created.map((o) => o.executed.toString()),
+      created.map((o) => o.funds.toString()),
+      created.map((o) => o.tradesCount),
+      created.map((o) => o.state),
+      created.map((o) => o.createdAt),
+      created.map((o) => o.updatedAt),
+      trades.map((t) => t.id),
+      trades.map((t) => t.market),
+      trades.map((t) => t.price.toString()),
+      trades.map((t) => t.amount.toString()),
+      trades.map((t) => t.quote.toString()),
+      trades.map((t) => t.takerSide),
+      trades.map((t) => t.buyOrderId),
+      trades.map((t) => t.sellOrderId),
+      trades.map((t) => t.buyAccount),
+      trades.map((t) => t.sellAccount),
+      trades.map((t) => t.buyerFee.toString()),
+      trades.map((t) => t.sellerFee.toString()),
+      trades.map((t) => t.createdAt),
+      changed.map((d) => d.id),
+      changed.map((d) => d.executed.toString()),
+      changed.map((d) => d.funds.toString()),
+      changed.map((d) => d.trades),
+      changed.map((d) => d.state),
+      changed.map((d) => d.updatedAt),
+    ],
+  );
+  return rows.map(orderOf);
 }
 
 export async function ordersById(db: Sql, ids: readonly number[]): Promise<OrderRow[]> {

@@ -1,19 +1,13 @@
 import type { Database, Sql } from '../db/database.js';
-import { lockAvailable, postWithin } from '../ledger/store.js';
+import type { JournalEntry } from '../ledger/entry.js';
+import { lockAvailableMany, postBatchWithin } from '../ledger/store.js';
 import { MatchingEngine } from '../matching/engine.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
 import type { TradingMarket } from './markets.js';
 import type { OrderOutcome, OrderRefusal, OrderRequest } from './requests.js';
 import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
-import {
-  commandLog,
-  type OrderDelta,
-  type OrderRow,
-  ordersById,
-  type TradeRow,
-  writeBatch,
-} from './store.js';
+import { commandLog, type OrderDelta, type OrderRow, type TradeRow, writeBatch } from './store.js';
 
 /** What the writers share: storage, the clock, the fee account and the global id sequences. */
 export interface WriterContext {
@@ -48,6 +42,20 @@ class BatchWork {
   readonly created = new Map<number, OrderRow>();
   readonly changed = new Map<number, OrderDelta>();
   readonly trades: TradeRow[] = [];
+  readonly entries: JournalEntry[] = [];
+  /** Available funds of the balances the batch checks, by `account:currency`. */
+  available = new Map<string, bigint>();
+
+  /** Queues a ledger entry and follows its effect on the checked balances. */
+  post(entry: JournalEntry): void {
+    this.entries.push(entry);
+    for (const leg of entry.legs) {
+      if (leg.bucket !== 'available') continue;
+      const key = `${leg.accountId}:${leg.currency}`;
+      const current = this.available.get(key);
+      if (current !== undefined) this.available.set(key, current + leg.amount);
+    }
+  }
 
   touch(id: number, time: number): OrderRow | OrderDelta {
     const row = this.created.get(id);
@@ -193,11 +201,25 @@ export class MarketWriter {
     }
   }
 
+  /**
+   * One batch in a constant number of statements: lock the balances the orders draw on (sorted, one
+   * statement), run every request through the engine in memory against those balances, then post
+   * all ledger entries (one statement) and write log, orders and trades (one statement).
+   */
   private async applyBatch(tx: Sql, batch: readonly Pending[]): Promise<OrderOutcome[]> {
     const work = new BatchWork();
-    const results: (OrderRefusal | number)[] = [];
-    for (const pending of batch) results.push(await this.applyOne(tx, pending.request, work));
-    await writeBatch(
+    const keys = new Map<string, { accountId: number; currency: string }>();
+    for (const { request } of batch) {
+      const currency = this.lockCurrency(request);
+      if (currency) keys.set(`${request.accountId}:${currency}`, { accountId: request.accountId, currency });
+    }
+    const locked = await lockAvailableMany(tx, [...keys.values()]);
+    // Balances the batch checks, kept current as its entries move funds (0 when never funded).
+    for (const key of keys.keys()) if (!locked.has(key)) locked.set(key, 0n);
+    work.available = locked;
+    const results = batch.map((pending) => this.applyOne(pending.request, work));
+    await postBatchWithin(tx, work.entries);
+    const updated = await writeBatch(
       tx,
       this.market.id,
       work.commands,
@@ -205,8 +227,8 @@ export class MarketWriter {
       [...work.changed.values()],
       work.trades,
     );
-    const ids = results.filter((r): r is number => typeof r === 'number');
-    const rows = new Map((await ordersById(tx, ids)).map((row) => [row.id, row]));
+    const rows = new Map(updated.map((row) => [row.id, row]));
+    for (const row of work.created.values()) rows.set(row.id, row);
     return results.map((result) => {
       if (typeof result !== 'number') return result;
       const order = rows.get(result);
@@ -215,20 +237,28 @@ export class MarketWriter {
     });
   }
 
-  private async applyOne(tx: Sql, request: OrderRequest, work: BatchWork): Promise<OrderRefusal | number> {
+  /** The currency an order request locks (none for a cancel). */
+  private lockCurrency(request: OrderRequest): string | undefined {
+    if (request.type === 'cancel') return undefined;
+    return request.side === 'buy' ? this.market.quote : this.market.base;
+  }
+
+  private applyOne(request: OrderRequest, work: BatchWork): OrderRefusal | number {
     const time = this.ctx.now();
     const account = String(request.accountId);
     if (request.type === 'cancel') {
-      const result = this.engine.apply({ type: 'cancel', id: request.orderId, account, time });
+      const command: Command = { type: 'cancel', id: request.orderId, account, time };
+      const result = this.engine.apply(command);
       if (!result.ok) return refuse(result.code, result.message);
-      await this.record(tx, { type: 'cancel', id: request.orderId, account, time }, result.events, work);
+      this.record(command, result.events, work);
       return request.orderId;
     }
     const market = this.market;
+    const currency = this.lockCurrency(request)!;
+    const key = `${request.accountId}:${currency}`;
+    const available = work.available.get(key) ?? 0n;
     const id = this.ctx.nextOrderId();
     let command: Command;
-    let budgetCurrency: string | undefined;
-    let available: bigint | undefined;
     switch (request.type) {
       case 'limit':
         command = {
@@ -256,8 +286,6 @@ export class MarketWriter {
       case 'market':
         if (request.side === 'buy') {
           // A market buy by base may spend what the account has: its available quote is the budget.
-          budgetCurrency = market.quote;
-          available = await lockAvailable(tx, request.accountId, market.quote);
           const budget = market.ledgerToQuote(available);
           if (budget <= 0n) return refuse('INSUFFICIENT_FUNDS', `no ${market.quote} available to buy with`);
           command = { type: 'market', id, account, side: 'buy', amount: request.amount, budget, time };
@@ -267,8 +295,6 @@ export class MarketWriter {
         break;
       case 'market_by_quote':
         if (request.side === 'sell') {
-          budgetCurrency = market.base;
-          available = await lockAvailable(tx, request.accountId, market.base);
           const budget = market.ledgerToBase(available);
           if (budget <= 0n) return refuse('INSUFFICIENT_FUNDS', `no ${market.base} available to sell`);
           command = {
@@ -287,39 +313,25 @@ export class MarketWriter {
     }
     const lock = lockFor(this.engine.market, command);
     if ('ok' in lock) return refuse(lock.code, lock.message);
-    const currency = lock.asset === 'base' ? market.base : market.quote;
     const needed =
       lock.asset === 'base' ? market.baseToLedger(lock.amount) : market.quoteToLedger(lock.amount);
-    const have =
-      budgetCurrency === currency && available !== undefined
-        ? available
-        : await lockAvailable(tx, request.accountId, currency);
-    if (have < needed) {
+    if (available < needed) {
       return refuse(
         'INSUFFICIENT_FUNDS',
-        `the order needs ${needed} ${currency} minor units locked, ${have} are available`,
+        `the order needs ${lock.asset === 'base' ? market.formatAmount(lock.amount) : market.formatTotal(lock.amount)} ${currency} locked, more than is available`,
       );
     }
-    const entry = lockEntry(market, request.accountId, lock.asset, lock.amount, id, false);
-    if (entry) await postWithin(tx, entry);
     const result = this.engine.apply(command);
-    if (!result.ok) {
-      // lockFor accepted it, so only an id clash can get here; give the lock back.
-      const back = lockEntry(market, request.accountId, lock.asset, lock.amount, id, true);
-      if (back) await postWithin(tx, back);
-      return refuse(result.code, result.message);
-    }
-    await this.record(tx, command, result.events, work);
+    // lockFor accepted it with a fresh id, so the engine accepts it too.
+    if (!result.ok) return refuse(result.code, result.message);
+    const entry = lockEntry(market, request.accountId, lock.asset, lock.amount, id, false);
+    if (entry) work.post(entry);
+    this.record(command, result.events, work);
     return id;
   }
 
   /** Logs an applied command and settles its events in the ledger. */
-  private async record(
-    tx: Sql,
-    command: Command,
-    events: readonly EngineEvent[],
-    work: BatchWork,
-  ): Promise<void> {
+  private record(command: Command, events: readonly EngineEvent[], work: BatchWork): void {
     this.seq += 1;
     work.commands.push({ seq: this.seq, command });
     for (const event of events) {
@@ -345,7 +357,7 @@ export class MarketWriter {
           break;
         case 'trade': {
           const tradeId = this.ctx.nextTradeId();
-          await postWithin(tx, tradeEntry(this.market, event, tradeId, this.ctx.feeAccountId));
+          work.post(tradeEntry(this.market, event, tradeId, this.ctx.feeAccountId));
           work.trades.push({
             id: tradeId,
             market: this.market.id,
@@ -367,7 +379,7 @@ export class MarketWriter {
         }
         case 'done': {
           const release = releaseEntry(this.market, event);
-          if (release) await postWithin(tx, release);
+          if (release) work.post(release);
           work.finish(event.orderId, event.status === 'filled' ? 'done' : 'cancel', event.time);
           break;
         }
