@@ -196,17 +196,6 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
 }
 
 /**
- * Posts one entry inside the caller's transaction (the order writer's group commit). A refusal
- * aborts the transaction: the caller checks balances first (under `lockAvailable`), so a refusal
- * here is a bug and the whole batch rolls back.
- */
-export async function postWithin(tx: Sql, entry: JournalEntry): Promise<void> {
-  const checked = validateEntry(entry);
-  if (!checked.ok) throw new Error(`invalid ledger entry ${entry.reason}: ${checked.detail}`);
-  await postOne(tx, entry);
-}
-
-/**
  * Posts many entries in one statement inside the caller's transaction: entry ids are drawn first
  * (so legs find their entry without relying on RETURNING order), then the entries, their legs, and
  * the balances changed by the net delta per (account, currency), upserted in that order with the
@@ -307,15 +296,6 @@ export async function lockAvailableMany(
     [keys.map((k) => k.accountId), keys.map((k) => k.currency)],
   );
   return new Map(rows.map((r) => [`${r.account_id}:${r.currency}`, BigInt(r.available)]));
-}
-
-/** Available funds of one balance, row-locked until the transaction ends (0 when never funded). */
-export async function lockAvailable(tx: Sql, accountId: number, currency: string): Promise<bigint> {
-  const { rows } = await tx.query<{ available: string }>(
-    'SELECT available::text FROM balances WHERE account_id = $1 AND currency = $2 FOR UPDATE',
-    [accountId, currency],
-  );
-  return rows[0] ? BigInt(rows[0].available) : 0n;
 }
 
 /** Balances of one account, one row per currency it ever held. */

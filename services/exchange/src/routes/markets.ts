@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
+import { changePercent, DAY_MS } from '../orders/market-data.js';
+import { dayStats } from '../orders/store.js';
 
 const Market = Type.Object({
   id: Type.String({ description: 'market key (pair), e.g. btcuah' }),
@@ -10,7 +12,9 @@ const Market = Type.Object({
   base_precision: Type.Integer(),
   quote_precision: Type.Integer(),
   display_precision: Type.Integer(),
-  price_change: Type.Number({ description: '24 h price change in percent (0 until trading exists)' }),
+  price_change: Type.Number({
+    description: 'price change in percent over the last 24 h of trades (0 without trades)',
+  }),
 });
 
 export function marketRoutes(app: App, deps: RouteDeps): void {
@@ -23,6 +27,12 @@ export function marketRoutes(app: App, deps: RouteDeps): void {
         response: { 200: Type.Array(Market), ...errorResponses },
       },
     },
-    async () => deps.reference.markets,
+    async () => {
+      const days = await dayStats(deps.db, deps.now() - DAY_MS);
+      return deps.reference.markets.map((market) => ({
+        ...market,
+        price_change: changePercent(days.get(market.id)),
+      }));
+    },
   );
 }

@@ -357,6 +357,11 @@ export function tradingContract(target: Target): void {
     it('derives exchange rates from last prices, crossing markets, else the reference', async () => {
       const rates = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/btc' })).json();
       expect(rates.uah).toBe(1_600_000);
+      // 24 h change from the first trade of the window (1500000) to the last (1600000).
+      const markets = (await app.inject({ method: 'GET', url: '/v3/markets' })).json();
+      expect(markets.find((m: { id: string }) => m.id === 'btcuah').price_change).toBe(6.67);
+      const [ticker] = (await app.inject({ method: 'GET', url: '/v3/tickers?symbols=BTCUAH' })).json();
+      expect(ticker.slice(5, 8)).toEqual([100000, 6.67, 1600000]);
       const eth = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/eth' })).json();
       expect(eth.uah).toBe(reference.rates.find((r) => r.currency === 'eth')!.uah);
     });
