@@ -28,6 +28,16 @@ export interface Run {
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A full GC, then 100 ms of sleep: V8 finishes sweeping on helper threads after `gc()` returns, and
+ * that CPU time would otherwise be billed to the run that starts next (it dominated short runs).
+ */
+function settle(): void {
+  gc?.();
+  Atomics.wait(pause, 0, 0, 100);
+}
 
 /**
  * Runs the first `ops` commands of the stream on a fresh engine, after a full GC so that no garbage
@@ -35,7 +45,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
  * cost (about 0.1 µs) would distort a sub-microsecond engine; see `latencies()` for p99.
  */
 export function throughput(stream: Stream, ops: number, build: () => Engine): Run {
-  gc?.();
+  settle();
   // The engine lives only inside `fill`, so once it returns nothing (not even an optimised frame's
   // spill slot) keeps the book alive, and the heap difference is the book's retained size.
   const run = fill(stream, ops, build);
@@ -83,7 +93,7 @@ function fill(
  * each command (so it includes the odd preemption by other processes on a loaded machine).
  */
 export function p99Micros(stream: Stream, ops: number, build: () => Engine): number {
-  gc?.();
+  settle();
   const engine = build();
   const latency = new Float64Array(ops);
   for (let i = 0; i < ops; i++) {
