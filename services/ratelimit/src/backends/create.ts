@@ -1,4 +1,6 @@
-import type { BackendSettings, RedisEndpointSettings } from '../settings/backend.js';
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import type { BackendSettings, RedisEndpointSettings, RedisTlsSettings } from '../settings/backend.js';
 import { MemcachedBackend } from './memcached.js';
 import { MemoryBackend } from './memory.js';
 import { RedisBackend } from './redis.js';
@@ -39,7 +41,21 @@ function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings
   }
 }
 
-export function createBackend(settings: BackendSettings): CounterBackend {
+/** TLS options for memcached from the MEMSTORE_TLS_* files. */
+function memcachedTls(files: RedisTlsSettings): ConnectionOptions {
+  return {
+    ...(files.skipHostnameVerification ? { checkServerIdentity: () => undefined } : {}),
+    ...(files.caCertFile ? { ca: readFileSync(files.caCertFile) } : {}),
+    ...(files.clientCertFile ? { cert: readFileSync(files.clientCertFile) } : {}),
+    ...(files.clientKeyFile ? { key: readFileSync(files.clientKeyFile) } : {}),
+  };
+}
+
+/** `onLookupError` hears about failed MEMSTORE_SRV refreshes (the old node list is kept). */
+export function createBackend(
+  settings: BackendSettings,
+  onLookupError?: (error: Error) => void,
+): CounterBackend {
   switch (settings.type) {
     case 'memory':
       return new MemoryBackend();
@@ -48,11 +64,18 @@ export function createBackend(settings: BackendSettings): CounterBackend {
       if (!settings.redisPerSecond) return main;
       return new SplitBackend(main, redisBackend(settings.redisPerSecond, settings));
     }
-    case 'memcache':
+    case 'memcache': {
+      const m = settings.memcache!;
       return new MemcachedBackend({
-        hostPorts: settings.memcache!.hostPorts,
+        nodes: m.srv
+          ? { kind: 'srv', srv: m.srv, refreshMs: m.srvRefreshMs, dnsServers: m.srvDnsServers }
+          : { kind: 'list', hostPorts: m.hostPorts ?? '' },
+        maxIdleConns: m.maxIdleConns,
+        tls: m.tls ? memcachedTls(m.tlsFiles) : undefined,
         timeoutMs: settings.timeoutMs,
         healthCheckActiveConnection: settings.healthCheckActiveConnection,
+        ...(onLookupError ? { onLookupError } : {}),
       });
+    }
   }
 }

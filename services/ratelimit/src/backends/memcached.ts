@@ -1,22 +1,31 @@
-import { crc32 } from 'node:zlib';
-import memjs from 'memjs';
+import type { ConnectionOptions } from 'node:tls';
+import { lookupSrvNodes, type NodeAddress, nodeIndexForKey, parseHostPorts } from './memcached-nodes.js';
+import { NodePool } from './memcached-pool.js';
+import { parseLine, parseValues } from './memcached-wire.js';
 import type { CounterBackend, CounterOp } from './types.js';
 
 /**
- * Memcached counters (reference "Memcached"): read the counts, answer from read + hits, and
- * increment asynchronously, so a client may briefly exceed its quota under simultaneous requests.
- * The binary protocol's increment-with-initial-value creates a missing key atomically with its
- * expiry, which replaces the reference's increment / add / increment-again dance. Keys map to nodes
- * by crc32 % nodes (as gomemcache's ServerList), so every instance must use the identical node list.
+ * Memcached counters (reference "Memcached"): read the counts with one multi-get per node, answer
+ * from read + hits, and increment asynchronously (incr; on a miss add with the expiry; on a lost
+ * add race incr again), so a client may briefly exceed its quota under simultaneous requests.
  * Within one process, a read waits for this process's pending increments of the same key.
  */
+export type MemcachedNodeSource =
+  | { kind: 'list'; hostPorts: string }
+  | { kind: 'srv'; srv: string; refreshMs: number; dnsServers: readonly string[] };
+
 export interface MemcachedBackendOptions {
-  /** `MEMSTORE_HOST_PORT`: `host:port,host:port`. */
-  hostPorts: string;
-  /** Operation timeout in ms. */
+  nodes: MemcachedNodeSource;
+  /** `MEMSTORE_MAX_IDLE_CONNS`: idle connections kept per node. */
+  maxIdleConns: number;
+  /** TLS options when `MEMSTORE_TLS` is on. */
+  tls: ConnectionOptions | undefined;
+  /** Bound of one command (connect included), in ms. */
   timeoutMs: number;
   /** Probe the nodes every second and report health (KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION). */
   healthCheckActiveConnection: boolean;
+  /** Called when an SRV refresh fails (the old node list is kept). */
+  onLookupError?: (error: Error) => void;
 }
 
 const MAX_KEY_LENGTH = 250;
@@ -28,31 +37,72 @@ export class InvalidMemcachedKeyError extends Error {}
 
 export class MemcachedBackend implements CounterBackend {
   readonly description: string;
-  private readonly client: memjs.Client;
-  private readonly nodeCount: number;
+  private pools: NodePool[] = [];
   private readonly pending = new Map<string, Promise<unknown>>();
   private isHealthy = true;
   private readonly listeners: ((healthy: boolean) => void)[] = [];
-  private readonly prober: NodeJS.Timeout | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly firstLookup: Promise<void>;
 
   constructor(private readonly options: MemcachedBackendOptions) {
-    this.description = `memcached ${options.hostPorts}`;
-    const seconds = options.timeoutMs / 1000;
-    this.client = memjs.Client.create(options.hostPorts, {
-      retries: 0,
-      timeout: seconds,
-      conntimeout: seconds,
-      keepAlive: true,
-      logger: { log: () => {} },
-    });
-    this.nodeCount = this.client.servers.length;
-    // Same node choice as the reference's client (crc32 of the key modulo the node count).
-    (this.client as unknown as { getServer(key: string): number }).getServer = (key) =>
-      crc32(key) % this.nodeCount;
-    if (options.healthCheckActiveConnection) {
-      this.prober = setInterval(() => void this.probe().then((ok) => this.setHealth(ok)), 1000);
-      this.prober.unref();
+    const n = options.nodes;
+    this.description =
+      n.kind === 'list' ? `memcached ${n.hostPorts}` : `memcached SRV ${n.srv} (refresh ${n.refreshMs} ms)`;
+    if (n.kind === 'list') {
+      this.setNodes(parseHostPorts(n.hostPorts));
+      this.firstLookup = Promise.resolve();
+    } else {
+      this.firstLookup = this.refresh();
+      // Re-resolve periodically; while no lookup has worked yet, retry every second.
+      const timer = setInterval(
+        () => {
+          if (n.refreshMs > 0 || this.pools.length === 0) void this.refresh();
+        },
+        n.refreshMs > 0 ? n.refreshMs : 1000,
+      );
+      timer.unref();
+      this.timers.push(timer);
     }
+    if (options.healthCheckActiveConnection) {
+      const prober = setInterval(() => void this.probe().then((ok) => this.setHealth(ok)), 1000);
+      prober.unref();
+      this.timers.push(prober);
+    }
+  }
+
+  /** The current node ids in node-choice order. */
+  nodeIds(): string[] {
+    return this.pools.map((p) => p.id);
+  }
+
+  /** Index (into nodeIds()) of the node a key lives on. */
+  nodeIndexOf(key: string): number {
+    return nodeIndexForKey(key, this.pools.length);
+  }
+
+  private async refresh(): Promise<void> {
+    const n = this.options.nodes;
+    if (n.kind !== 'srv') return;
+    try {
+      this.setNodes(await lookupSrvNodes(n.srv, n.dnsServers));
+    } catch (error) {
+      this.options.onLookupError?.(error as Error);
+    }
+  }
+
+  private setNodes(nodes: readonly NodeAddress[]): void {
+    const matches = (p: NodePool, a: NodeAddress) =>
+      p.id === a.id && p.target.host === a.host && p.target.port === a.port;
+    const same = nodes.length === this.pools.length && nodes.every((a, i) => matches(this.pools[i]!, a));
+    if (same) return;
+    const old = this.pools;
+    const { tls, maxIdleConns, timeoutMs } = this.options;
+    this.pools = nodes.map(
+      (a) =>
+        old.find((p) => matches(p, a)) ??
+        new NodePool(a.id, { host: a.host, port: a.port, tls }, maxIdleConns, timeoutMs),
+    );
+    for (const p of old) if (!this.pools.includes(p)) p.close();
   }
 
   private setHealth(ok: boolean): void {
@@ -61,21 +111,13 @@ export class MemcachedBackend implements CounterBackend {
     for (const l of this.listeners) l(ok);
   }
 
-  /** True when every node answers `stats` within the timeout. */
-  private probe(): Promise<boolean> {
-    return new Promise((resolve) => {
-      let answered = 0;
-      let failed = false;
-      const timer = setTimeout(() => resolve(false), this.options.timeoutMs + 100);
-      this.client.stats((error) => {
-        if (error) failed = true;
-        answered += 1;
-        if (answered === this.nodeCount) {
-          clearTimeout(timer);
-          resolve(!failed);
-        }
-      });
-    });
+  /** True when every node answers `version` within the timeout. */
+  private async probe(): Promise<boolean> {
+    if (this.pools.length === 0) return false;
+    const results = await Promise.allSettled(
+      this.pools.map((p) => p.with((c) => c.send('version\r\n', parseLine))),
+    );
+    return results.every((r) => r.status === 'fulfilled' && r.value.startsWith('VERSION'));
   }
 
   private static check(key: string): void {
@@ -86,12 +128,36 @@ export class MemcachedBackend implements CounterBackend {
     }
   }
 
+  private poolFor(key: string): NodePool {
+    if (this.pools.length === 0) throw new Error('memcached: no nodes (SRV lookup has not succeeded)');
+    return this.pools[nodeIndexForKey(key, this.pools.length)]!;
+  }
+
   async read(ops: readonly CounterOp[]): Promise<number[]> {
     for (const op of ops) MemcachedBackend.check(op.key);
+    if (ops.length === 0) return [];
+    await this.firstLookup;
     const waits = ops.map((op) => this.pending.get(op.key)).filter((p) => p !== undefined);
     if (waits.length > 0) await Promise.allSettled(waits);
-    const values = await Promise.all(ops.map((op) => this.client.get(op.key)));
-    return values.map(({ value }) => (value === null ? 0 : Number(value.toString('ascii')) || 0));
+    // One `get k1 k2 ...` per node, the nodes concurrently.
+    const byNode = new Map<NodePool, Set<string>>();
+    for (const op of ops) {
+      const pool = this.poolFor(op.key);
+      const keys = byNode.get(pool) ?? new Set<string>();
+      keys.add(op.key);
+      byNode.set(pool, keys);
+    }
+    const found = new Map<string, Buffer>();
+    await Promise.all(
+      [...byNode].map(async ([pool, keys]) => {
+        const values = await pool.with((c) => c.send(`get ${[...keys].join(' ')}\r\n`, parseValues));
+        for (const [k, v] of values) found.set(k, v);
+      }),
+    );
+    return ops.map((op) => {
+      const value = found.get(op.key);
+      return value === undefined ? 0 : Number(value.toString('ascii').trim()) || 0;
+    });
   }
 
   async increment(ops: readonly CounterOp[]): Promise<number[]> {
@@ -106,10 +172,23 @@ export class MemcachedBackend implements CounterBackend {
     return after;
   }
 
+  /** The reference's sequence: incr; on NOT_FOUND add with the expiry; on NOT_STORED incr again. */
+  private async incrementNow(op: CounterOp): Promise<void> {
+    const pool = this.poolFor(op.key);
+    await pool.with(async (c) => {
+      const incr = `incr ${op.key} ${op.hits}\r\n`;
+      if ((await c.send(incr, parseLine)) !== 'NOT_FOUND') return;
+      const value = String(op.hits);
+      const add = `add ${op.key} 0 ${op.ttlSeconds} ${value.length}\r\n${value}\r\n`;
+      if ((await c.send(add, parseLine)) === 'STORED') return;
+      await c.send(incr, parseLine);
+    });
+  }
+
   private incrementLater(op: CounterOp): void {
     const previous = this.pending.get(op.key) ?? Promise.resolve();
     const next = previous
-      .then(() => this.client.increment(op.key, op.hits, { initial: op.hits, expires: op.ttlSeconds }))
+      .then(() => this.incrementNow(op))
       .catch(() => {
         // Asynchronous by design: a lost increment only lets a few extra hits through.
       });
@@ -128,14 +207,20 @@ export class MemcachedBackend implements CounterBackend {
   }
 
   async ready(): Promise<boolean> {
+    await this.firstLookup;
     const ok = await this.probe();
     if (this.options.healthCheckActiveConnection) this.setHealth(ok);
     return ok;
   }
 
+  /** Idle connections currently kept per node (for tests of MEMSTORE_MAX_IDLE_CONNS). */
+  idleConnections(): number[] {
+    return this.pools.map((p) => p.idleCount());
+  }
+
   async close(): Promise<void> {
-    clearInterval(this.prober);
+    for (const t of this.timers) clearInterval(t);
     await Promise.allSettled([...this.pending.values()]);
-    this.client.close();
+    for (const p of this.pools) p.close();
   }
 }

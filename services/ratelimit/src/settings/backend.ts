@@ -33,8 +33,20 @@ export type BackendType = 'memory' | 'redis' | 'memcache';
 
 /** `BACKEND_TYPE=memcache` (or `memstore`, the spec's name). */
 export interface MemcacheSettings {
-  /** `MEMSTORE_HOST_PORT` (or the reference's `MEMCACHE_HOST_PORT`): `host:port[,host:port...]`. */
-  hostPorts: string;
+  /** `MEMSTORE_HOST_PORT` (or the reference's `MEMCACHE_HOST_PORT`): `host:port[,host:port...]`; exclusive with `srv`. */
+  hostPorts: string | undefined;
+  /** `MEMSTORE_SRV`: SRV record naming the nodes. */
+  srv: string | undefined;
+  /** `MEMSTORE_SRV_REFRESH` in ms; 0 looks up once. @default 0 */
+  srvRefreshMs: number;
+  /** `MEMSTORE_SRV_DNS_SERVERS`: DNS servers (`ip:port`, comma-separated) for the SRV lookup. @default the system's */
+  srvDnsServers: string[];
+  /** `MEMSTORE_MAX_IDLE_CONNS`: idle connections kept per node. @default 2 */
+  maxIdleConns: number;
+  /** `MEMSTORE_TLS`. @default false */
+  tls: boolean;
+  /** `MEMSTORE_TLS_CLIENT_CERT`, `_CLIENT_KEY`, `_CACERT`, `_SKIP_HOSTNAME_VERIFICATION`. */
+  tlsFiles: RedisTlsSettings;
 }
 /** What a call does when the backend fails: the reference's error, or fail open/closed. */
 export type FailureMode = 'error' | 'allow' | 'deny';
@@ -102,11 +114,29 @@ export function parseBackendSettings(env: Env): BackendSettings {
   const type: BackendType = named === 'memstore' ? 'memcache' : named;
   let memcache: MemcacheSettings | undefined;
   if (type === 'memcache') {
-    const hostPorts = text(env, 'MEMSTORE_HOST_PORT', text(env, 'MEMCACHE_HOST_PORT', ''));
-    if (hostPorts === '') throw new SettingError('MEMSTORE_HOST_PORT must be set for BACKEND_TYPE=memcache');
-    if (optionalText(env, 'MEMSTORE_SRV'))
-      throw new SettingError('MEMSTORE_SRV is not supported: use MEMSTORE_HOST_PORT');
-    memcache = { hostPorts };
+    const hostPorts = optionalText(env, 'MEMSTORE_HOST_PORT') ?? optionalText(env, 'MEMCACHE_HOST_PORT');
+    const srv = optionalText(env, 'MEMSTORE_SRV');
+    if (hostPorts === undefined && srv === undefined)
+      throw new SettingError('MEMSTORE_HOST_PORT or MEMSTORE_SRV must be set for BACKEND_TYPE=memstore');
+    if (hostPorts !== undefined && srv !== undefined)
+      throw new SettingError('MEMSTORE_HOST_PORT and MEMSTORE_SRV are exclusive: set only one');
+    memcache = {
+      hostPorts,
+      srv,
+      srvRefreshMs: duration(env, 'MEMSTORE_SRV_REFRESH', 0),
+      srvDnsServers: text(env, 'MEMSTORE_SRV_DNS_SERVERS', '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+      maxIdleConns: integer(env, 'MEMSTORE_MAX_IDLE_CONNS', 2, 0, 10_000),
+      tls: bool(env, 'MEMSTORE_TLS', false),
+      tlsFiles: {
+        clientCertFile: optionalText(env, 'MEMSTORE_TLS_CLIENT_CERT'),
+        clientKeyFile: optionalText(env, 'MEMSTORE_TLS_CLIENT_KEY'),
+        caCertFile: optionalText(env, 'MEMSTORE_TLS_CACERT'),
+        skipHostnameVerification: bool(env, 'MEMSTORE_TLS_SKIP_HOSTNAME_VERIFICATION', false),
+      },
+    };
   }
   const redis = type === 'redis' ? parseEndpoint(env, 'KVSTORE_', true) : undefined;
   const perSecond = type === 'redis' && bool(env, 'KVSTORE_PERSECOND', false);
