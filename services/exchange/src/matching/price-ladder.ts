@@ -29,15 +29,16 @@ export class PriceLadder {
 
   /** Best non-empty level, dropping empty levels found at the top. */
   best(): Level | undefined {
+    // Index only within bounds: reading sorted[-1] sends V8's optimised code back to the interpreter.
     const sorted = this.sorted;
-    let top = sorted[sorted.length - 1];
-    while (top !== undefined && top.count === 0) {
+    while (sorted.length !== 0) {
+      const top = sorted[sorted.length - 1]!;
+      if (top.count !== 0) return top;
       sorted.pop();
       this.byPrice.delete(top.price);
       this.emptyLevels--;
-      top = sorted[sorted.length - 1];
     }
-    return top;
+    return undefined;
   }
 
   /** The level at `price`, created (empty) in sorted position when missing. */
@@ -53,8 +54,7 @@ export class PriceLadder {
     let lo = 0;
     let hi = sorted.length;
     // Fast path: a new best level (common for orders inside the spread).
-    const top = sorted[hi - 1];
-    if (top === undefined || top.key < key) {
+    if (hi === 0 || sorted[hi - 1]!.key < key) {
       sorted.push(level);
     } else {
       while (lo < hi) {
