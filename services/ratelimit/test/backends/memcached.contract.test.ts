@@ -5,24 +5,28 @@ import { createBackend } from '../../src/backends/create.js';
 import { parseBackendSettings } from '../../src/settings/backend.js';
 import { counterBackendContract } from './contract.js';
 
-let nodes: MemcachedServer[] = [];
-counterBackendContract('memcached, two nodes (BACKEND_TYPE=memcache)', async () => {
-  nodes = await startMemcachedNodes(2);
-  const backend = createBackend(
-    parseBackendSettings({
-      BACKEND_TYPE: 'memcache',
-      MEMSTORE_HOST_PORT: nodes.map((n) => n.hostPort).join(','),
-    }),
-  );
-  return {
-    backend,
-    advanceSeconds: (s) => sleep(s * 1000 + 1100), // memcached expiry has one-second granularity
-    close: async () => {
-      await backend.close();
-      for (const n of nodes) await n.stop();
-    },
-  };
-});
+function memcachedContract(count: number): void {
+  let nodes: MemcachedServer[] = [];
+  counterBackendContract(`memcached, ${count} node(s) (BACKEND_TYPE=memstore)`, async () => {
+    nodes = await startMemcachedNodes(count);
+    const backend = createBackend(
+      parseBackendSettings({
+        BACKEND_TYPE: 'memstore',
+        MEMSTORE_HOST_PORT: nodes.map((n) => n.hostPort).join(','),
+      }),
+    );
+    return {
+      backend,
+      advanceSeconds: (s) => sleep(s * 1000 + 1100), // memcached expiry has one-second granularity
+      close: async () => {
+        await backend.close();
+        for (const n of nodes) await n.stop();
+      },
+    };
+  });
+}
+memcachedContract(1);
+memcachedContract(3);
 
 describe('memcached specifics', () => {
   let server: MemcachedServer;
