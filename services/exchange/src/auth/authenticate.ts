@@ -1,9 +1,9 @@
-import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyRequest, onSendHookHandler, preValidationHookHandler } from 'fastify';
 import { type ApiKeyForAuth, consumeNonce, findApiKey, type Protocol, type Scope } from '../apikeys/store.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Sql } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import '../http/request-context.js';
+import type { DeferredNonce } from '../http/request-context.js';
 import { checkNonce, signatureMatches, signV2, signV3 } from './signature.js';
 
 export interface AuthDeps {
@@ -33,6 +33,7 @@ async function verifiedKey(
   nonce: string,
   expected: (secret: string) => string,
   presented: string,
+  defer?: (nonce: DeferredNonce) => void,
 ): Promise<ApiKeyForAuth> {
   const key = await findApiKey(deps.db, publicKey);
   if (!key) throw new ApiError('unknown_key', 'unknown API key');
@@ -61,6 +62,10 @@ async function verifiedKey(
       `${nonceName} must be within ${deps.nonceWindowMs} ms of server time (GET /v3/timestamp)`,
     );
   }
+  if (defer) {
+    defer({ keyId: key.id, protocol, value: Number(nonce), consumed: false });
+    return key;
+  }
   if (!(await consumeNonce(deps.db, key.id, protocol, Number(nonce)))) {
     throw new ApiError(
       'nonce_reused',
@@ -75,11 +80,46 @@ function requireScope(key: ApiKeyForAuth, scope: Scope): void {
     throw new ApiError('scope_missing', `this API key lacks the "${scope}" scope`);
 }
 
+export interface AuthOptions {
+  /**
+   * Leave the recording of the nonce to the handler (`request.deferredNonce`): the order routes
+   * record it in the order's own transaction. Such routes must also run `recordDeferredNonce` on
+   * send, which records it when the handler did not (any refusal after the signature check).
+   */
+  readonly deferNonce?: boolean;
+}
+
+function deferTo(
+  request: FastifyRequest,
+  options: AuthOptions,
+): ((nonce: DeferredNonce) => void) | undefined {
+  if (!options.deferNonce) return undefined;
+  return (nonce) => {
+    request.deferredNonce = nonce;
+  };
+}
+
+/**
+ * onSend hook of routes authenticated with `deferNonce`: a correctly signed request answered without
+ * its nonce recorded (refused for its scope, its body or by the order service) records it now, so
+ * that it cannot be replayed.
+ */
+export function recordDeferredNonce(deps: AuthDeps): onSendHookHandler {
+  return async (request, _reply, payload) => {
+    const nonce = request.deferredNonce;
+    if (nonce && !nonce.consumed) {
+      nonce.consumed = true;
+      await consumeNonce(deps.db, nonce.keyId, nonce.protocol, nonce.value);
+    }
+    return payload;
+  };
+}
+
 /**
  * v3 private methods: headers `svc-nonce`, `svc-apikey`, `svc-signature` over path + nonce + raw body.
  * Runs before body validation, so unauthenticated callers learn nothing about the method.
  */
-export function v3Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
+export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
   return async (request) => {
     refuseDuplicateHeaders(request);
     const headers = request.headers;
@@ -98,6 +138,7 @@ export function v3Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
       nonce,
       (secret) => signV3(secret, apiPath, nonce, request.rawBody),
       headers['svc-signature'] as string,
+      deferTo(request, options),
     );
     requireScope(key, scope);
     request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };
@@ -106,7 +147,7 @@ export function v3Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
 }
 
 /** v2 (Peatio) methods: `access_key`, `tonce`, `signature` in the query (GET) or form body (POST). */
-export function v2Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
+export function v2Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
   return async (request) => {
     const source = (
       request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) }
@@ -128,6 +169,7 @@ export function v2Auth(deps: AuthDeps, scope: Scope): preValidationHookHandler {
       params.tonce!,
       (secret) => signV2(secret, request.method, uri, params),
       params.signature!,
+      deferTo(request, options),
     );
     requireScope(key, scope);
     request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };

@@ -7,10 +7,23 @@ export interface AuthContext {
   readonly scopes: readonly Scope[];
 }
 
+/**
+ * A checked nonce whose recording is left to the order writer, which records it in the same
+ * transaction as the order (group commit) instead of a commit of its own. `consumed` turns true once
+ * that transaction committed; a request answered without it records the nonce on its way out.
+ */
+export interface DeferredNonce {
+  readonly keyId: number;
+  readonly protocol: 'v2' | 'v3';
+  readonly value: number;
+  consumed: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The request body exactly as received: v3 signatures are computed over these bytes. */
     rawBody?: Buffer;
     auth?: AuthContext;
+    deferredNonce?: DeferredNonce;
   }
 }

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.js';
+import type { DeferredNonce } from '../http/request-context.js';
 import { accepted, parseDecimal } from './format.js';
 import type { OrderRequest } from './requests.js';
 import type { OrderService } from './service.js';
@@ -20,6 +21,7 @@ export async function placeOrder(
   orders: OrderService,
   accountId: number,
   input: OrderInput,
+  nonce?: DeferredNonce,
 ): Promise<OrderRow> {
   const market = orders.market(input.market);
   if (!market) throw new ApiError('unknown_market', `unknown market "${input.market}"`);
@@ -68,7 +70,7 @@ export async function placeOrder(
       };
       break;
   }
-  return accepted(await orders.place(market.id, request));
+  return accepted(await orders.place(market.id, request, nonce));
 }
 
 /** Cancels an order of the account; unknown, foreign, filled or cancelled orders are clear errors. */

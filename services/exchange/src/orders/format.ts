@@ -171,6 +171,8 @@ export function accepted(outcome: OrderOutcome): OrderRow {
   switch (outcome.code) {
     case 'INSUFFICIENT_FUNDS':
       throw new ApiError('insufficient_funds', outcome.message);
+    case 'NONCE_REUSED':
+      throw new ApiError('nonce_reused', outcome.message);
     case 'ORDER_NOT_FOUND':
       throw new ApiError('order_not_found', outcome.message);
     case 'ORDER_ALREADY_FILLED':

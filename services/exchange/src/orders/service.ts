@@ -1,5 +1,6 @@
 import { systemAccountId } from '../accounts/store.js';
 import type { Database } from '../db/database.js';
+import type { DeferredNonce } from '../http/request-context.js';
 import type { ReferenceData } from '../reference/load.js';
 import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from './markets.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
@@ -70,11 +71,11 @@ export class OrderService {
   }
 
   /** Places an order; resolves once it (and its trades) are committed, or with the refusal. */
-  async place(market: string, request: OrderRequest): Promise<OrderOutcome> {
+  async place(market: string, request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
     const writer = this.writer(market);
     if (!writer) throw new Error(`unknown market ${market}`);
     if (this.closed) throw new Error('the order service is closed');
-    return writer.submit(request);
+    return writer.submit(request, nonce);
   }
 
   /** Cancels an order of `accountId` wherever it is; unknown or foreign orders are ORDER_NOT_FOUND. */

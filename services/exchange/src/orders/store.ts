@@ -121,6 +121,7 @@ export async function writeBatch(
   created: OrderRow[],
   changed: OrderDelta[],
   trades: TradeRow[],
+  nonces: ReadonlyMap<number, { v2: bigint; v3: bigint }> = new Map(),
 ): Promise<OrderRow[]> {
   const { rows } = await tx.query<OrderRecord>(
     `WITH c AS (
@@ -146,6 +147,11 @@ export async function writeBatch(
               AS d(id, executed, funds, trades, state, updated_at)
         WHERE o.id = d.id
        RETURNING ${orderColumns('o.')}
+     ), k AS (
+       UPDATE api_keys k SET last_nonce_v2 = greatest(k.last_nonce_v2, v.v2),
+              last_nonce_v3 = greatest(k.last_nonce_v3, v.v3), last_used_at = now()
+         FROM unnest($38::int[], $39::bigint[], $40::bigint[]) AS v(id, v2, v3)
+        WHERE k.id = v.id
      )
      SELECT * FROM u`,
     [
@@ -186,9 +192,51 @@ export async function writeBatch(
       changed.map((d) => d.trades),
       changed.map((d) => d.state),
       changed.map((d) => d.updatedAt),
+      [...nonces.keys()],
+      [...nonces.values()].map((n) => n.v2.toString()),
+      [...nonces.values()].map((n) => n.v3.toString()),
     ],
   );
   return rows.map(orderOf);
+}
+
+/**
+ * Locks, in one statement, the balances a batch draws on (in account, currency order) and the API
+ * keys whose nonces it records; returns available funds by `account:currency` and last nonces by key.
+ */
+export async function lockBatch(
+  tx: Sql,
+  balances: readonly { accountId: number; currency: string }[],
+  keyIds: readonly number[],
+): Promise<{ available: Map<string, bigint>; nonces: Map<number, { v2: bigint; v3: bigint }> }> {
+  const available = new Map<string, bigint>();
+  const nonces = new Map<number, { v2: bigint; v3: bigint }>();
+  if (balances.length === 0 && keyIds.length === 0) return { available, nonces };
+  const { rows } = await tx.query<{
+    kind: 'b' | 'n';
+    id: number;
+    currency: string | null;
+    a: string;
+    b: string | null;
+  }>(
+    `WITH b AS (
+       SELECT b.account_id, b.currency, b.available::text AS available FROM balances b
+         JOIN unnest($1::int[], $2::text[]) AS k(account_id, currency)
+           ON b.account_id = k.account_id AND b.currency = k.currency
+        ORDER BY b.account_id, b.currency FOR UPDATE OF b
+     ), n AS (
+       SELECT id, last_nonce_v2::text AS v2, last_nonce_v3::text AS v3 FROM api_keys
+        WHERE id = ANY($3::int[]) ORDER BY id FOR UPDATE
+     )
+     SELECT 'b' AS kind, account_id AS id, currency, available AS a, NULL::text AS b FROM b
+     UNION ALL SELECT 'n', id, NULL, v2, v3 FROM n`,
+    [balances.map((k) => k.accountId), balances.map((k) => k.currency), keyIds],
+  );
+  for (const row of rows) {
+    if (row.kind === 'b') available.set(`${row.id}:${row.currency}`, BigInt(row.a));
+    else nonces.set(Number(row.id), { v2: BigInt(row.a), v3: BigInt(row.b ?? '0') });
+  }
+  return { available, nonces };
 }
 
 export async function ordersById(db: Sql, ids: readonly number[]): Promise<OrderRow[]> {

@@ -1,13 +1,14 @@
 import type { Database, Sql } from '../db/database.js';
+import type { DeferredNonce } from '../http/request-context.js';
 import type { JournalEntry } from '../ledger/entry.js';
-import { lockAvailableMany, postBatchWithin } from '../ledger/store.js';
+import { postBatchWithin } from '../ledger/store.js';
 import { MatchingEngine } from '../matching/engine.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
 import type { TradingMarket } from './markets.js';
 import type { OrderOutcome, OrderRefusal, OrderRequest } from './requests.js';
 import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
-import { commandLog, type OrderDelta, type OrderRow, type TradeRow, writeBatch } from './store.js';
+import { commandLog, lockBatch, type OrderDelta, type OrderRow, type TradeRow, writeBatch } from './store.js';
 
 /** What the writers share: storage, the clock, the fee account and the global id sequences. */
 export interface WriterContext {
@@ -28,6 +29,7 @@ export interface WriterContext {
 
 interface Pending {
   readonly request: OrderRequest;
+  readonly nonce: DeferredNonce | undefined;
   readonly resolve: (outcome: OrderOutcome) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -43,6 +45,8 @@ class BatchWork {
   readonly changed = new Map<number, OrderDelta>();
   readonly trades: TradeRow[] = [];
   readonly entries: JournalEntry[] = [];
+  /** Last nonces of the API keys whose requests this batch recorded. */
+  readonly nonces = new Map<number, { v2: bigint; v3: bigint }>();
   /** Available funds of the balances the batch checks, by `account:currency`. */
   available = new Map<string, bigint>();
 
@@ -146,9 +150,10 @@ export class MarketWriter {
     this.seq = seq;
   }
 
-  submit(request: OrderRequest): Promise<OrderOutcome> {
+  /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
+  submit(request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
+      this.queue.push({ request, nonce, resolve, reject });
       if (!this.running) void this.drain();
     });
   }
@@ -182,6 +187,7 @@ export class MarketWriter {
         );
         this.stats.batches += 1;
         this.stats.requests += batch.length;
+        for (const pending of batch) if (pending.nonce) pending.nonce.consumed = true;
         for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
         return;
       } catch (error) {
@@ -213,11 +219,29 @@ export class MarketWriter {
       const currency = this.lockCurrency(request);
       if (currency) keys.set(`${request.accountId}:${currency}`, { accountId: request.accountId, currency });
     }
-    const locked = await lockAvailableMany(tx, [...keys.values()]);
+    const keyIds = [...new Set(batch.flatMap((p) => (p.nonce ? [p.nonce.keyId] : [])))];
+    const { available, nonces } = await lockBatch(tx, [...keys.values()], keyIds);
     // Balances the batch checks, kept current as its entries move funds (0 when never funded).
-    for (const key of keys.keys()) if (!locked.has(key)) locked.set(key, 0n);
-    work.available = locked;
-    const results = batch.map((pending) => this.applyOne(pending.request, work));
+    for (const key of keys.keys()) if (!available.has(key)) available.set(key, 0n);
+    work.available = available;
+    const results = batch.map((pending) => {
+      const nonce = pending.nonce;
+      if (nonce) {
+        // The nonce is checked and recorded here, in arrival order, as consumeNonce would have.
+        const last = nonces.get(nonce.keyId);
+        if (!last) return refuse('NONCE_REUSED', 'the API key of this request no longer exists');
+        const column = nonce.protocol === 'v2' ? 'v2' : 'v3';
+        if (BigInt(nonce.value) <= last[column]) {
+          return refuse(
+            'NONCE_REUSED',
+            `${nonce.protocol === 'v2' ? 'tonce' : 'svc-nonce'} must be greater than the previous one used with this key`,
+          );
+        }
+        last[column] = BigInt(nonce.value);
+        work.nonces.set(nonce.keyId, last);
+      }
+      return this.applyOne(pending.request, work);
+    });
     await postBatchWithin(tx, work.entries);
     const updated = await writeBatch(
       tx,
@@ -226,6 +250,7 @@ export class MarketWriter {
       [...work.created.values()],
       [...work.changed.values()],
       work.trades,
+      work.nonces,
     );
     const rows = new Map(updated.map((row) => [row.id, row]));
     for (const row of work.created.values()) rows.set(row.id, row);

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { v2Auth } from '../auth/authenticate.js';
+import { recordDeferredNonce, v2Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, V2AuthQuery, v2Paths } from '../http/schemas.js';
@@ -66,7 +66,9 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
     app.post(
       url,
       {
-        preValidation: v2Auth(deps.auth, 'trade'),
+        // The tonce is recorded in the order's own transaction (group commit), see authenticate.ts.
+        preValidation: v2Auth(deps.auth, 'trade', { deferNonce: true }),
+        onSend: recordDeferredNonce(deps.auth),
         schema: {
           tags: ['v2'],
           summary: 'Create an order (form body, signed)',
@@ -89,14 +91,19 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
       async (request, reply) => {
         const body = request.body;
         const type = (body.ord_type ?? 'limit') as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss';
-        const order = await placeOrder(deps.orders, request.auth!.accountId, {
-          market: body.market,
-          side: body.side,
-          type,
-          amount: body.volume,
-          price: body.price,
-          stopPrice: body.stop_price,
-        });
+        const order = await placeOrder(
+          deps.orders,
+          request.auth!.accountId,
+          {
+            market: body.market,
+            side: body.side,
+            type,
+            amount: body.volume,
+            price: body.price,
+            stopPrice: body.stop_price,
+          },
+          request.deferredNonce,
+        );
         reply.code(201);
         return v2Order(market(order.market), order);
       },

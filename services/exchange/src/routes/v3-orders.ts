@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { v3Auth } from '../auth/authenticate.js';
+import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
@@ -82,7 +82,9 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
   app.post(
     '/v3/auth/w/order/submit',
     {
-      preValidation: v3Auth(deps.auth, 'trade'),
+      // The nonce is recorded in the order's own transaction (group commit), see authenticate.ts.
+      preValidation: v3Auth(deps.auth, 'trade', { deferNonce: true }),
+      onSend: recordDeferredNonce(deps.auth),
       schema: {
         tags: ['v3 private'],
         summary: 'Create an order; amount < 0 sells (for market_by_quote it is the quote amount)',
@@ -104,14 +106,19 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       const body = request.body;
       const text = String(body.amount).trim();
       const sell = text.startsWith('-');
-      const order = await placeOrder(deps.orders, request.auth!.accountId, {
-        market: body.symbol,
-        side: sell ? 'sell' : 'buy',
-        type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
-        amount: sell ? text.slice(1) : text,
-        price: body.price,
-        stopPrice: body.stop_price,
-      });
+      const order = await placeOrder(
+        deps.orders,
+        request.auth!.accountId,
+        {
+          market: body.symbol,
+          side: sell ? 'sell' : 'buy',
+          type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
+          amount: sell ? text.slice(1) : text,
+          price: body.price,
+          stopPrice: body.stop_price,
+        },
+        request.deferredNonce,
+      );
       return v3Order(market(order.market), order);
     },
   );

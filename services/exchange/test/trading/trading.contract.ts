@@ -10,6 +10,7 @@ import { balancesOf } from '../../src/ledger/store.js';
 import { seedDemo } from '../../src/seed.js';
 import { accountWithKey, credit } from '../support/accounts.js';
 import { type Client, client } from '../support/client.js';
+import { nextNonce, v3Headers } from '../support/signing.js';
 import { reference, secretBox, type Target } from '../support/targets.js';
 
 const FEES = { makerFeePpm: 1_000, takerFeePpm: 2_000 };
@@ -27,6 +28,7 @@ export function tradingContract(target: Target): void {
     let demoId: number;
     let other: Client;
     let otherId: number;
+    let otherKey: { apiKey: string; secret: string };
 
     beforeAll(async () => {
       app = await buildApp({ db: target.db(), reference, secretBox, fees: FEES });
@@ -42,6 +44,7 @@ export function tradingContract(target: Target): void {
       await credit(target.db(), second.account.id, 'btc', 10n * 10n ** 10n); // 10 BTC (ledger precision 10)
       await credit(target.db(), second.account.id, 'uah', 1_000_000n * 10n ** 6n);
       other = client(() => app, second.apiKey, second.secret);
+      otherKey = { apiKey: second.apiKey, secret: second.secret };
       otherId = second.account.id;
     });
     afterAll(async () => {
@@ -231,6 +234,49 @@ export function tradingContract(target: Target): void {
         [sell.json().id, '-0.2', 'EXECUTED'],
       ]);
       expect((await reconcile(target.db())).problems).toEqual([]);
+    });
+
+    it('records the nonce of an order in its own transaction: replays, races and refused bodies cannot reuse it', async () => {
+      const path = '/v3/auth/w/order/submit';
+      const send = (body: string, nonce: string) =>
+        app.inject({
+          method: 'POST',
+          url: path,
+          payload: body,
+          headers: v3Headers(otherKey.apiKey, otherKey.secret, path, body, nonce),
+        });
+      const count = async () =>
+        (
+          await target
+            .db()
+            .query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE account_id = $1', [otherId])
+        ).rows[0]!.n;
+      const before = await count();
+      const body = JSON.stringify({ symbol: 'btcuah', type: 'limit', amount: '0.001', price: '10' });
+      const nonce = nextNonce();
+      expect((await send(body, nonce)).statusCode).toBe(200);
+      const replay = await send(body, nonce);
+      expect([replay.statusCode, replay.json().error.name]).toEqual([401, 'nonce_reused']);
+      const raceNonce = nextNonce();
+      const race = await Promise.all([send(body, raceNonce), send(body, raceNonce)]);
+      expect(race.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+      expect(await count()).toBe(before + 2);
+      // A signed request refused for its body has still used its nonce.
+      const badNonce = nextNonce();
+      const bad = await send(JSON.stringify({ symbol: 'btcuah', type: 'nope', amount: 1 }), badNonce);
+      expect(bad.statusCode).toBe(400);
+      expect((await send(body, badNonce)).json().error.name).toBe('nonce_reused');
+      const refusedNonce = nextNonce();
+      const poor = await send(
+        JSON.stringify({ symbol: 'btcuah', type: 'limit', amount: '-1000', price: '1' }),
+        refusedNonce,
+      );
+      expect(poor.json().error.name).toBe('insufficient_funds');
+      expect((await send(body, refusedNonce)).json().error.name).toBe('nonce_reused');
+      expect(await count()).toBe(before + 2);
+      // Cancel what this test placed, so later tests see the book they expect.
+      for (const order of (await other.v3('/v3/auth/r/orders/btcuah')).json())
+        await other.v3('/v3/order/cancel', { order_id: order[0] });
     });
 
     it('refuses an order beyond the available funds and writes nothing', async () => {
