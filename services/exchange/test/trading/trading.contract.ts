@@ -369,6 +369,18 @@ export function tradingContract(target: Target): void {
       expect(byQuote.json()[7]).toBe('0.01');
       const own = await demo.v3('/v3/auth/r/orders');
       expect(own.json()).toEqual([]);
+      // A stop-limit order waits unseen in the book until the last price reaches its stop.
+      const bookBefore = (await app.inject({ method: 'GET', url: '/v3/book/btcuah' })).json();
+      const stop = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit_stop_loss',
+        amount: '-0.01',
+        price: '1000000',
+        stop_price: '1100000',
+      });
+      expect([stop.statusCode, stop.json()[13], stop.json()[8]]).toEqual([200, 'ACTIVE', 'LIMIT']);
+      expect((await app.inject({ method: 'GET', url: '/v3/book/btcuah' })).json()).toEqual(bookBefore);
+      expect((await demo.v3('/v3/order/cancel', { order_id: stop.json()[0] })).statusCode).toBe(200);
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
 
