@@ -108,6 +108,8 @@ export class MarketWriter {
   private seq = 0;
   private readonly queue: Pending[] = [];
   private running = false;
+  /** The engine holds changes of a batch that rolled back and could not be rebuilt yet. */
+  private stale = false;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /** Committed transactions and the requests they answered (group commit: requests >= batches). */
@@ -180,6 +182,16 @@ export class MarketWriter {
   }
 
   private async runBatch(batch: Pending[]): Promise<void> {
+    if (this.stale) {
+      // An earlier failed batch could not rebuild the engine (database unreachable): try again first.
+      try {
+        await this.rebuild();
+        this.stale = false;
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+    }
     for (let attempt = 1; ; attempt += 1) {
       try {
         const outcomes = await this.ctx.exclusive(() =>
@@ -195,6 +207,7 @@ export class MarketWriter {
         try {
           await this.rebuild();
         } catch (rebuildError) {
+          this.stale = true;
           for (const pending of batch) pending.reject(rebuildError);
           return;
         }
