@@ -48,6 +48,9 @@ export class RedisBackend implements CounterBackend {
   private readonly listeners: ((healthy: boolean) => void)[] = [];
   private readonly connecting: Promise<unknown>;
   private readonly held = new Map<Redis, HeldWrite>();
+  /** Cluster only: every known master answered CLUSTER INFO with `cluster_state:ok` (last probe). */
+  private clusterOk = true;
+  private prober: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RedisBackendOptions) {
     this.description = options.description;
@@ -60,6 +63,33 @@ export class RedisBackend implements CounterBackend {
       client.on('error', () => this.updateHealth());
     }
     this.connecting = Promise.allSettled(this.clients.map((c) => c.connect()));
+    // A cluster client stays `ready` while one master is down: probe the masters every second.
+    const cluster = options.pipelinePerKey ? (this.clients[0] as Cluster | undefined) : undefined;
+    if (cluster && options.healthCheckActiveConnection) {
+      this.prober = setInterval(() => {
+        void this.probeCluster(cluster).then((ok) => {
+          this.clusterOk = ok;
+          this.updateHealth();
+        });
+      }, 1000);
+      this.prober.unref();
+    }
+  }
+
+  private async probeCluster(cluster: Cluster): Promise<boolean> {
+    if (cluster.status !== 'ready') return false;
+    const masters = cluster.nodes('master');
+    if (masters.length === 0) return false;
+    const bound = this.options.connectTimeoutMs;
+    const answers = await Promise.allSettled(
+      masters.map((node) =>
+        Promise.race([
+          node.cluster('INFO'),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), bound).unref()),
+        ]),
+      ),
+    );
+    return answers.every((a) => a.status === 'fulfilled' && String(a.value).includes('cluster_state:ok'));
   }
 
   private client(): Redis | Cluster {
@@ -70,7 +100,7 @@ export class RedisBackend implements CounterBackend {
 
   private updateHealth(): void {
     if (!this.options.healthCheckActiveConnection) return;
-    const now = this.clients.every((c) => c.status === 'ready');
+    const now = this.clusterOk && this.clients.every((c) => c.status === 'ready');
     if (now === this.isHealthy) return;
     this.isHealthy = now;
     for (const l of this.listeners) l(now);
@@ -200,6 +230,7 @@ export class RedisBackend implements CounterBackend {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.prober);
     for (const client of [...this.held.keys()]) this.flush(client);
     await Promise.allSettled(
       this.clients.map((c) => (c.status === 'ready' ? c.quit() : Promise.resolve(c.disconnect()))),
