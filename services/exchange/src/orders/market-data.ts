@@ -38,15 +38,16 @@ export interface MarketSummary {
 export async function summaries(db: Sql, orders: OrderService, now: number): Promise<MarketSummary[]> {
   const days = await dayStats(db, now - DAY_MS);
   return [...orders.markets.values()].map((market) => {
-    const book = orders.writer(market.id)!.book;
-    const top = book.top();
+    const view = orders.writer(market.id)!.view();
+    const bid = view.bids[0];
+    const ask = view.asks[0];
     return {
       market,
-      bid: top.bid?.[0] ?? null,
-      bidVolume: top.bid?.[1] ?? 0n,
-      ask: top.ask?.[0] ?? null,
-      askVolume: top.ask?.[1] ?? 0n,
-      last: book.lastPrice,
+      bid: bid?.[0] ?? null,
+      bidVolume: bid?.[1] ?? 0n,
+      ask: ask?.[0] ?? null,
+      askVolume: ask?.[1] ?? 0n,
+      last: view.lastPrice,
       day: days.get(market.id),
     };
   });
@@ -101,10 +102,10 @@ export function v2Ticker(s: MarketSummary, now: number) {
  * precision is finer: bids rounded down, asks up, so a group never looks better than its orders.
  */
 export function v3Book(orders: OrderService, market: TradingMarket): [number, number, number][] {
-  const depth = orders.writer(market.id)!.book.depth();
+  const depth = orders.writer(market.id)!.view();
   const { quote_precision: qp, base_precision: bp, display_precision: dp } = market.file;
   const step = qp > dp ? 10n ** BigInt(qp - dp) : 1n;
-  const group = (entries: [bigint, bigint, number][], up: boolean, sign: number) => {
+  const group = (entries: readonly (readonly [bigint, bigint, number])[], up: boolean, sign: number) => {
     const out: [number, number, number][] = [];
     let current: [bigint, bigint, number] | undefined;
     for (const [price, volume, count] of entries) {

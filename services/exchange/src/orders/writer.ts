@@ -2,7 +2,7 @@ import type { Database, Sql } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { JournalEntry } from '../ledger/entry.js';
 import { postBatchWithin } from '../ledger/store.js';
-import { MatchingEngine } from '../matching/engine.js';
+import { type BookEntry, MatchingEngine } from '../matching/engine.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
 import type { TradingMarket } from './markets.js';
@@ -32,6 +32,13 @@ interface Pending {
   readonly nonce: DeferredNonce | undefined;
   readonly resolve: (outcome: OrderOutcome) => void;
   readonly reject: (error: unknown) => void;
+}
+
+/** The committed state of a market's book, as public market data shows it. */
+export interface BookView {
+  readonly bids: readonly BookEntry[];
+  readonly asks: readonly BookEntry[];
+  readonly lastPrice: bigint | null;
 }
 
 /** Largest number of requests committed in one transaction. */
@@ -110,6 +117,10 @@ export class MarketWriter {
   private running = false;
   /** The engine holds changes of a batch that rolled back and could not be rebuilt yet. */
   private stale = false;
+  /** True while the engine holds changes of a batch not committed yet. */
+  private inFlight = false;
+  private committedView: BookView = { bids: [], asks: [], lastPrice: null };
+  private viewRead = false;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /** Committed transactions and the requests they answered (group commit: requests >= batches). */
@@ -122,9 +133,27 @@ export class MarketWriter {
     this.engine = new MatchingEngine(market.spec);
   }
 
-  /** The engine, for reads (book, top of book, last price). Never apply commands to it directly. */
+  /** The live engine (tests, snapshots). Never apply commands to it directly. */
   get book(): MatchingEngine {
     return this.engine;
+  }
+
+  /**
+   * The book as last committed: between batches the engine itself, during a batch a copy taken
+   * before it began, so public data never shows an order or trade that might still roll back.
+   */
+  view(): BookView {
+    if (this.inFlight || this.stale) {
+      this.viewRead = true;
+      return this.committedView;
+    }
+    this.committedView = this.capture();
+    return this.committedView;
+  }
+
+  private capture(): BookView {
+    const depth = this.engine.depth();
+    return { bids: depth.bids, asks: depth.asks, lastPrice: this.engine.lastPrice };
   }
 
   get commandSeq(): number {
@@ -192,6 +221,20 @@ export class MarketWriter {
         return;
       }
     }
+    // Readers during the batch see the book as it is now, committed (copied only when read lately).
+    if (this.viewRead) {
+      this.committedView = this.capture();
+      this.viewRead = false;
+    }
+    this.inFlight = true;
+    try {
+      await this.attempts(batch);
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  private async attempts(batch: Pending[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const outcomes = await this.ctx.exclusive(() =>

@@ -139,15 +139,16 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
       },
       async (request) => {
         const m = market(request.query.market);
-        const depth = deps.orders.writer(m.id)!.book.depth(limitOf(request.query.limit, 300, 10_000));
-        const level = ([price, volume]: [bigint, bigint, number]) => [
+        const depth = deps.orders.writer(m.id)!.view();
+        const levels = limitOf(request.query.limit, 300, 10_000);
+        const level = ([price, volume]: readonly [bigint, bigint, number]) => [
           m.formatPrice(price),
           m.formatAmount(volume),
         ];
         return {
           timestamp: Math.floor(deps.now() / 1000),
-          asks: depth.asks.map(level),
-          bids: depth.bids.map(level),
+          asks: depth.asks.slice(0, levels).map(level),
+          bids: depth.bids.slice(0, levels).map(level),
         };
       },
     );

@@ -66,5 +66,47 @@ export function failureContract(target: Target): void {
       expect(service.writer('btcuah')!.book.depth().asks).toEqual([[1_234_567n, 50_000n, 1]]);
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
+
+    it('public book data shows only committed state while a batch is in flight', async () => {
+      await target.db().query(`
+        CREATE FUNCTION slow_trade() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.3); RAISE EXCEPTION 'slow trade refused'; END $$`);
+      await target.db().query(`
+        CREATE TRIGGER slow_trade BEFORE INSERT ON trades FOR EACH ROW
+          WHEN (NEW.price = 1234500) EXECUTE FUNCTION slow_trade()`);
+      const ask = await service.place('btcuah', {
+        type: 'limit',
+        accountId: maker,
+        side: 'sell',
+        price: 1_234_500n,
+        amount: 100_000n,
+      });
+      expect(ask.ok).toBe(true);
+      const writer = service.writer('btcuah')!;
+      const before = writer.view();
+      let settled = false;
+      const cross = service
+        .place('btcuah', {
+          type: 'limit',
+          accountId: taker,
+          side: 'buy',
+          price: 1_234_500n,
+          amount: 100_000n,
+        })
+        .finally(() => {
+          settled = true;
+        });
+      cross.catch(() => {});
+      let reads = 0;
+      while (!settled) {
+        expect(writer.view()).toEqual(before);
+        reads += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await expect(cross).rejects.toThrow(/slow trade refused/);
+      expect(reads).toBeGreaterThan(0);
+      expect(writer.view()).toEqual(before);
+      await target.db().query('DROP TRIGGER slow_trade ON trades');
+    });
   });
 }
