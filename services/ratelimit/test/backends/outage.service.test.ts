@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startMemcached } from '@platform/testkit/memcached';
 import { startRedis, startRedisCluster } from '@platform/testkit/redis';
 import { describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../integration/app-harness.js';
@@ -143,6 +144,19 @@ describe('backend outage under load (policy, health, recovery without restart)',
       );
     } finally {
       await redis.stop();
+    }
+  }, 60_000);
+
+  it('memcached stopped and restarted (BACKEND_TYPE=memstore)', async () => {
+    const memcached = await startMemcached({ fresh: true });
+    try {
+      await outageScenario(
+        { BACKEND_TYPE: 'memstore', MEMSTORE_HOST_PORT: memcached.hostPort },
+        () => memcached.stop(),
+        () => memcached.restart(),
+      );
+    } finally {
+      await memcached.stop();
     }
   }, 60_000);
 
