@@ -24,6 +24,22 @@ export const DEMO_BALANCES: Readonly<Record<string, string>> = {
   rub: '500000',
 };
 
+export interface DemoAccount {
+  readonly email: string;
+  readonly svcid: string;
+  /** File under the data directory receiving `{"apiKey", "apiSecret"}`. */
+  readonly keyFile: string;
+}
+
+/**
+ * The demo account and a second one to trade with: self-trade prevention cancels an account's own
+ * resting order instead of trading with it, so seeing a trade needs two accounts.
+ */
+export const DEMO_ACCOUNTS: readonly [DemoAccount, DemoAccount] = [
+  { email: DEMO_EMAIL, svcid: 'SVCDEMO', keyFile: 'demo-api-key.json' },
+  { email: 'demo2@example.com', svcid: 'SVCDEMO2', keyFile: 'demo2-api-key.json' },
+];
+
 export interface DemoCredentials {
   readonly apiKey: string;
   readonly apiSecret: string;
@@ -33,7 +49,7 @@ export interface DemoCredentials {
 
 /**
  * Makes sure the demo account exists with its balances and an enabled key, and writes
- * `<dataDir>/demo-api-key.json` (`{"apiKey", "apiSecret"}`, mode 0600). Safe to run on every start:
+ * `<dataDir>/<keyFile>` (`{"apiKey", "apiSecret"}`, mode 0600). Safe to run on every start:
  * balances are credited once (idempotency keys), the secret is decrypted from storage.
  */
 export async function seedDemo(
@@ -41,12 +57,13 @@ export async function seedDemo(
   box: SecretBox,
   reference: ReferenceData,
   dataDir: string,
+  who: DemoAccount = DEMO_ACCOUNTS[0],
 ): Promise<DemoCredentials> {
-  let account = await findAccount(db, DEMO_EMAIL);
+  let account = await findAccount(db, who.email);
   const created = !account;
   if (!account) {
     account = await db.transaction((tx) =>
-      createAccount(tx, { email: DEMO_EMAIL, svcid: 'SVCDEMO', withdrawConfirmation: false }),
+      createAccount(tx, { email: who.email, svcid: who.svcid, withdrawConfirmation: false }),
     );
   }
   const external = await systemAccountId(db, 'external');
@@ -76,7 +93,7 @@ export async function seedDemo(
     credentials = { apiKey: issued.key.publicKey, apiSecret: issued.secret };
   }
   mkdirSync(dataDir, { recursive: true });
-  writeFileSync(path.join(dataDir, 'demo-api-key.json'), `${JSON.stringify(credentials, null, 2)}\n`, {
+  writeFileSync(path.join(dataDir, who.keyFile), `${JSON.stringify(credentials, null, 2)}\n`, {
     mode: 0o600,
   });
   return { ...credentials, accountId: account.id, created };

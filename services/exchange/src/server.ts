@@ -5,7 +5,7 @@ import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
-import { seedDemo } from './seed.js';
+import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
 
 // A wrong setting or reference file stops the start with one clear line instead of a stack trace.
 process.on('uncaughtException', (error) => {
@@ -35,11 +35,18 @@ if (masterKey.created && config.masterKey.kind === 'file') {
   );
 }
 if (config.seedDemo) {
-  const demo = await seedDemo(db, secretBox, reference, config.dataDir);
-  app.log.info(
-    { apiKey: demo.apiKey, apiSecret: demo.apiSecret, file: `${config.dataDir}/demo-api-key.json` },
-    demo.created ? 'created the demo account' : 'demo account ready',
-  );
+  for (const who of DEMO_ACCOUNTS) {
+    const demo = await seedDemo(db, secretBox, reference, config.dataDir, who);
+    app.log.info(
+      {
+        email: who.email,
+        apiKey: demo.apiKey,
+        apiSecret: demo.apiSecret,
+        file: `${config.dataDir}/${who.keyFile}`,
+      },
+      demo.created ? 'created a demo account' : 'demo account ready',
+    );
+  }
 }
 
 let closing = false;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServiceProcess } from '@platform/testkit/app';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clientSignV3, nextNonce } from '../support/signing.js';
+import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
 
 const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
 const entry = path.join(serviceDir, 'src/server.ts');
@@ -82,4 +82,63 @@ describe('server process on the embedded default', () => {
       await second.stop();
     }
   }, 90_000);
+
+  it('new user: the two seeded demo accounts trade through v2 and see it in v3', async () => {
+    const server = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    try {
+      const key = (file: string) => JSON.parse(readFileSync(path.join(cwd, 'data/exchange', file), 'utf8'));
+      const buyer = key('demo-api-key.json');
+      const seller = key('demo2-api-key.json');
+      const order = async (who: { apiKey: string; apiSecret: string }, params: Record<string, string>) => {
+        const all = { ...params, access_key: who.apiKey, tonce: nextNonce() };
+        const body = new URLSearchParams({
+          ...all,
+          signature: clientSignV2(who.apiSecret, 'POST', '/api/v2/orders.json', all),
+        });
+        const response = await fetch(`${server.url}/api/v2/orders.json`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
+        expect(response.status).toBe(201);
+        return (await response.json()) as { id: number; state: string };
+      };
+      const buy = await order(buyer, { market: 'ethuah', side: 'buy', volume: '1', price: '80000' });
+      const sell = await order(seller, { market: 'ethuah', side: 'sell', volume: '1', price: '79000' });
+      expect([buy.state, sell.state]).toEqual(['wait', 'done']);
+      const apiPath = `/v3/auth/r/order/ethuah:${buy.id}/trades`;
+      const nonce = nextNonce();
+      const trades = await fetch(`${server.url}${apiPath}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'svc-nonce': nonce,
+          'svc-apikey': buyer.apiKey,
+          'svc-signature': clientSignV3(buyer.apiSecret, apiPath, nonce, '{}'),
+        },
+        body: '{}',
+      });
+      expect(await trades.json()).toEqual([
+        [
+          expect.any(Number),
+          'ethuah',
+          expect.any(Number),
+          buy.id,
+          '1',
+          '80000',
+          null,
+          null,
+          1,
+          '0.001',
+          'eth',
+        ],
+      ]);
+      const book = await (await fetch(`${server.url}/v3/book/ethuah`)).json();
+      expect(book).toEqual([]);
+      const [ticker] = (await (await fetch(`${server.url}/v3/tickers?symbols=ethuah`)).json()) as unknown[][];
+      expect(ticker?.[7]).toBe(80000);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

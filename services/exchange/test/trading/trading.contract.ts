@@ -7,8 +7,7 @@ import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/typed.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
-import { seedDemo } from '../../src/seed.js';
-import { accountWithKey, credit } from '../support/accounts.js';
+import { DEMO_ACCOUNTS, seedDemo } from '../../src/seed.js';
 import { type Client, client } from '../support/client.js';
 import { nextNonce, v3Headers } from '../support/signing.js';
 import { reference, secretBox, type Target } from '../support/targets.js';
@@ -32,20 +31,15 @@ export function tradingContract(target: Target): void {
 
     beforeAll(async () => {
       app = await buildApp({ db: target.db(), reference, secretBox, fees: FEES });
-      const seeded = await seedDemo(
-        target.db(),
-        secretBox,
-        reference,
-        mkdtempSync(path.join(tmpdir(), 'exchange-demo-')),
-      );
+      const demoDir = mkdtempSync(path.join(tmpdir(), 'exchange-demo-'));
+      const seeded = await seedDemo(target.db(), secretBox, reference, demoDir);
       demo = client(() => app, seeded.apiKey, seeded.apiSecret);
       demoId = seeded.accountId;
-      const second = await accountWithKey(target.db(), ['read', 'trade']);
-      await credit(target.db(), second.account.id, 'btc', 10n * 10n ** 10n); // 10 BTC (ledger precision 10)
-      await credit(target.db(), second.account.id, 'uah', 1_000_000n * 10n ** 6n);
-      other = client(() => app, second.apiKey, second.secret);
-      otherKey = { apiKey: second.apiKey, secret: second.secret };
-      otherId = second.account.id;
+      // The second seeded demo account: a trade needs two accounts (self-trade prevention).
+      const second = await seedDemo(target.db(), secretBox, reference, demoDir, DEMO_ACCOUNTS[1]);
+      other = client(() => app, second.apiKey, second.apiSecret);
+      otherKey = { apiKey: second.apiKey, secret: second.apiSecret };
+      otherId = second.accountId;
     });
     afterAll(async () => {
       await app?.close();
@@ -170,7 +164,7 @@ export function tradingContract(target: Target): void {
         available: 1_000_000n * 10n ** 6n + 299_400n * 10n ** 6n,
         locked: 0n,
       });
-      expect(await balance(target, otherId, 'btc')).toEqual({ available: 98n * 10n ** 9n, locked: 0n });
+      expect(await balance(target, otherId, 'btc')).toEqual({ available: 23n * 10n ** 9n, locked: 0n });
       expect((await balance(target, feesId, 'btc')).available).toBe(feesBefore.btc.available + 2_000_000n);
       expect((await balance(target, feesId, 'uah')).available).toBe(
         feesBefore.uah.available + 600n * 10n ** 6n,
