@@ -1,3 +1,4 @@
+import { type AddressInfo, createConnection, createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type MemcachedServer, startMemcachedNodes } from '@platform/testkit/memcached';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,6 +114,36 @@ describe('memcached node choice, MEMSTORE_SRV and MEMSTORE_MAX_IDLE_CONNS (three
       await expect(b.read([op('x')])).rejects.toThrow(/no nodes/);
     } finally {
       await b.close();
+    }
+  });
+
+  it('a read is one multi-get per node (one write per node), increments follow incr/add', async () => {
+    const writes: string[] = [];
+    const proxy = createServer((client) => {
+      const upstream = createConnection(nodes[0]!.port, '127.0.0.1');
+      client.on('data', (chunk) => {
+        writes.push(chunk.toString('latin1'));
+        upstream.write(chunk);
+      });
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const port = (proxy.address() as AddressInfo).port;
+    const b = open({ MEMSTORE_HOST_PORT: `127.0.0.1:${port}` });
+    try {
+      const keys = Array.from({ length: 5 }, (_, i) => `mget-${process.pid}-${i}`);
+      expect(await b.read(keys.map((k) => op(k)))).toEqual([0, 0, 0, 0, 0]);
+      expect(writes).toEqual([`get ${keys.join(' ')}\r\n`]);
+      writes.length = 0;
+      await b.increment([op(keys[0]!, 2)]);
+      await b.close();
+      expect(writes.join('')).toBe(`get ${keys[0]}\r\nincr ${keys[0]} 2\r\nadd ${keys[0]} 0 60 1\r\n2\r\n`);
+      expect(await rawGet(nodes[0]!.port, keys[0]!)).toBe('2');
+    } finally {
+      await b.close();
+      proxy.close();
     }
   });
 
