@@ -65,7 +65,15 @@ describe('settings: defaults and fail-fast errors naming the setting', () => {
     [{ KVSTORE_TYPE: 'ring', KVSTORE_URL: 'h:1' }, /^KVSTORE_TYPE must be one of single, sentinel, cluster/],
     [{ KVSTORE_TYPE: 'sentinel', KVSTORE_URL: 'h:1' }, /^KVSTORE_URL for sentinel must be/],
     [{ BACKEND_TYPE: 'redis' }, /^KVSTORE_URL must be set$/],
-    [{ BACKEND_TYPE: 'memcache' }, /^MEMSTORE_HOST_PORT must be set/],
+    [{ BACKEND_TYPE: 'memcache' }, /^MEMSTORE_HOST_PORT or MEMSTORE_SRV must be set/],
+    [
+      { BACKEND_TYPE: 'memstore', MEMSTORE_HOST_PORT: 'h:1', MEMSTORE_SRV: 's' },
+      /MEMSTORE_SRV are exclusive/,
+    ],
+    [
+      { BACKEND_TYPE: 'memstore', MEMSTORE_SRV: 's', MEMSTORE_MAX_IDLE_CONNS: '-1' },
+      /MEMSTORE_MAX_IDLE_CONNS/,
+    ],
     [{ GRPC_MAX_CONNECTION_AGE: '10 minutes' }, /^GRPC_MAX_CONNECTION_AGE must be a duration/],
     [{ WORKERS: '2' }, /^WORKERS above 1 needs a shared backend/],
   ])('%o is rejected', (env, message) => {
