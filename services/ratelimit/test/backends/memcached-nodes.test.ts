@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type MemcachedServer, startMemcachedNodes } from '@platform/testkit/memcached';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backends/create.js';
-import type { MemcachedBackend } from '../../src/backends/memcached.js';
+import { MemcachedBackend } from '../../src/backends/memcached.js';
 import { parseBackendSettings } from '../../src/settings/backend.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { rawGet } from './memcached-raw.js';
@@ -141,6 +141,43 @@ describe('memcached node choice, MEMSTORE_SRV and MEMSTORE_MAX_IDLE_CONNS (three
       await b.close();
       expect(writes.join('')).toBe(`get ${keys[0]}\r\nincr ${keys[0]} 2\r\nadd ${keys[0]} 0 60 1\r\n2\r\n`);
       expect(await rawGet(nodes[0]!.port, keys[0]!)).toBe('2');
+    } finally {
+      await b.close();
+      proxy.close();
+    }
+  });
+
+  it('a lost add race (another instance created the key first) increments again', async () => {
+    const key = `race-${process.pid}`;
+    // A proxy that, when it sees our `add`, first creates the key itself at 9 (the other instance).
+    const proxy = createServer((client) => {
+      const upstream = createConnection(nodes[2]!.port, '127.0.0.1');
+      client.on('data', async (chunk) => {
+        if (chunk.toString('latin1').startsWith(`add ${key} `)) {
+          client.pause();
+          const other = new MemcachedBackend({
+            nodes: { kind: 'list', hostPorts: nodes[2]!.hostPort },
+            maxIdleConns: 1,
+            tls: undefined,
+            timeoutMs: 1000,
+            healthCheckActiveConnection: false,
+          });
+          await other.increment([op(key, 9)]);
+          await other.close();
+          client.resume();
+        }
+        upstream.write(chunk);
+      });
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const b = open({ MEMSTORE_HOST_PORT: `127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+    try {
+      expect(await b.increment([op(key, 2)])).toEqual([2]); // decided on the read (0) + 2
+      await b.close();
+      expect(await rawGet(nodes[2]!.port, key)).toBe('11'); // 9 from the other + our 2, not lost
     } finally {
       await b.close();
       proxy.close();
