@@ -23,7 +23,7 @@ const CRLF = '\r\n';
 function firstLine(buf: Buffer, from = 0): { line: string; next: number } | undefined {
   const end = buf.indexOf(CRLF, from);
   if (end < 0) return undefined;
-  return { line: buf.toString('latin1', from, end), next: end + 2 };
+  return { line: buf.toString('utf8', from, end), next: end + 2 };
 }
 
 function failIfError(line: string): void {

@@ -2,7 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { lookupSrvNodes, type NodeAddress, nodeIndexForKey, parseHostPorts } from './memcached-nodes.js';
 import { NodePool } from './memcached-pool.js';
 import { parseLine, parseValues } from './memcached-wire.js';
-import type { CounterBackend, CounterOp } from './types.js';
+import { type CounterBackend, type CounterOp, InvalidKeyError } from './types.js';
 
 /**
  * Memcached counters (reference "Memcached"): read the counts with one multi-get per node, answer
@@ -33,7 +33,7 @@ const MAX_KEY_LENGTH = 250;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is rejected
 const BAD_KEY = /[\s\x00-\x1f\x7f]/;
 
-export class InvalidMemcachedKeyError extends Error {}
+export class InvalidMemcachedKeyError extends InvalidKeyError {}
 
 export class MemcachedBackend implements CounterBackend {
   readonly description: string;
@@ -121,9 +121,9 @@ export class MemcachedBackend implements CounterBackend {
   }
 
   private static check(key: string): void {
-    if (key.length > MAX_KEY_LENGTH || BAD_KEY.test(key)) {
+    if (Buffer.byteLength(key) > MAX_KEY_LENGTH || BAD_KEY.test(key)) {
       throw new InvalidMemcachedKeyError(
-        `memcached key longer than ${MAX_KEY_LENGTH} or with whitespace/control characters: ${JSON.stringify(key.slice(0, 60))}`,
+        `memcached key longer than ${MAX_KEY_LENGTH} bytes or with whitespace/control characters: ${JSON.stringify(key.slice(0, 60))}`,
       );
     }
   }

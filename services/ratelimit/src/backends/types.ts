@@ -35,3 +35,10 @@ export interface CounterBackend {
   ready(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/**
+ * A key the backend can never store (memcached: over 250 bytes or with whitespace/control
+ * characters). The call fails with this message whatever BACKEND_FAILURE_MODE says: it is a
+ * property of the request, not an outage.
+ */
+export class InvalidKeyError extends Error {}

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { InvalidKeyError } from '../backends/types.js';
 import { BACKEND_ERROR_MESSAGE, type CallError, errorStat } from '../errors.js';
 import { Code, type RateLimitRequest, type RateLimitResponse } from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
@@ -71,6 +72,8 @@ export class RateLimitService {
     try {
       statuses = await this.options.limiter.doLimit(plan, now);
     } catch (error) {
+      if (error instanceof InvalidKeyError)
+        return this.fail({ code: 'invalid_descriptor', message: error.message });
       this.options.logger.error({ err: error }, 'rate limit backend call failed');
       const failed = this.fail({ code: 'backend', message: BACKEND_ERROR_MESSAGE });
       if (this.options.failureMode === 'error') return failed;

@@ -3,6 +3,7 @@ import { type MemcachedServer, startMemcached, startMemcachedNodes } from '@plat
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backends/create.js';
 import { parseBackendSettings } from '../../src/settings/backend.js';
+import { startApp } from '../integration/app-harness.js';
 import { counterBackendContract } from './contract.js';
 
 function memcachedContract(count: number): void {
@@ -42,7 +43,7 @@ describe('memcached specifics', () => {
       parseBackendSettings({ BACKEND_TYPE: 'memstore', MEMSTORE_HOST_PORT: server.hostPort }),
     );
     try {
-      for (const key of ['x'.repeat(251), 'has space', 'tab\there', 'nl\n']) {
+      for (const key of ['x'.repeat(251), 'é'.repeat(126), 'has space', 'tab\there', 'nl\n']) {
         await expect(backend.increment([{ key, hits: 1, ttlSeconds: 10, perSecond: false }])).rejects.toThrow(
           /memcached key/,
         );
@@ -50,8 +51,39 @@ describe('memcached specifics', () => {
       expect(
         await backend.increment([{ key: 'x'.repeat(250), hits: 1, ttlSeconds: 10, perSecond: false }]),
       ).toEqual([1]);
+      // Non-ASCII keys within 250 bytes round-trip (multi-get replies are matched by UTF-8 key).
+      const utf8 = { key: `ключ-${'é'.repeat(100)}`, hits: 2, ttlSeconds: 10, perSecond: false };
+      expect(await backend.increment([utf8])).toEqual([2]);
+      expect(await backend.increment([utf8])).toEqual([4]);
     } finally {
       await backend.close();
+    }
+  });
+
+  it('through the service, a key memcached cannot hold fails the call with the key rule, even with BACKEND_FAILURE_MODE=allow', async () => {
+    const app = await startApp(
+      {
+        'r.yaml':
+          'domain: d\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute, requests_per_unit: 5 }\n',
+      },
+      { BACKEND_TYPE: 'memstore', MEMSTORE_HOST_PORT: server.hostPort, BACKEND_FAILURE_MODE: 'allow' },
+    );
+    const call = (value: string) =>
+      fetch(`${app.http}/json`, {
+        method: 'POST',
+        body: JSON.stringify({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }] }),
+      }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    try {
+      expect(await call('has space')).toEqual({
+        status: 400,
+        text: expect.stringMatching(
+          /^memcached key longer than 250 bytes or with whitespace\/control characters: "d_k_has space_/,
+        ),
+      });
+      expect((await call('v'.repeat(300))).status).toBe(400);
+      expect((await call('fine')).status).toBe(200);
+    } finally {
+      await app.close();
     }
   });
 
