@@ -1,0 +1,61 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type RedisCluster, startRedisCluster } from '@platform/testkit/redis';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBackend } from '../../src/backends/create.js';
+import { parseBackendSettings } from '../../src/settings/backend.js';
+
+const op = (key: string) => ({ key, hits: 1, ttlSeconds: 60, perSecond: false });
+
+describe('redis cluster: the keys of one call go to their masters concurrently', () => {
+  let cluster: RedisCluster;
+  let masters: Redis[];
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    masters = cluster.nodes.map((n) => new Redis({ host: n.host, port: n.port }));
+  });
+  afterAll(async () => {
+    for (const m of masters) m.disconnect();
+    await cluster.stop();
+  });
+
+  /** A key whose slot is served by master `index`. */
+  async function keyOn(index: number, tag: string): Promise<string> {
+    const slots = await masters[0]!.cluster('SLOTS');
+    const port = cluster.nodes[index]!.port;
+    for (let i = 0; ; i++) {
+      const key = `${tag}-${i}`;
+      const slot = Number(await masters[0]!.cluster('KEYSLOT', key));
+      if (slots.some(([from, to, master]) => slot >= from && slot <= to && master?.[1] === port)) return key;
+    }
+  }
+
+  it('with one master paused, the key on another master is already counted', async () => {
+    const slow = await keyOn(0, `slow-${process.pid}`);
+    const fast = await keyOn(1, `fast-${process.pid}`);
+    const backend = createBackend(
+      parseBackendSettings({
+        KVSTORE_URL: cluster.hostPorts,
+        KVSTORE_TYPE: 'cluster',
+        BACKEND_TIMEOUT_MS: '10000',
+      }),
+    );
+    try {
+      expect(await backend.ready()).toBe(true);
+      await masters[0]!.client('PAUSE', 8000, 'WRITE');
+      let settled = false;
+      // The slow key comes first: a slot-after-slot implementation would not reach the fast one.
+      const call = backend.increment([op(slow), op(fast)]).finally(() => {
+        settled = true;
+      });
+      for (let i = 0; i < 100 && (await masters[1]!.get(fast)) !== '1'; i++) await sleep(50);
+      expect(await masters[1]!.get(fast)).toBe('1');
+      expect(settled).toBe(false); // still waiting for the paused master
+      await masters[0]!.client('UNPAUSE');
+      expect(await call).toEqual([1, 1]);
+    } finally {
+      await masters[0]!.client('UNPAUSE');
+      await backend.close();
+    }
+  });
+});
