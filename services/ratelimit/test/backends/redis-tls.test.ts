@@ -1,13 +1,51 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type RedisServer, startRedis } from '@platform/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backends/create.js';
 import { parseBackendSettings } from '../../src/settings/backend.js';
 import { type CertPair, makeCa, makeLeaf } from '../observability/certs.js';
+import { counterBackendContract } from './contract.js';
 
 const op = { key: 'tls-key', hits: 1, ttlSeconds: 10, perSecond: false };
+
+// The shared contract over TLS with an ACL user (KVSTORE_AUTH=<user>:<password>), for both the
+// main and the per-second server.
+counterBackendContract('redis single over TLS with an ACL user, and a per-second server alike', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-redis-tls-acl-'));
+  const ca = makeCa(dir, 'ca');
+  const server = makeLeaf(dir, ca, 'server', 'redis', 'IP:127.0.0.1', 'serverAuth');
+  const start = () =>
+    startRedis({
+      tls: { certFile: server.cert, keyFile: server.key, caFile: ca.cert, authClients: false },
+      aclUsers: ['user limiter on >s3cret ~* +@all'],
+      args: ['--requirepass', 'default-is-locked'],
+    });
+  const [main, perSecond] = [await start(), await start()];
+  const backend = createBackend(
+    parseBackendSettings({
+      KVSTORE_URL: `127.0.0.1:${main.port}`,
+      KVSTORE_TLS: 'true',
+      KVSTORE_AUTH: 'limiter:s3cret',
+      KVSTORE_TLS_CACERT: ca.cert,
+      KVSTORE_PERSECOND: 'true',
+      KVSTORE_PERSECOND_URL: `127.0.0.1:${perSecond.port}`,
+      KVSTORE_PERSECOND_TLS: 'true',
+      KVSTORE_PERSECOND_AUTH: 'limiter:s3cret',
+    }),
+  );
+  return {
+    backend,
+    advanceSeconds: (s) => sleep(s * 1000 + 100),
+    close: async () => {
+      await backend.close();
+      await main.stop();
+      await perSecond.stop();
+    },
+  };
+});
 
 // The testkit's readiness probe sends no client certificate, so Redis runs with tls-auth-clients no;
 // the client certificate is still configured and offered.
