@@ -35,6 +35,7 @@ export interface TradingMarket {
   formatTotal(total: bigint): string;
 }
 
+/** `fees` applies to markets whose reference entry sets no `maker_fee_ppm` / `taker_fee_ppm` of its own. */
 export function tradingMarket(reference: ReferenceData, file: MarketFile, fees: FeeRates): TradingMarket {
   const basePrecision = reference.ledgerPrecision(file.base_unit);
   const quotePrecision = reference.ledgerPrecision(file.quote_unit);
@@ -49,8 +50,8 @@ export function tradingMarket(reference: ReferenceData, file: MarketFile, fees: 
       id: file.id,
       pricePrecision: file.quote_precision,
       amountPrecision: file.base_precision,
-      makerFeePpm: fees.makerFeePpm,
-      takerFeePpm: fees.takerFeePpm,
+      makerFeePpm: file.maker_fee_ppm ?? fees.makerFeePpm,
+      takerFeePpm: file.taker_fee_ppm ?? fees.takerFeePpm,
     }),
     totalPrecision,
     baseToLedger: (amount: bigint) => rescale(amount, file.base_precision, basePrecision),

@@ -40,6 +40,10 @@ export const MarketFile = Type.Object(
     base_precision: Type.Integer({ minimum: 0, maximum: 18 }),
     quote_precision: Type.Integer({ minimum: 0, maximum: 18 }),
     display_precision: Type.Integer({ minimum: 0, maximum: 18 }),
+    /** Maker fee in parts per million of what the maker receives; the service default when absent. */
+    maker_fee_ppm: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    /** Taker fee in parts per million of what the taker receives; the service default when absent. */
+    taker_fee_ppm: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_REFERENCE_FILE } from '../../src/config.js';
+import { tradingMarkets } from '../../src/orders/markets.js';
 import { buildReferenceData, loadReferenceData, ReferenceDataError } from '../../src/reference/load.js';
 
 const document = () => parse(readFileSync(DEFAULT_REFERENCE_FILE, 'utf8')) as Record<string, unknown[]>;
@@ -68,5 +69,29 @@ describe('reference data', () => {
 
   it('reports a missing or broken file by name', () => {
     expect(() => loadReferenceData('/nonexistent/reference.yaml')).toThrow(/reference\.yaml: cannot read/);
+  });
+});
+
+describe('per-market fees', () => {
+  it('take the market entry when it sets them, the service default otherwise', () => {
+    const doc = document();
+    const markets = doc.markets as Record<string, unknown>[];
+    const btcuah = markets.find((m) => m.id === 'btcuah')!;
+    btcuah.maker_fee_ppm = 0;
+    btcuah.taker_fee_ppm = 1500;
+    const ethuah = markets.find((m) => m.id === 'ethuah')!;
+    delete ethuah.maker_fee_ppm;
+    delete ethuah.taker_fee_ppm;
+    const data = buildReferenceData(doc, 'test.yaml');
+    const defaults = { makerFeePpm: 700, takerFeePpm: 900 };
+    const all = tradingMarkets(data, defaults);
+    expect(all.get('btcuah')?.spec).toMatchObject({ makerFeePpm: 0, takerFeePpm: 1500 });
+    expect(all.get('ethuah')?.spec).toMatchObject({ makerFeePpm: 700, takerFeePpm: 900 });
+  });
+
+  it('refuses a fee above 100 %', () => {
+    const doc = document();
+    (doc.markets as Record<string, unknown>[])[0]!.taker_fee_ppm = 1_000_001;
+    expect(() => buildReferenceData(doc, 'test.yaml')).toThrow(/taker_fee_ppm/);
   });
 });
