@@ -1,6 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import type * as grpc from '@grpc/grpc-js';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { createBackend } from './backends/create.js';
 import type { CounterBackend } from './backends/types.js';
 import type { Settings } from './config.js';
@@ -8,11 +8,17 @@ import { Health } from './health/health.js';
 import { LocalOverLimitCache } from './limiter/local-cache.js';
 import { RateLimiter } from './limiter/rate-limiter.js';
 import { RateLimitService } from './limiter/service.js';
+import { grpcServerOptions } from './observability/grpc-tls.js';
+import { createLogger } from './observability/logger.js';
+import { createTracing } from './observability/tracing.js';
+import { instrumentHttpServer, traceBackend, tracingInterceptor } from './observability/tracing-transport.js';
+import { XdsConfigClient } from './observability/xds-client.js';
+import { snapshotToConfigFiles } from './observability/xds-config-files.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
 import { ConfigManager } from './runtime/config-manager.js';
 import { configDirectory, runtimeDirectory } from './settings/runtime.js';
 import { StatsRegistry } from './stats/registry.js';
-import { connectionAgeOptions, createGrpcServer, shutdownGrpc } from './transport/grpc-server.js';
+import { createGrpcServer, shutdownGrpc } from './transport/grpc-server.js';
 import { closeHttp, createHttpServer } from './transport/http-server.js';
 
 /**
@@ -56,11 +62,12 @@ export interface App {
 }
 
 export function buildApp(settings: Settings, options: AppOptions = {}): App {
-  const logger = options.logger ?? pino({ level: settings.server.logLevel, base: { service: 'ratelimit' } });
+  const logger = options.logger ?? createLogger(settings.observability.log);
   const registry = options.registry ?? new StatsRegistry(settings.server.disableStats);
   const now = options.now ?? Date.now;
   const health = new Health();
-  const backend = options.backend ?? createBackend(settings.backend);
+  const tracing = createTracing(settings.observability.tracing);
+  const backend = traceBackend(options.backend ?? createBackend(settings.backend), tracing);
   backend.onHealthChange((ok) => {
     health.set('backend', ok);
     logger[ok ? 'info' : 'warn'](
@@ -111,12 +118,14 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     service,
     health,
     registry,
-    options: connectionAgeOptions(
-      settings.server.grpcMaxConnectionAgeMs,
-      settings.server.grpcMaxConnectionAgeGraceMs,
-    ),
+    options: {
+      ...grpcServerOptions(settings.observability.grpcServer),
+      interceptors: tracing.enabled ? [tracingInterceptor(tracing)] : [],
+    },
   });
   const httpServer = createHttpServer({ service, health, logger });
+  instrumentHttpServer(httpServer, tracing);
+  let xds: XdsConfigClient | undefined;
 
   const waitForValidConfig = (): Promise<void> =>
     new Promise((resolve) => {
@@ -151,11 +160,21 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
           'RUNTIME_ROOT is not set: using the bundled example config',
         );
       }
-      if (runtime.configType !== 'FILE') {
-        throw new Error(`CONFIG_TYPE=${runtime.configType} is not wired in this build`);
+      if (runtime.configType === 'GRPC_XDS_SOTW') {
+        // Rules from the management server: a snapshot that fails to load is NACKed with the error.
+        xds = new XdsConfigClient({
+          settings: settings.observability.xds,
+          apply: (configs) => {
+            const error = configManager.loadFiles(snapshotToConfigFiles(configs));
+            if (error !== undefined) throw new Error(error);
+          },
+          log: logger,
+        });
+        xds.start();
+      } else {
+        await configManager.reload();
+        configManager.ensureWatching();
       }
-      await configManager.reload();
-      configManager.ensureWatching();
       if (!runtime.forceStartWithoutInitialConfig) await waitForValidConfig();
       if (!(await backend.ready()))
         logger.warn({ backend: backend.description }, 'cache backend not reachable yet');
@@ -166,8 +185,10 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     async close(graceMs = 10_000) {
       health.set('sigterm', false);
       configManager.close();
+      await xds?.stop();
       await Promise.all([shutdownGrpc(grpcServer, graceMs), closeHttp(httpServer, graceMs)]);
       await backend.close();
+      await tracing.shutdown();
     },
   };
 }

@@ -1,3 +1,4 @@
+import { type ObservabilitySettings, parseObservabilitySettings } from './observability/settings.js';
 import { type BackendSettings, parseBackendSettings } from './settings/backend.js';
 import { type Env, SettingError } from './settings/env.js';
 import { parseRuntimeSettings, type RuntimeSettings } from './settings/runtime.js';
@@ -12,6 +13,8 @@ export interface Settings {
   readonly server: ServerSettings;
   readonly runtime: RuntimeSettings;
   readonly backend: BackendSettings;
+  /** Statistics sinks, pull metrics, debug server, logs, tracing, gRPC TLS, xDS (docs/observability.md). */
+  readonly observability: ObservabilitySettings;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -28,6 +31,7 @@ export function parseSettings(env: Env): Settings {
     server: parseServerSettings(env),
     runtime: parseRuntimeSettings(env),
     backend: parseBackendSettings(env),
+    observability: parseObservabilitySettings(env),
   };
   if (settings.server.workers > 1 && settings.backend.type === 'memory') {
     throw new SettingError(

@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
-import * as grpc from '@grpc/grpc-js';
 import { buildApp } from './app.js';
 import { loadSettings } from './config.js';
+import { buildGrpcServerCredentials } from './observability/grpc-tls.js';
+import { type RunningObservability, startObservability } from './observability/start.js';
 import { bindGrpc, grpcAddress } from './transport/grpc-server.js';
 import { listenHttp } from './transport/http-server.js';
 
@@ -21,12 +22,13 @@ async function main(): Promise<void> {
   const app = buildApp(settings);
   const { server } = settings;
   let stopping = false;
+  let observability: RunningObservability | undefined;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     app.logger.info({ signal }, 'termination signal received: unhealthy, draining');
     app.markTerminating();
-    app.close().then(
+    Promise.all([app.close(), observability?.close()]).then(
       () => process.exit(0),
       (error: unknown) => {
         app.logger.error({ err: error }, 'error while closing');
@@ -40,11 +42,22 @@ async function main(): Promise<void> {
   // service keeps its loaded config and keeps answering.
   process.on('unhandledRejection', (reason) => app.logger.error({ err: reason }, 'unhandled rejection'));
 
+  // Stats sinks, pull metrics and the debug server run while the initial config is awaited too.
+  observability = await startObservability({
+    settings: settings.observability,
+    registry: app.registry,
+    rlconfigLines: () =>
+      app
+        .configDump()
+        .split('\n')
+        .filter((line) => line.length > 0),
+    log: app.logger,
+  });
   await app.prepare();
   const grpcPort = await bindGrpc(
     app.grpcServer,
     grpcAddress(server.grpcHost, server.grpcPort, server.grpcUds),
-    grpc.ServerCredentials.createInsecure(),
+    buildGrpcServerCredentials(settings.observability.grpcServer),
   );
   const httpPort = await listenHttp(app.httpServer, server.host, server.port);
   app.logger.info(

@@ -1,7 +1,7 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { buildConfig, dumpConfig, type RateLimitConfig } from '../rules/config-tree.js';
+import { buildConfig, type ConfigFile, dumpConfig, type RateLimitConfig } from '../rules/config-tree.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { type ReadOptions, readConfigFiles } from './read-files.js';
 
@@ -61,6 +61,30 @@ export class ConfigManager {
 
   onChange(listener: ConfigListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Loads rule files held in memory (configuration server mode): all or nothing, counted and logged
+   * like a reload from disk. Returns the load error (the previous config stays) or undefined.
+   */
+  loadFiles(files: readonly ConfigFile[]): string | undefined {
+    const built = buildConfig(files, this.options.registry, this.options);
+    if (!built.ok) {
+      this.failure.inc();
+      this.options.logger.error(
+        { error: built.error },
+        `error loading new configuration from xds: ${built.error}`,
+      );
+      return built.error;
+    }
+    this.config = built.config;
+    this.success.inc();
+    this.options.logger.info(
+      { domains: [...built.config.domains.keys()] },
+      'successfully loaded new configuration',
+    );
+    for (const l of this.listeners) l(built.config);
+    return undefined;
   }
 
   /** Reloads now; resolves true when the new config is in force. Concurrent calls coalesce. */

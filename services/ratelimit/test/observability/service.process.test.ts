@@ -1,0 +1,129 @@
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { startServiceProcess } from '@platform/testkit/app';
+import { freePort } from '@platform/testkit/ports';
+import { describe, expect, it } from 'vitest';
+import { makeCa, makeLeaf } from './certs.js';
+
+/**
+ * The wired service as a real process, tried as a new user would: pull metrics on, traffic over a
+ * limit through POST /json, the `ratelimit_service_rate_limit_over_limit` series at /metrics, the
+ * counters on the debug server and in statsd packets; and gRPC over TLS.
+ */
+const SERVICE = resolve(import.meta.dirname, '..', '..');
+
+async function json(http: string, user: string): Promise<number> {
+  const res = await fetch(`${http}/json`, {
+    method: 'POST',
+    body: JSON.stringify({ domain: 'example', descriptors: [{ entries: [{ key: 'user', value: user }] }] }),
+  });
+  await res.text();
+  return res.status;
+}
+
+describe('observability of the running service', () => {
+  it('pull metrics, debug server and statsd show the over-limit traffic', async () => {
+    const udp = createSocket('udp4');
+    const packets: string[] = [];
+    udp.on('message', (m) => packets.push(...m.toString().split('\n')));
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+    const [metricsPort, debugPort, grpcPort] = [await freePort(), await freePort(), await freePort()];
+    const proc = await startServiceProcess({
+      name: 'ratelimit-observability',
+      entry: join(SERVICE, 'src/server.ts'),
+      cwd: SERVICE,
+      env: {
+        HOST: '127.0.0.1',
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpcPort),
+        USE_PULLMETRICS: 'true',
+        PULLMETRICS_ADDR: `127.0.0.1:${metricsPort}`,
+        DEBUG_HOST: '127.0.0.1',
+        DEBUG_PORT: String(debugPort),
+        STATSD_HOST: '127.0.0.1',
+        STATSD_PORT: String(udp.address().port),
+        STATS_FLUSH_INTERVAL: '200ms',
+        LOG_FORMAT: 'json',
+      },
+      portVariable: 'PORT',
+      healthPath: '/healthcheck',
+    });
+    try {
+      const http = `http://127.0.0.1:${proc.port}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push(await json(http, 'alice'));
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+
+      const metrics = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split('\n');
+      expect(metrics).toContain('ratelimit_service_rate_limit_over_limit{domain="example",key1="user"} 2');
+      expect(metrics).toContain('ratelimit_service_rate_limit_total_hits{domain="example",key1="user"} 5');
+      expect(metrics).toContain('ratelimit_service_rate_limit_within_limit{domain="example",key1="user"} 3');
+      expect(metrics).toContain('ratelimit_service_config_load_success 1');
+
+      const debug = `http://127.0.0.1:${debugPort}`;
+      expect(await (await fetch(`${debug}/rlconfig`)).text()).toContain(
+        'example.user: unit=MINUTE requests_per_unit=3, shadow_mode: false\n',
+      );
+      expect(await (await fetch(`${debug}/stats`)).text()).toContain(
+        'ratelimit.service.rate_limit.example.user.over_limit: 2',
+      );
+
+      while (!packets.includes('ratelimit.service.rate_limit.example.user.over_limit:2|c')) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(proc.output()).toMatch(/"@message":"ratelimit listening"/);
+    } finally {
+      await proc.stop();
+      udp.close();
+    }
+  });
+
+  it('serves gRPC over TLS when GRPC_SERVER_USE_TLS is set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-process-tls-'));
+    const ca = makeCa(dir, 'ca');
+    const server = makeLeaf(dir, ca, 'server', 'ratelimit', 'DNS:localhost,IP:127.0.0.1', 'serverAuth');
+    const [grpcPort, debugPort] = [await freePort(), await freePort()];
+    const proc = await startServiceProcess({
+      name: 'ratelimit-tls',
+      entry: join(SERVICE, 'src/server.ts'),
+      cwd: SERVICE,
+      env: {
+        HOST: '127.0.0.1',
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpcPort),
+        DEBUG_PORT: String(debugPort),
+        USE_STATSD: 'false',
+        DISABLE_STATS: 'true',
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: server.cert,
+        GRPC_SERVER_TLS_KEY: server.key,
+      },
+      portVariable: 'PORT',
+      healthPath: '/healthcheck',
+    });
+    const check = (creds: grpc.ChannelCredentials): Promise<Buffer> => {
+      const client = new grpc.Client(`127.0.0.1:${grpcPort}`, creds);
+      const id = (b: Buffer): Buffer => b;
+      return new Promise<Buffer>((res, rej) =>
+        client.makeUnaryRequest('/grpc.health.v1.Health/Check', id, id, Buffer.alloc(0), (e, r) => {
+          client.close();
+          if (e) rej(e);
+          else res(r ?? Buffer.alloc(0));
+        }),
+      );
+    };
+    try {
+      // HealthCheckResponse { status: SERVING (1) } is the two bytes 08 01
+      expect((await check(grpc.credentials.createSsl(readFileSync(ca.cert)))).toString('hex')).toBe('0801');
+      await expect(check(grpc.credentials.createInsecure())).rejects.toMatchObject({
+        code: grpc.status.UNAVAILABLE,
+      });
+    } finally {
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
