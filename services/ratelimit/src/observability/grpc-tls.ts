@@ -83,9 +83,13 @@ export function buildGrpcServerCredentials(
   ]);
 }
 
+/** grpc-js server options; a zero age or grace (the default) leaves the option unset: unlimited. */
 export function grpcServerOptions(settings: GrpcServerSettings): ChannelOptions {
-  return {
-    'grpc.max_connection_age_ms': Math.round(settings.maxConnectionAgeMs),
-    'grpc.max_connection_age_grace_ms': Math.round(settings.maxConnectionAgeGraceMs),
-  };
+  const options: ChannelOptions = {};
+  if (settings.maxConnectionAgeMs > 0)
+    options['grpc.max_connection_age_ms'] = Math.round(settings.maxConnectionAgeMs);
+  if (settings.maxConnectionAgeGraceMs > 0) {
+    options['grpc.max_connection_age_grace_ms'] = Math.round(settings.maxConnectionAgeGraceMs);
+  }
+  return options;
 }

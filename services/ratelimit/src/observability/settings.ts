@@ -114,9 +114,9 @@ export interface GrpcServerSettings {
   readonly clientCaFile: string | undefined;
   /** `GRPC_CLIENT_TLS_SAN`: DNS name a client certificate must carry. */
   readonly clientSan: string | undefined;
-  /** `GRPC_MAX_CONNECTION_AGE` (+/-10% jitter applied by grpc-js) @default 24h */
+  /** `GRPC_MAX_CONNECTION_AGE` (+/-10% jitter applied by grpc-js); 0 is unlimited. @default 0 */
   readonly maxConnectionAgeMs: number;
-  /** `GRPC_MAX_CONNECTION_AGE_GRACE` @default 1h */
+  /** `GRPC_MAX_CONNECTION_AGE_GRACE`; 0 is unlimited. @default 0 */
   readonly maxConnectionAgeGraceMs: number;
 }
 
@@ -242,8 +242,8 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
     keyFile: optional(env, 'GRPC_SERVER_TLS_KEY'),
     clientCaFile: optional(env, 'GRPC_CLIENT_TLS_CACERT'),
     clientSan: optional(env, 'GRPC_CLIENT_TLS_SAN'),
-    maxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', '24h'),
-    maxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
+    maxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', '0'),
+    maxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '0'),
   };
   if (grpcServer.useTls && (grpcServer.certFile === undefined || grpcServer.keyFile === undefined)) {
     throw new SettingError(
