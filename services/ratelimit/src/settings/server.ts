@@ -1,6 +1,9 @@
-import { bool, duration, type Env, integer, oneOf, optionalText, ratio, text } from './env.js';
+import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
 
-/** Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ..."). */
+/**
+ * Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ...").
+ * Logging, connection age, TLS and stats sinks are parsed by `observability/settings.ts`.
+ */
 export interface ServerSettings {
   /** `HOST`. @default 0.0.0.0 */
   host: string;
@@ -12,10 +15,6 @@ export interface ServerSettings {
   grpcPort: number;
   /** `GRPC_UDS`: serve gRPC on this unix socket path instead of host:port. */
   grpcUds: string | undefined;
-  /** `GRPC_MAX_CONNECTION_AGE` in ms (+/-10% jitter); 0 is unlimited. @default 0 */
-  grpcMaxConnectionAgeMs: number;
-  /** `GRPC_MAX_CONNECTION_AGE_GRACE` in ms; 0 is unlimited. @default 0 */
-  grpcMaxConnectionAgeGraceMs: number;
   /** `LIMIT_RESPONSE_HEADERS_ENABLED` with `LIMIT_LIMIT_HEADER`, `LIMIT_REMAINING_HEADER`, `LIMIT_RESET_HEADER`. */
   responseHeaders: { limit: string; remaining: string; reset: string } | undefined;
   /** `SHADOW_MODE`. @default false */
@@ -24,8 +23,6 @@ export interface ServerSettings {
   nearLimitRatio: number;
   /** `HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED`. @default false */
   healthyWithAtLeastOneConfigLoaded: boolean;
-  /** `LOG_LEVEL`. @default info */
-  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** `DISABLE_STATS`. @default false */
   disableStats: boolean;
   /** `WORKERS`: processes sharing the listening ports (needs a shared backend). @default 1 */
@@ -40,8 +37,6 @@ export function parseServerSettings(env: Env): ServerSettings {
     grpcHost: text(env, 'GRPC_HOST', '0.0.0.0'),
     grpcPort: integer(env, 'GRPC_PORT', 8081, 0, 65535),
     grpcUds: optionalText(env, 'GRPC_UDS'),
-    grpcMaxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', 0),
-    grpcMaxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', 0),
     responseHeaders: headersEnabled
       ? {
           limit: text(env, 'LIMIT_LIMIT_HEADER', 'RateLimit-Limit'),
@@ -52,7 +47,6 @@ export function parseServerSettings(env: Env): ServerSettings {
     globalShadowMode: bool(env, 'SHADOW_MODE', false),
     nearLimitRatio: ratio(env, 'NEAR_LIMIT_RATIO', 0.8),
     healthyWithAtLeastOneConfigLoaded: bool(env, 'HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', false),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const, 'info'),
     disableStats: bool(env, 'DISABLE_STATS', false),
     workers: integer(env, 'WORKERS', 1, 1, 64),
   };

@@ -74,7 +74,7 @@ describe('settings: defaults and fail-fast errors naming the setting', () => {
       { BACKEND_TYPE: 'memstore', MEMSTORE_SRV: 's', MEMSTORE_MAX_IDLE_CONNS: '-1' },
       /MEMSTORE_MAX_IDLE_CONNS/,
     ],
-    [{ GRPC_MAX_CONNECTION_AGE: '10 minutes' }, /^GRPC_MAX_CONNECTION_AGE must be a duration/],
+    [{ GRPC_MAX_CONNECTION_AGE: '10 minutes' }, /^GRPC_MAX_CONNECTION_AGE: expected a duration/],
     [{ WORKERS: '2' }, /^WORKERS above 1 needs a shared backend/],
   ])('%o is rejected', (env, message) => {
     expect(() => parseSettings(env)).toThrow(message);
