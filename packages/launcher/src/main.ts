@@ -76,6 +76,12 @@ async function stopAll(signal: string): Promise<void> {
 }
 process.on('SIGINT', () => void stopAll('SIGINT'));
 process.on('SIGTERM', () => void stopAll('SIGTERM'));
+// `npm start` runs the launcher under `sh -c`; a SIGTERM sent to npm kills that shell without passing
+// the signal on. Losing the parent therefore means "stop": the services never outlive the command.
+const parentAtStart = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentAtStart) void stopAll('parent process exited');
+}, 500).unref();
 
 /** Starts a service once the services it names in `after` are settled (healthy or failed). */
 const settled = new Map<string, Promise<boolean>>();

@@ -141,3 +141,37 @@ describe('npm start launcher', () => {
     expect(alive(grandchildPid!)).toBe(false);
   });
 });
+
+describe('npm start launcher under a shell that dies', () => {
+  it('stops its services when its parent process goes away (SIGTERM to npm kills only the shell)', async () => {
+    const servicesDir = mkdtempSync(join(tmpdir(), 'launcher-orphan-'));
+    const port = await freePort();
+    writeService(
+      servicesDir,
+      'solo',
+      { order: 1, health: `http://127.0.0.1:${port}/health`, urls: {} },
+      `process.env.SERVICE_TAG = 'solo'; process.env.PORT_OF_SERVICE = '${port}';\n${GOOD_SERVER}`,
+    );
+    const command = `node --import tsx ${launcherEntry} --services-dir ${servicesDir} --cwd ${servicesDir}`;
+    // The shell keeps running as the launcher's parent (two commands, so it cannot exec the launcher).
+    const shell = spawn('/bin/sh', ['-c', `${command}; true`], {
+      cwd: repoRoot,
+      env: { ...process.env, PID_FILE_DIR: servicesDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    shell.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const deadline = Date.now() + 40_000;
+    while (!output.includes('Press Ctrl-C') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(output).toContain('1 of 1 service(s) running');
+    const [servicePid] = readFileSync(join(servicesDir, 'solo.pids'), 'utf8').split(' ').map(Number);
+    expect(alive(servicePid!)).toBe(true);
+    shell.kill('SIGKILL');
+    const stopDeadline = Date.now() + 10_000;
+    while (alive(servicePid!) && Date.now() < stopDeadline) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(servicePid!)).toBe(false);
+  });
+});
