@@ -1,4 +1,6 @@
 import type { Sql } from '../db/database.js';
+import type { JournalEntry } from '../ledger/entry.js';
+import { journalBatchParts } from '../ledger/store.js';
 import type { Command } from '../matching/types.js';
 
 /** An order as stored; amounts in the market's engine units (see markets.ts). */
@@ -111,8 +113,9 @@ export function decodeCommand(json: Record<string, unknown>): Command {
 }
 
 /**
- * Writes what one batch did in one statement: the command log, new orders, changes of older orders
- * (returned, as they are now) and trades.
+ * Writes what one batch did in one statement: its ledger entries (with the ledger's batch posting
+ * and its no-negative guard, see `journalBatchParts`), the command log, new orders, changes of older
+ * orders (returned, as they are now), trades and the API keys' last nonces.
  */
 export async function writeBatch(
   tx: Sql,
@@ -122,9 +125,11 @@ export async function writeBatch(
   changed: OrderDelta[],
   trades: TradeRow[],
   nonces: ReadonlyMap<number, { v2: bigint; v3: bigint }> = new Map(),
+  entries: readonly JournalEntry[] = [],
 ): Promise<OrderRow[]> {
-  const { rows } = await tx.query<OrderRecord>(
-    `WITH c AS (
+  const journal = journalBatchParts(entries, 41);
+  const { rows } = await tx.query<{ refused: number; changed: OrderRecord[] }>(
+    `WITH ${journal.ctes}, c AS (
        INSERT INTO engine_commands (market, seq, command)
        SELECT $1, s, c::jsonb FROM unnest($2::bigint[], $3::text[]) AS v(s, c)
      ), o AS (
@@ -153,7 +158,8 @@ export async function writeBatch(
          FROM unnest($38::int[], $39::bigint[], $40::bigint[]) AS v(id, v2, v3)
         WHERE k.id = v.id
      )
-     SELECT * FROM u`,
+     SELECT ${journal.check} AS refused,
+            (SELECT coalesce(json_agg(u), '[]'::json) FROM u) AS changed`,
     [
       market,
       commands.map((c) => c.seq),
@@ -195,9 +201,10 @@ export async function writeBatch(
       [...nonces.keys()],
       [...nonces.values()].map((n) => n.v2.toString()),
       [...nonces.values()].map((n) => n.v3.toString()),
+      ...journal.params,
     ],
   );
-  return rows.map(orderOf);
+  return (rows[0]?.changed ?? []).map(orderOf);
 }
 
 /**
