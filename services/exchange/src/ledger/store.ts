@@ -203,8 +203,8 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
  * (SQLSTATE SVC01), which aborts the caller's transaction: callers check funds first, so this is
  * the backstop, not the check.
  */
-const JOURNAL_CTES = `
-ids AS MATERIALIZED (
+const POST_BATCH_SQL = `
+WITH ids AS MATERIALIZED (
   SELECT g.ord, nextval(pg_get_serial_sequence('journal_entries', 'id')) AS id
     FROM generate_series(1, $1::int) AS g(ord)
 ), e AS (
@@ -230,23 +230,15 @@ ids AS MATERIALIZED (
    WHERE bal.may_go_negative
       OR (bal.available + excluded.available >= 0 AND bal.locked + excluded.locked >= 0)
   RETURNING bal.account_id, bal.available, bal.locked
-)`;
-const JOURNAL_CHECK = `CASE WHEN (SELECT count(*) FROM e) = $1 AND (SELECT count(*) FROM l) = $13
+)
+SELECT CASE WHEN (SELECT count(*) FROM e) = $1 AND (SELECT count(*) FROM l) = $13
              AND (SELECT count(*) FROM b) = $14 AND NOT EXISTS (
               SELECT 1 FROM b JOIN accounts acc ON acc.id = b.account_id
                WHERE NOT acc.may_go_negative AND (b.available < 0 OR b.locked < 0)) THEN 0
-            ELSE ledger_refuse('insufficient_funds') END`;
+            ELSE ledger_refuse('insufficient_funds') END AS refused`;
 
-/**
- * The batch posting as parts of a larger statement: CTEs named `ids`, `e`, `l`, `b` (to follow a
- * `WITH`), a check expression that refuses the statement (SVC01) unless every entry, leg and balance
- * was written without a balance going below zero, and their parameters, numbered from `first`.
- * The statement must evaluate the check (data-modifying CTEs always run; the check is what guards).
- */
-export function journalBatchParts(
-  entries: readonly JournalEntry[],
-  first = 1,
-): { ctes: string; check: string; params: unknown[] } {
+export async function postBatchWithin(tx: Sql, entries: readonly JournalEntry[]): Promise<void> {
+  if (entries.length === 0) return;
   const legs: { ord: number; leg: JournalEntry['legs'][number] }[] = [];
   const deltas = new Map<
     string,
@@ -269,33 +261,22 @@ export function journalBatchParts(
     }
   }
   const changed = [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
-  const renumber = (sql: string) => sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + first - 1}`);
-  return {
-    ctes: renumber(JOURNAL_CTES),
-    check: renumber(JOURNAL_CHECK),
-    params: [
-      entries.length,
-      entries.map((e) => e.kind),
-      entries.map((e) => e.reason),
-      legs.map((l) => l.ord),
-      legs.map((l) => l.leg.accountId),
-      legs.map((l) => l.leg.currency),
-      legs.map((l) => l.leg.bucket),
-      legs.map((l) => l.leg.amount.toString()),
-      changed.map((d) => d.accountId),
-      changed.map((d) => d.currency),
-      changed.map((d) => d.available.toString()),
-      changed.map((d) => d.locked.toString()),
-      legs.length,
-      changed.length,
-    ],
-  };
-}
-
-export async function postBatchWithin(tx: Sql, entries: readonly JournalEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  const parts = journalBatchParts(entries);
-  await tx.query(`WITH ${parts.ctes} SELECT ${parts.check} AS refused`, parts.params);
+  await tx.query(POST_BATCH_SQL, [
+    entries.length,
+    entries.map((e) => e.kind),
+    entries.map((e) => e.reason),
+    legs.map((l) => l.ord),
+    legs.map((l) => l.leg.accountId),
+    legs.map((l) => l.leg.currency),
+    legs.map((l) => l.leg.bucket),
+    legs.map((l) => l.leg.amount.toString()),
+    changed.map((d) => d.accountId),
+    changed.map((d) => d.currency),
+    changed.map((d) => d.available.toString()),
+    changed.map((d) => d.locked.toString()),
+    legs.length,
+    changed.length,
+  ]);
 }
 
 /**

@@ -1,6 +1,4 @@
 import type { Sql } from '../db/database.js';
-import type { JournalEntry } from '../ledger/entry.js';
-import { journalBatchParts } from '../ledger/store.js';
 import type { Command } from '../matching/types.js';
 
 /** An order as stored; amounts in the market's engine units (see markets.ts). */
@@ -113,9 +111,8 @@ export function decodeCommand(json: Record<string, unknown>): Command {
 }
 
 /**
- * Writes what one batch did in one statement: its ledger entries (with the ledger's batch posting
- * and its no-negative guard, see `journalBatchParts`), the command log, new orders, changes of older
- * orders (returned, as they are now), trades and the API keys' last nonces.
+ * Writes what one batch did in one statement: the command log, new orders, changes of older orders
+ * (returned, as they are now) and trades.
  */
 export async function writeBatch(
   tx: Sql,
@@ -125,11 +122,9 @@ export async function writeBatch(
   changed: OrderDelta[],
   trades: TradeRow[],
   nonces: ReadonlyMap<number, { v2: bigint; v3: bigint }> = new Map(),
-  entries: readonly JournalEntry[] = [],
 ): Promise<OrderRow[]> {
-  const journal = journalBatchParts(entries, 41);
-  const { rows } = await tx.query<{ refused: number; changed: OrderRecord[] }>(
-    `WITH ${journal.ctes}, c AS (
+  const { rows } = await tx.query<OrderRecord>(
+    `WITH c AS (
        INSERT INTO engine_commands (market, seq, command)
        SELECT $1, s, c::jsonb FROM unnest($2::bigint[], $3::text[]) AS v(s, c)
      ), o AS (
@@ -158,8 +153,7 @@ export async function writeBatch(
          FROM unnest($38::int[], $39::bigint[], $40::bigint[]) AS v(id, v2, v3)
         WHERE k.id = v.id
      )
-     SELECT ${journal.check} AS refused,
-            (SELECT coalesce(json_agg(u), '[]'::json) FROM u) AS changed`,
+     SELECT * FROM u`,
     [
       market,
       commands.map((c) => c.seq),
@@ -201,10 +195,9 @@ export async function writeBatch(
       [...nonces.keys()],
       [...nonces.values()].map((n) => n.v2.toString()),
       [...nonces.values()].map((n) => n.v3.toString()),
-      ...journal.params,
     ],
   );
-  return (rows[0]?.changed ?? []).map(orderOf);
+  return rows.map(orderOf);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Database, Sql } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { JournalEntry } from '../ledger/entry.js';
+import { postBatchWithin } from '../ledger/store.js';
 import { type BookEntry, MatchingEngine } from '../matching/engine.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
@@ -31,21 +32,6 @@ interface Pending {
   readonly nonce: DeferredNonce | undefined;
   readonly resolve: (outcome: OrderOutcome) => void;
   readonly reject: (error: unknown) => void;
-  /** Attempts that failed on a deadlock or serialization failure. */
-  tries: number;
-}
-
-/** A batch whose statements have run; `done` is true once it committed, false once it rolled back. */
-interface Flight {
-  readonly batch: Pending[];
-  readonly done: Promise<boolean>;
-}
-
-/** A batch rolled back because the batch before it (whose engine state it built on) failed. */
-class EarlierBatchFailed extends Error {
-  constructor() {
-    super('an earlier batch of this market failed');
-  }
 }
 
 /** The committed state of a market's book, as public market data shows it. */
@@ -58,8 +44,6 @@ export interface BookView {
 /** Largest number of requests committed in one transaction. */
 const MAX_BATCH = 256;
 const RETRYABLE = new Set(['40P01', '40001']);
-/** Batches of one market in flight at once: one waiting for its COMMIT, one running its statements. */
-const PIPELINE_DEPTH = 2;
 
 /** The effects of one batch, collected while the engine runs and written at its end. */
 class BatchWork {
@@ -133,14 +117,8 @@ export class MarketWriter {
   private running = false;
   /** The engine holds changes of a batch that rolled back and could not be rebuilt yet. */
   private stale = false;
-  /** Batches started and not yet committed or rolled back (the engine holds their changes). */
-  private flying = 0;
-  /** A batch failed: the engine must be rebuilt once nothing is in flight. */
-  private broken = false;
-  private readonly failures: { seq: number; batch: Pending[]; error: unknown }[] = [];
-  private seqOfBatch = 0;
-  /** Called when a request arrives while the drain loop waits. */
-  private wake: () => void = () => {};
+  /** True while the engine holds changes of a batch not committed yet. */
+  private inFlight = false;
   private committedView: BookView = { bids: [], asks: [], lastPrice: null };
   private viewRead = false;
   private idle: Promise<void> = Promise.resolve();
@@ -165,7 +143,7 @@ export class MarketWriter {
    * before it began, so public data never shows an order or trade that might still roll back.
    */
   view(): BookView {
-    if (this.flying > 0 || this.broken || this.stale) {
+    if (this.inFlight || this.stale) {
       this.viewRead = true;
       return this.committedView;
     }
@@ -206,9 +184,8 @@ export class MarketWriter {
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
   submit(request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, nonce, resolve, reject, tries: 0 });
+      this.queue.push({ request, nonce, resolve, reject });
       if (!this.running) void this.drain();
-      else this.wake();
     });
   }
 
@@ -217,57 +194,15 @@ export class MarketWriter {
     await this.idle;
   }
 
-  /**
-   * Runs batches until the queue is empty, pipelined: once a batch's statements have run (only its
-   * COMMIT left), the next batch runs on the engine state after it, on another connection. A batch
-   * commits only after the one before it committed, and its callers hear back only after its own
-   * commit. When any batch fails, every later one in flight rolls back too; once all have settled,
-   * the engine is rebuilt from the stored log and the batches that failed only because of an earlier
-   * one go back to the front of the queue.
-   */
   private async drain(): Promise<void> {
     this.running = true;
     this.idle = new Promise((resolve) => {
       this.markIdle = resolve;
     });
-    const flights: Flight[] = [];
     try {
-      for (;;) {
-        if (this.broken) {
-          for (const flight of flights.splice(0)) await flight.done;
-          await this.recover();
-          continue;
-        }
-        const oldest = flights[0];
-        if (oldest && (this.queue.length === 0 || flights.length >= PIPELINE_DEPTH)) {
-          // Wait for the oldest commit, or for a new request when the pipeline has room.
-          const waits: Promise<boolean>[] = [oldest.done.then(() => true)];
-          if (flights.length < PIPELINE_DEPTH) {
-            waits.push(new Promise<boolean>((resolve) => (this.wake = () => resolve(false))));
-          }
-          const settled = await Promise.race(waits);
-          this.wake = () => {};
-          if (settled) flights.shift();
-          continue;
-        }
-        if (this.queue.length === 0) break;
-        if (this.stale) {
-          // An earlier failed batch could not rebuild the engine (database unreachable): try again first.
-          try {
-            await this.rebuild();
-            this.stale = false;
-          } catch (error) {
-            for (const pending of this.queue.splice(0, MAX_BATCH)) pending.reject(error);
-            continue;
-          }
-        }
+      while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
-        // Readers see the committed book; with nothing in flight the engine is exactly that.
-        if (this.viewRead && this.flying === 0) {
-          this.committedView = this.capture();
-          this.viewRead = false;
-        }
-        flights.push(await this.launch(batch, flights.at(-1)?.done));
+        await this.runBatch(batch);
       }
     } finally {
       this.running = false;
@@ -275,105 +210,63 @@ export class MarketWriter {
     }
   }
 
-  /**
-   * Starts one batch in its own transaction and resolves once its statements have run (or failed);
-   * the returned flight's `done` settles when it has committed or rolled back. The cross-market
-   * turn covers the statements only: a transaction waiting for its COMMIT takes no new locks.
-   */
-  private launch(batch: Pending[], previous: Promise<boolean> | undefined): Promise<Flight> {
-    this.seqOfBatch += 1;
-    const seq = this.seqOfBatch;
-    this.flying += 1;
-    return new Promise((started) => {
-      let view: BookView | undefined;
-      let ran: () => void = () => {};
-      const statements = new Promise<void>((resolve) => {
-        ran = resolve;
-      });
-      let transaction: Promise<OrderOutcome[]> | undefined;
-      const done = this.ctx
-        .exclusive(async () => {
-          transaction = this.ctx.db.transaction(async (tx) => {
-            let outcomes: OrderOutcome[];
-            try {
-              outcomes = await this.applyBatch(tx, batch);
-              if (this.viewRead) {
-                view = this.capture();
-                this.viewRead = false;
-              }
-            } catch (error) {
-              this.broken = true;
-              throw error;
-            } finally {
-              ran();
-            }
-            // Commit only after the batch this one ran on top of has committed.
-            if (previous && !(await previous)) throw new EarlierBatchFailed();
-            return outcomes;
-          });
-          // A transaction that could not even begin has run no statements either.
-          transaction.catch(() => {}).finally(ran);
-          await statements;
-        })
-        .then(() => transaction!)
-        .then(
-          (outcomes) => {
-            this.stats.batches += 1;
-            this.stats.requests += batch.length;
-            if (view) this.committedView = view;
-            for (const pending of batch) if (pending.nonce) pending.nonce.consumed = true;
-            for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
-            return true;
-          },
-          (error: unknown) => {
-            this.broken = true;
-            this.failures.push({ seq, batch, error });
-            return false;
-          },
-        )
-        .finally(() => {
-          this.flying -= 1;
-        });
-      void statements.then(() => started({ batch, done }));
-    });
-  }
-
-  /**
-   * After a failure, with nothing in flight: rebuilds the engine from the stored log, puts the
-   * batches that failed only because an earlier one did (or on a deadlock, up to 5 tries) back at
-   * the front of the queue, and answers the others with their error.
-   */
-  private async recover(): Promise<void> {
-    const failures = this.failures.splice(0).sort((x, y) => x.seq - y.seq);
-    try {
-      await this.rebuild();
-      this.stale = false;
-    } catch (rebuildError) {
-      this.stale = true;
-      for (const { batch } of failures) for (const pending of batch) pending.reject(rebuildError);
-      return;
-    } finally {
-      this.broken = false;
-    }
-    const again: Pending[] = [];
-    for (const { batch, error } of failures) {
-      const code = (error as { code?: string } | undefined)?.code;
-      const retryable = code !== undefined && RETRYABLE.has(code);
-      for (const pending of batch) {
-        if (error instanceof EarlierBatchFailed) again.push(pending);
-        else if (retryable && pending.tries < 4) {
-          pending.tries += 1;
-          again.push(pending);
-        } else pending.reject(error);
+  private async runBatch(batch: Pending[]): Promise<void> {
+    if (this.stale) {
+      // An earlier failed batch could not rebuild the engine (database unreachable): try again first.
+      try {
+        await this.rebuild();
+        this.stale = false;
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+        return;
       }
     }
-    this.queue.unshift(...again);
+    // Readers during the batch see the book as it is now, committed (copied only when read lately).
+    if (this.viewRead) {
+      this.committedView = this.capture();
+      this.viewRead = false;
+    }
+    this.inFlight = true;
+    try {
+      await this.attempts(batch);
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  private async attempts(batch: Pending[]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const outcomes = await this.ctx.exclusive(() =>
+          this.ctx.db.transaction((tx) => this.applyBatch(tx, batch)),
+        );
+        this.stats.batches += 1;
+        this.stats.requests += batch.length;
+        for (const pending of batch) if (pending.nonce) pending.nonce.consumed = true;
+        for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
+        return;
+      } catch (error) {
+        // The transaction rolled back: bring the engine back to what is stored.
+        try {
+          await this.rebuild();
+        } catch (rebuildError) {
+          this.stale = true;
+          for (const pending of batch) pending.reject(rebuildError);
+          return;
+        }
+        const code = (error as { code?: string } | undefined)?.code;
+        if (!(code && RETRYABLE.has(code)) || attempt >= 5) {
+          for (const pending of batch) pending.reject(error);
+          return;
+        }
+      }
+    }
   }
 
   /**
    * One batch in a constant number of statements: lock the balances the orders draw on (sorted, one
    * statement), run every request through the engine in memory against those balances, then post
-   * all ledger entries and write log, orders, trades and nonces (one statement together).
+   * all ledger entries (one statement) and write log, orders and trades (one statement).
    */
   private async applyBatch(tx: Sql, batch: readonly Pending[]): Promise<OrderOutcome[]> {
     const work = new BatchWork();
@@ -405,6 +298,7 @@ export class MarketWriter {
       }
       return this.applyOne(pending.request, work);
     });
+    await postBatchWithin(tx, work.entries);
     const updated = await writeBatch(
       tx,
       this.market.id,
@@ -413,7 +307,6 @@ export class MarketWriter {
       [...work.changed.values()],
       work.trades,
       work.nonces,
-      work.entries,
     );
     const rows = new Map(updated.map((row) => [row.id, row]));
     for (const row of work.created.values()) rows.set(row.id, row);

@@ -108,54 +108,5 @@ export function failureContract(target: Target): void {
       expect(writer.view()).toEqual(before);
       await target.db().query('DROP TRIGGER slow_trade ON trades');
     });
-    it('a batch failing at COMMIT rolls back the batch run on top of it, which then commits on its own', async () => {
-      // Refused only when the transaction commits, after a pause: the next batch is in flight by then.
-      await target.db().query(`
-        CREATE FUNCTION late_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_sleep(0.3); RAISE EXCEPTION 'refused at commit'; END $$`);
-      await target.db().query(`
-        CREATE CONSTRAINT TRIGGER late_refuse AFTER INSERT ON trades DEFERRABLE INITIALLY DEFERRED
-          FOR EACH ROW WHEN (NEW.price = 1234400) EXECUTE FUNCTION late_refuse()`);
-      const ask = await service.place('btcuah', {
-        type: 'limit',
-        accountId: maker,
-        side: 'sell',
-        price: 1_234_400n,
-        amount: 100_000n,
-      });
-      expect(ask.ok).toBe(true);
-      const writer = service.writer('btcuah')!;
-      const asksBefore = writer.book.depth().asks;
-      const cross = service.place('btcuah', {
-        type: 'limit',
-        accountId: taker,
-        side: 'buy',
-        price: 1_234_400n,
-        amount: 100_000n,
-      });
-      cross.catch(() => {});
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const later = service.place('btcuah', {
-        type: 'limit',
-        accountId: maker,
-        side: 'sell',
-        price: 2_000_000n,
-        amount: 30_000n,
-      });
-      await expect(cross).rejects.toThrow(/refused at commit/);
-      const placed = await later;
-      expect(placed.ok && placed.order.state).toBe('wait');
-      await writer.drained();
-      // The failed cross left no trace; the later order is in the book once, as committed.
-      expect(writer.book.depth().asks).toEqual([...asksBefore, [2_000_000n, 30_000n, 1]]);
-      const stored = await OrderService.start({ db: target.db(), reference, now: () => 1_700_000_000_000 });
-      try {
-        expect(stored.writer('btcuah')!.book.snapshot()).toEqual(writer.book.snapshot());
-      } finally {
-        await stored.close();
-      }
-      expect((await reconcile(target.db())).problems).toEqual([]);
-      await target.db().query('DROP TRIGGER late_refuse ON trades');
-    });
   });
 }
