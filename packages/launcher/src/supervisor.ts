@@ -20,7 +20,6 @@ export class SupervisedService {
   failure = '';
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
-  private exitCode: number | null = null;
 
   constructor(
     readonly spec: ServiceSpec,
@@ -57,7 +56,6 @@ export class SupervisedService {
     }
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
-        this.exitCode = code;
         if (this.state === 'starting' || this.state === 'healthy') {
           this.state = 'failed';
           this.failure = `exited (${signal ?? `code ${code}`})`;
@@ -112,10 +110,6 @@ export class SupervisedService {
     // Children the service left in its group go too.
     signalGroup(child.pid, 'SIGKILL');
     if (wasFailed) this.state = 'failed';
-  }
-
-  get code(): number | null {
-    return this.exitCode;
   }
 
   /** Resolves when the process has exited, for whatever reason. */

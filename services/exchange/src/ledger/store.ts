@@ -101,12 +101,17 @@ async function retryOnDeadlock<T>(run: () => Promise<T>, attempts = 8): Promise<
   }
 }
 
-function parameters(entry: JournalEntry): unknown[] {
-  const deltas = new Map<
-    string,
-    { accountId: number; currency: string; available: bigint; locked: bigint }
-  >();
-  for (const leg of entry.legs) {
+interface BalanceChange {
+  accountId: number;
+  currency: string;
+  available: bigint;
+  locked: bigint;
+}
+
+/** Net change per account and currency over `legs`; balances whose net change is zero are left out. */
+function netBalanceChanges(legs: Iterable<JournalEntry['legs'][number]>): BalanceChange[] {
+  const deltas = new Map<string, BalanceChange>();
+  for (const leg of legs) {
     const key = `${leg.accountId}:${leg.currency}`;
     const delta = deltas.get(key) ?? {
       accountId: leg.accountId,
@@ -117,7 +122,11 @@ function parameters(entry: JournalEntry): unknown[] {
     delta[leg.bucket] += leg.amount;
     deltas.set(key, delta);
   }
-  const changed = [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
+  return [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
+}
+
+function parameters(entry: JournalEntry): unknown[] {
+  const changed = netBalanceChanges(entry.legs);
   return [
     entry.kind,
     entry.reason,
@@ -240,27 +249,12 @@ SELECT CASE WHEN (SELECT count(*) FROM e) = $1 AND (SELECT count(*) FROM l) = $1
 export async function postBatchWithin(tx: Sql, entries: readonly JournalEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const legs: { ord: number; leg: JournalEntry['legs'][number] }[] = [];
-  const deltas = new Map<
-    string,
-    { accountId: number; currency: string; available: bigint; locked: bigint }
-  >();
   for (const [index, entry] of entries.entries()) {
     const checked = validateEntry(entry);
     if (!checked.ok) throw new Error(`invalid ledger entry ${entry.reason}: ${checked.detail}`);
-    for (const leg of entry.legs) {
-      legs.push({ ord: index + 1, leg });
-      const key = `${leg.accountId}:${leg.currency}`;
-      const delta = deltas.get(key) ?? {
-        accountId: leg.accountId,
-        currency: leg.currency,
-        available: 0n,
-        locked: 0n,
-      };
-      delta[leg.bucket] += leg.amount;
-      deltas.set(key, delta);
-    }
+    for (const leg of entry.legs) legs.push({ ord: index + 1, leg });
   }
-  const changed = [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
+  const changed = netBalanceChanges(legs.map((l) => l.leg));
   await tx.query(POST_BATCH_SQL, [
     entries.length,
     entries.map((e) => e.kind),

@@ -2,7 +2,7 @@ import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
 
 /**
  * Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ...").
- * Logging, connection age, TLS and stats sinks are parsed by `observability/settings.ts`.
+ * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `observability/settings.ts`.
  */
 export interface ServerSettings {
   /** `HOST`. @default 0.0.0.0 */
@@ -23,8 +23,6 @@ export interface ServerSettings {
   nearLimitRatio: number;
   /** `HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED`. @default false */
   healthyWithAtLeastOneConfigLoaded: boolean;
-  /** `DISABLE_STATS`. @default false */
-  disableStats: boolean;
   /** `WORKERS`: processes sharing the listening ports (needs a shared backend). @default 1 */
   workers: number;
 }
@@ -47,7 +45,6 @@ export function parseServerSettings(env: Env): ServerSettings {
     globalShadowMode: bool(env, 'SHADOW_MODE', false),
     nearLimitRatio: ratio(env, 'NEAR_LIMIT_RATIO', 0.8),
     healthyWithAtLeastOneConfigLoaded: bool(env, 'HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', false),
-    disableStats: bool(env, 'DISABLE_STATS', false),
     workers: integer(env, 'WORKERS', 1, 1, 64),
   };
 }
