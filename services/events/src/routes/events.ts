@@ -28,6 +28,7 @@ import {
   IfMatchHeaders,
   ListQuery,
 } from './event-schemas.js';
+import { createPerKeyQueue } from './per-key-queue.js';
 
 export interface EventRoutesOptions {
   store: EventStore;
@@ -45,7 +46,10 @@ function sendJson(reply: FastifyReply, json: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
-/** A write re-decides at most this many times when other writers keep winning, then answers 409. */
+/**
+ * A write re-decides at most this many times when writers in other processes keep winning, then
+ * answers 409. Writers in this process queue per event id (`PerKeyQueue`) and never race each other.
+ */
 const WRITE_ATTEMPTS = 5;
 
 function denied(denial: Denial): ApiError {
@@ -76,6 +80,7 @@ declare module 'fastify' {
 
 export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, options) => {
   const { store, verifier, now, basePath } = options;
+  const writes = createPerKeyQueue();
   // Authentication runs first (onRequest), so an anonymous caller learns nothing from validation.
   app.decorateRequest('viewer', null);
   const optionalToken = async (request: FastifyRequest): Promise<void> => {
@@ -194,22 +199,24 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         ifMatch: parseEntityTags(request.headers['if-match']),
         ifNoneMatch: parseEntityTags(request.headers['if-none-match']),
       };
-      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-        const existing = await store.get(eventId);
-        const decision = decidePut(existing, viewer, preconditions, etagOf);
-        if (!decision.ok) throw denied(decision.denial);
-        const written =
-          decision.action === 'create'
-            ? await store.insert(eventId, fields, viewer.userId, now())
-            : await store.replace(eventId, decision.revision, fields, now());
-        if (written === undefined) continue; // another writer got there first: decide again
-        reply.header('etag', etagOf(written));
-        if (decision.action === 'create') {
-          reply.code(201).header('location', `${basePath}/events/${eventId}`);
+      return writes.run(eventId, async () => {
+        for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+          const existing = await store.get(eventId);
+          const decision = decidePut(existing, viewer, preconditions, etagOf);
+          if (!decision.ok) throw denied(decision.denial);
+          const written =
+            decision.action === 'create'
+              ? await store.insert(eventId, fields, viewer.userId, now())
+              : await store.replace(eventId, decision.revision, fields, now());
+          if (written === undefined) continue; // another process got there first: decide again
+          reply.header('etag', etagOf(written));
+          if (decision.action === 'create') {
+            reply.code(201).header('location', `${basePath}/events/${eventId}`);
+          }
+          return toView(written);
         }
-        return toView(written);
-      }
-      throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+        throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+      });
     },
   );
 
@@ -228,13 +235,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
     async (request, reply) => {
       const viewer = caller(request);
       const preconditions = { ifMatch: parseEntityTags(request.headers['if-match']) };
-      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-        const existing = await store.get(request.params.eventId);
-        const decision = decideDelete(existing, viewer, preconditions, etagOf);
-        if (!decision.ok) throw denied(decision.denial);
-        if (await store.remove(request.params.eventId, decision.revision)) return reply.code(204).send(null);
-      }
-      throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+      const { eventId } = request.params;
+      return writes.run(eventId, async () => {
+        for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+          const existing = await store.get(eventId);
+          const decision = decideDelete(existing, viewer, preconditions, etagOf);
+          if (!decision.ok) throw denied(decision.denial);
+          if (await store.remove(eventId, decision.revision)) return reply.code(204).send(null);
+        }
+        throw new ApiError('CONFLICT', 'The event is being changed concurrently; retry the request');
+      });
     },
   );
 };
