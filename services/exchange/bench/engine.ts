@@ -6,16 +6,38 @@
  *
  * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
  * baseline with string ids and number sizes). Throughput is per second of process CPU time (see
- * measure.ts), the median of `--repeat` runs (default 3) alternating between the engines. The
- * baseline's cancel and fill walk every order of the price level, so on the deep stream it runs on a
- * prefix (`--baseline-deep`, default 300,000 commands, one run beyond that; `--baseline-deep 1000000`
- * runs all of it in about two minutes) and the ratio compares our engine on that same prefix.
+ * measure.ts), the median of `--repeat` runs (default 3) alternating between the engines. Both
+ * engines run every command of both streams by default, so the printed ratios are on the full
+ * streams; the baseline's cancel and fill walk every order of the price level, so its deep run takes
+ * about 60 to 70 s of CPU each (the whole bench about 5 minutes). `--baseline-deep N` runs the
+ * baseline on the first N deep commands only (our engine is then also measured on that prefix and the
+ * ratio is on it). p99 latency is measured in one more run per engine over the same commands
+ * (`--p99-commands N` to shorten it).
+ *
+ * Each stream's realised mix (limit / cancel / market commands) is printed with it, and each run's
+ * number of refused commands (0: both engines accept every command of both streams).
+ *
+ * One instance of each engine, fed a few thousand commands, stays alive for the whole run. Without
+ * it, the forced GC before each measured run (see measure.ts) collected the last instance of the
+ * engine's classes, V8 dropped their hidden classes and with them every optimised function that
+ * depended on them, and the next run spent its first tens of thousands of commands interpreted and
+ * re-optimised: about 0.15 s of CPU for our engine (a fifth of a deep run), noise for the baseline. A
+ * long-running service never drops its engines, so this measures the steady state of both alike.
  */
 import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
 import { MatchingEngine } from '../src/matching/engine.js';
 import type { Command } from '../src/matching/types.js';
 import { type Engine, medianRun, p99Micros, type Run, throughput } from './measure.js';
-import { accountNames as accounts, CANCEL, DEEP, generate, LIMIT, SHALLOW, type Stream } from './streams.js';
+import {
+  accountNames as accounts,
+  CANCEL,
+  DEEP,
+  generate,
+  LIMIT,
+  mixOf,
+  SHALLOW,
+  type Stream,
+} from './streams.js';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -24,7 +46,8 @@ function flag(name: string, fallback: number): number {
 }
 
 const commands = flag('commands', 1_000_000);
-const baselineDeep = Math.min(commands, flag('baseline-deep', 300_000));
+const baselineDeep = Math.min(commands, flag('baseline-deep', commands));
+const p99Commands = flag('p99-commands', commands);
 const seed = flag('seed', 7);
 const repeat = Math.max(1, flag('repeat', 3));
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -120,12 +143,24 @@ console.log(
 );
 const only = process.argv.indexOf('--only');
 const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
+const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} %`;
+/** Engines kept alive until the end (see the header). */
+const keepAlive: Engine[] = [];
 for (const shape of shapes) {
   const stream = generate(shape, commands, seed);
   const prefix = shape === DEEP ? baselineDeep : commands;
-  console.log(`\n${shape.name} stream`);
+  const mix = mixOf(stream);
+  console.log(
+    `\n${shape.name} stream: ${int(mix.limit)} limit (${pct(mix.limit, commands)}), ` +
+      `${int(mix.cancel)} cancel (${pct(mix.cancel, commands)}), ${int(mix.market)} market (${pct(mix.market, commands)})`,
+  );
   // Warm-up so that neither engine is measured while the JIT is still compiling its hot paths.
   const warm = generate(shape, 300_000, seed + 1);
+  for (const build of [ours, baseline]) {
+    const engine = build();
+    for (let i = 0; i < 5_000; i++) engine.run(warm, i);
+    keepAlive.push(engine);
+  }
   throughput(warm, warm.length, ours);
   throughput(warm, 30_000, baseline);
   // Alternate the engines so that load from other processes falls on both alike; report medians.
@@ -135,25 +170,28 @@ for (const shape of shapes) {
   for (let r = 0; r < repeat; r++) {
     mineRuns.push(throughput(stream, commands, ours));
     if (prefix !== commands) mineOnPrefix.push(throughput(stream, prefix, ours));
-    if (r === 0 || prefix <= 300_000 || shape === SHALLOW)
-      baseRuns.push(throughput(stream, prefix, baseline));
+    baseRuns.push(throughput(stream, prefix, baseline));
   }
   const mine = medianRun(mineRuns);
   const minePrefix = prefix === commands ? mine : medianRun(mineOnPrefix);
   const base = medianRun(baseRuns);
-  // p99 of both over the same commands; at most 300,000 of them, as the baseline's deep book is slow.
-  const span = Math.min(prefix, 300_000);
+  // p99 of both over the same commands.
+  const span = Math.min(prefix, p99Commands);
   const mineP99 = p99Micros(stream, span, ours);
   const baseP99 = p99Micros(stream, span, baseline);
-  console.log(line('ours', mine, p99Micros(stream, commands, ours), mineRuns.length));
+  console.log(
+    line('ours', mine, span === commands ? mineP99 : p99Micros(stream, commands, ours), mineRuns.length),
+  );
   if (prefix !== commands)
     console.log(line(`ours, first ${prefix}`, minePrefix, mineP99, mineOnPrefix.length));
   const baseLabel = prefix === commands ? 'nodejs-order-book' : `baseline, first ${prefix}`;
   console.log(line(baseLabel, base, baseP99, baseRuns.length));
   const heap = minePrefix.heapMb >= 1 && base.heapMb >= 1 ? times(base.heapMb / minePrefix.heapMb) : 'n/a';
   console.log(
-    `  ratios on the same ${prefix} commands: ops/s ${times(minePrefix.opsPerSecond / base.opsPerSecond)} ` +
+    `  ratios on the same ${prefix} commands${prefix === commands ? ' (the full stream)' : ''}: ` +
+      `ops/s ${times(minePrefix.opsPerSecond / base.opsPerSecond)} ` +
       `(last 10%: ${times(minePrefix.tailOpsPerSecond / base.tailOpsPerSecond)}), ` +
       `p99 ${times(baseP99 / mineP99)} lower${span < prefix ? ` (p99s over the first ${span})` : ''}, heap ${heap} smaller`,
   );
 }
+console.log(`\n(${keepAlive.length} warm engines kept alive)`);

@@ -23,11 +23,26 @@ export interface Run {
   readonly tailOpsPerSecond: number;
   readonly refused: number;
   readonly resting: number;
-  /** Heap the filled book retains: used heap with the engine alive minus after it is dropped. */
+  /**
+   * Memory the filled book retains: used JS heap plus ArrayBuffer memory (where typed arrays keep
+   * their elements, outside the JS heap) with the engine alive, minus the same after it is dropped.
+   */
   readonly heapMb: number;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * Used JS heap plus ArrayBuffer memory, after a full GC and once V8 has finished freeing the backing
+ * stores of dead ArrayBuffers, which it does on a helper thread after `gc()` returns (read at once,
+ * a 16 MB buffer dropped just before was counted in some runs and not in others).
+ */
+function used(): number {
+  settle();
+  settle();
+  const memory = process.memoryUsage();
+  return memory.heapUsed + memory.arrayBuffers;
+}
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
@@ -49,8 +64,7 @@ export function throughput(stream: Stream, ops: number, build: () => Engine): Ru
   // The engine lives only inside `fill`, so once it returns nothing (not even an optimised frame's
   // spill slot) keeps the book alive, and the heap difference is the book's retained size.
   const run = fill(stream, ops, build);
-  gc?.();
-  const heapMb = gc === undefined ? Number.NaN : (run.held - process.memoryUsage().heapUsed) / 2 ** 20;
+  const heapMb = gc === undefined ? Number.NaN : (run.held - used()) / 2 ** 20;
   return { ...run.result, heapMb };
 }
 
@@ -72,9 +86,8 @@ function fill(
   const cpu = (from: NodeJS.CpuUsage, to: NodeJS.CpuUsage) =>
     (to.user - from.user + to.system - from.system) / 1e6;
   const cpuSeconds = cpu(cpuStart, cpuEnd);
-  gc?.();
   return {
-    held: process.memoryUsage().heapUsed,
+    held: used(),
     result: {
       ops,
       seconds: (end - start) / 1000,

@@ -1,6 +1,6 @@
 import { CANCELLED, ClosedOrders, FILLED } from './closed-orders.js';
 import { OrderIndex } from './order-index.js';
-import type { Level } from './order-list.js';
+import { type Level, NIL, OrderStore } from './order-list.js';
 import { PriceLadder } from './price-ladder.js';
 import { captureOrders, type EngineSnapshot, restoreOrders } from './snapshot.js';
 import type { MarketSpec, OrderId, Side } from './types.js';
@@ -39,7 +39,9 @@ export abstract class BookState {
   protected readonly buyStops = new PriceLadder(-1);
   /** Sell stops trigger when last <= stop: the highest stop first. */
   protected readonly sellStops = new PriceLadder(1);
-  /** Every live order (resting or waiting stop) by id: O(1) cancel. */
+  /** The records of the live orders (resting and waiting stops). */
+  protected readonly store = new OrderStore();
+  /** Every live order's record slot by id: O(1) cancel. */
   protected readonly live = new OrderIndex();
   /** Final status of every order that left, so cancels of finished orders get a precise error. */
   protected readonly closed = new ClosedOrders();
@@ -80,20 +82,22 @@ export abstract class BookState {
 
   /** A live order (resting or waiting stop), or its final status, or undefined when unknown. */
   order(id: OrderId): LiveOrder | { status: 'filled' | 'cancelled' } | undefined {
-    const node = this.live.get(id);
-    if (node === undefined) {
+    const slot = this.live.get(id);
+    if (slot === NIL) {
       const status = this.closed.get(id);
       return status === undefined ? undefined : { status: status === FILLED ? 'filled' : 'cancelled' };
     }
+    const store = this.store;
+    const stop = store.stopPrice(slot);
     return {
-      status: node.stopPrice > 0 ? 'stop' : 'open',
+      status: stop > 0 ? 'stop' : 'open',
       id,
-      account: node.account,
-      side: SIDES[node.side]!,
-      price: BigInt(node.price),
-      stopPrice: node.stopPrice > 0 ? BigInt(node.stopPrice) : null,
-      remaining: BigInt(node.remaining),
-      time: node.time,
+      account: store.accountName(store.account(slot)),
+      side: SIDES[store.side(slot)]!,
+      price: BigInt(store.price(slot)),
+      stopPrice: stop > 0 ? BigInt(stop) : null,
+      remaining: BigInt(store.remaining(slot)),
+      time: store.time(slot),
     };
   }
 
@@ -113,7 +117,7 @@ export abstract class BookState {
       maxId: this.maxId,
       tradeSeq: this.tradeSeq,
       lastPrice: this.last === 0 ? null : String(this.last),
-      ...captureOrders({
+      ...captureOrders(this.store, {
         bids: this.bids,
         asks: this.asks,
         buyStops: this.buyStops,
@@ -132,7 +136,7 @@ export abstract class BookState {
       );
     }
     const parts = { bids: this.bids, asks: this.asks, buyStops: this.buyStops, sellStops: this.sellStops };
-    for (const node of restoreOrders(snapshot, parts)) this.live.set(node.id, node);
+    restoreOrders(snapshot, this.store, parts, (id, slot) => this.live.set(id, slot));
     for (const id of snapshot.filled) this.closed.set(id, FILLED);
     for (const id of snapshot.cancelled) this.closed.set(id, CANCELLED);
     this.maxId = snapshot.maxId;

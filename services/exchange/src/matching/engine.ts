@@ -1,7 +1,7 @@
 import { BookState, SIDES } from './book-state.js';
 import { CANCELLED, FILLED } from './closed-orders.js';
 import { type CommandResult, fail } from './errors.js';
-import { BUY, type Level, OrderNode, SELL, type SideCode } from './order-list.js';
+import { BUY, type Level, NIL, SELL, type SideCode } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
 import type { EngineSnapshot } from './snapshot.js';
 import type { Asset, Command, DoneReason, EngineEvent, MarketSpec, OrderId } from './types.js';
@@ -15,8 +15,6 @@ const STOP_BOOK = 1;
 const STOP_CAP = 2;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** At most this many spare nodes are kept after a mass cancel (about 6 MB). */
-const MAX_SPARE = 65_536;
 
 /** Exact a * b as a bigint for non-negative safe integers, with one allocation when the product is safe. */
 function product(a: number, b: number): bigint {
@@ -33,9 +31,8 @@ function product(a: number, b: number): bigint {
 export class MatchingEngine extends BookState {
   private out: EngineEvent[] = [];
   private now = 0;
-  private readonly triggered: OrderNode[] = [];
-  /** Nodes of orders that left, reused for new resting orders (see OrderNode). */
-  private readonly spare: OrderNode[] = [];
+  /** Record slots of stops triggered by the current command, in trigger order. */
+  private readonly triggered: number[] = [];
   private readonly lotSize: number;
   private readonly bigLot: bigint;
   private readonly makerFee: bigint;
@@ -90,18 +87,19 @@ export class MatchingEngine extends BookState {
       },
     ];
     this.out = events;
+    const account = this.store.accountId(cmd.account);
     switch (cmd.type) {
       case 'limit':
-        this.runLimit(cmd.id, cmd.account, side, Number(cmd.price), Number(cmd.amount));
+        this.runLimit(cmd.id, account, side, Number(cmd.price), Number(cmd.amount));
         break;
       case 'limit_stop_loss':
-        this.addStop(cmd.id, cmd.account, side, Number(cmd.price), Number(cmd.stopPrice), Number(cmd.amount));
+        this.addStop(cmd.id, account, side, Number(cmd.price), Number(cmd.stopPrice), Number(cmd.amount));
         break;
       case 'market':
-        this.runMarket(cmd.id, cmd.account, side, Number(cmd.amount), cmd.budget ?? 0n, 0n);
+        this.runMarket(cmd.id, account, side, Number(cmd.amount), cmd.budget ?? 0n, 0n);
         break;
       case 'market_by_quote':
-        this.runMarket(cmd.id, cmd.account, side, 0, side === BUY ? cmd.quote : cmd.budget!, cmd.quote);
+        this.runMarket(cmd.id, account, side, 0, side === BUY ? cmd.quote : cmd.budget!, cmd.quote);
         break;
     }
     this.runTriggered();
@@ -109,9 +107,10 @@ export class MatchingEngine extends BookState {
   }
 
   private cancel(id: OrderId, account: string | undefined, time: number): CommandResult {
-    const node = this.live.get(id);
-    if (node === undefined || (account !== undefined && node.account !== account)) {
-      const status = account === undefined || node === undefined ? this.closed.get(id) : undefined;
+    const slot = this.live.get(id);
+    const store = this.store;
+    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account)) {
+      const status = account === undefined || slot === NIL ? this.closed.get(id) : undefined;
       if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
       if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
       return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
@@ -119,44 +118,29 @@ export class MatchingEngine extends BookState {
     const events: EngineEvent[] = [];
     this.out = events;
     this.now = time;
-    const ladder = node.stopPrice > 0 ? this.stopLadder(node.side) : this.bookLadder(node.side);
-    this.removeOrder(node, ladder, 'cancelled');
-    const asset: Asset = node.side === BUY ? 'quote' : 'base';
+    const side = store.side(slot);
+    const stop = store.stopPrice(slot);
+    const ladder = stop > 0 ? this.stopLadder(side) : this.bookLadder(side);
+    this.removeOrder(slot, ladder.levelOf(stop > 0 ? stop : store.price(slot)), ladder, 'cancelled');
+    const asset: Asset = side === BUY ? 'quote' : 'base';
     return { ok: true, lockAsset: asset, lock: 0n, events };
   }
 
   /** Unlinks a live order, records it closed and emits its `done` event; returns the released lock. */
-  private removeOrder(node: OrderNode, ladder: PriceLadder, reason: DoneReason): bigint {
-    const level = node.level!;
-    const remaining = node.remaining;
-    level.unlink(node);
+  private removeOrder(slot: number, level: Level, ladder: PriceLadder, reason: DoneReason): bigint {
+    const store = this.store;
+    const id = store.id(slot);
+    const side = store.side(slot);
+    const remaining = store.remaining(slot);
+    store.unlink(level, slot);
     ladder.noteEmptied(level);
-    this.live.delete(node.id);
-    this.closed.set(node.id, CANCELLED);
+    this.live.delete(id);
+    this.closed.set(id, CANCELLED);
     const bigRemaining = BigInt(remaining);
-    const release = node.side === BUY ? product(node.price, remaining) : bigRemaining;
-    this.emitDone(node.id, node.account, node.side, reason, bigRemaining, release);
-    this.recycle(node);
+    const release = side === BUY ? product(store.price(slot), remaining) : bigRemaining;
+    this.emitDone(id, store.accountName(store.account(slot)), side, reason, bigRemaining, release);
+    store.free(slot);
     return release;
-  }
-
-  private newNode(
-    id: OrderId,
-    account: string,
-    side: SideCode,
-    price: number,
-    stop: number,
-    amount: number,
-  ): OrderNode {
-    const spare = this.spare.pop();
-    return spare === undefined
-      ? new OrderNode(id, account, side, price, stop, amount, this.now)
-      : spare.reset(id, account, side, price, stop, amount, this.now);
-  }
-
-  /** Keeps a node that has left the book for the next order (callers hold no reference to it after). */
-  private recycle(node: OrderNode): void {
-    if (this.spare.length < MAX_SPARE) this.spare.push(node);
   }
 
   private emitDone(
@@ -184,17 +168,18 @@ export class MatchingEngine extends BookState {
   }
 
   /** A limit order (new or triggered stop): match what crosses, rest the remainder. */
-  private runLimit(id: OrderId, account: string, side: SideCode, price: number, amount: number): void {
+  private runLimit(id: OrderId, account: number, side: SideCode, price: number, amount: number): void {
     this.take(id, account, side, price, amount, false);
     const remaining = this.remaining;
     if (remaining === 0) {
       this.closed.set(id, FILLED);
-      this.emitDone(id, account, side, 'filled', 0n, 0n);
+      this.emitDone(id, this.store.accountName(account), side, 'filled', 0n, 0n);
       return;
     }
-    const node = this.newNode(id, account, side, price, 0, remaining);
-    this.bookLadder(side).levelAt(price).push(node);
-    this.live.set(id, node);
+    const store = this.store;
+    const slot = store.alloc(id, account, side, price, 0, remaining, this.now);
+    store.push(this.bookLadder(side).levelAt(price), slot);
+    this.live.set(id, slot);
   }
 
   /**
@@ -204,7 +189,7 @@ export class MatchingEngine extends BookState {
    */
   private runMarket(
     id: OrderId,
-    account: string,
+    account: number,
     side: SideCode,
     amount: number,
     funds: bigint,
@@ -235,7 +220,7 @@ export class MatchingEngine extends BookState {
       if (this.remaining !== 0) reason = 'no_liquidity';
     }
     this.closed.set(id, reason === 'filled' ? FILLED : CANCELLED);
-    this.emitDone(id, account, side, reason, remaining, release);
+    this.emitDone(id, this.store.accountName(account), side, reason, remaining, release);
   }
 
   /**
@@ -246,7 +231,7 @@ export class MatchingEngine extends BookState {
    */
   private take(
     id: OrderId,
-    account: string,
+    account: number,
     side: SideCode,
     limit: number,
     amount: number,
@@ -256,6 +241,7 @@ export class MatchingEngine extends BookState {
     // Level keys grow towards the best price; a level crosses while key >= limitKey.
     const limitKey = limit === 0 ? Number.NEGATIVE_INFINITY : side === BUY ? -limit : limit;
     const lot = this.lotSize === 1 ? null : this.bigLot;
+    const store = this.store;
     let remaining = amount;
     let reason = STOP_BOOK;
     while (remaining > 0) {
@@ -273,13 +259,13 @@ export class MatchingEngine extends BookState {
         if (lots < cap) cap = lots;
       }
       let maker = level.head;
-      while (maker !== null && cap > 0) {
-        const next = maker.next;
-        if (maker.account === account) {
+      while (maker !== NIL && cap > 0) {
+        const next = store.next(maker);
+        if (store.account(maker) === account) {
           // Self-trade prevention, "cancel oldest": the resting order goes, the taker carries on.
-          this.removeOrder(maker, book, 'self_trade');
+          this.removeOrder(maker, level, book, 'self_trade');
         } else {
-          const qty = Math.min(maker.remaining, cap);
+          const qty = Math.min(store.remaining(maker), cap);
           const quote = this.fill(id, account, side, limit, maker, level, book, qty);
           cap -= qty;
           remaining -= qty;
@@ -295,19 +281,24 @@ export class MatchingEngine extends BookState {
 
   private fill(
     takerId: OrderId,
-    takerAccount: string,
+    takerAccountId: number,
     takerSide: SideCode,
     takerLimit: number,
-    maker: OrderNode,
+    maker: number,
     level: Level,
     book: PriceLadder,
     qty: number,
   ): bigint {
-    const price = maker.price;
+    const store = this.store;
+    const price = level.price;
     const bigQty = BigInt(qty);
     const quote = product(price, qty);
-    maker.remaining -= qty;
+    const makerRemaining = store.remaining(maker) - qty;
+    store.setRemaining(maker, makerRemaining);
     level.total -= qty;
+    const makerId = store.id(maker);
+    const makerAccount = store.accountName(store.account(maker));
+    const takerAccount = store.accountName(takerAccountId);
     const takerBuys = takerSide === BUY;
     this.out.push({
       type: 'trade',
@@ -319,21 +310,21 @@ export class MatchingEngine extends BookState {
       amount: bigQty,
       quote,
       takerSide: SIDES[takerSide]!,
-      buyOrderId: takerBuys ? takerId : maker.id,
-      buyAccount: takerBuys ? takerAccount : maker.account,
-      sellOrderId: takerBuys ? maker.id : takerId,
-      sellAccount: takerBuys ? maker.account : takerAccount,
+      buyOrderId: takerBuys ? takerId : makerId,
+      buyAccount: takerBuys ? takerAccount : makerAccount,
+      sellOrderId: takerBuys ? makerId : takerId,
+      sellAccount: takerBuys ? makerAccount : takerAccount,
       buyerFee: feeOf(bigQty, takerBuys ? this.takerFee : this.makerFee),
       sellerFee: feeOf(quote, takerBuys ? this.makerFee : this.takerFee),
       buyerRelease: takerBuys && takerLimit > price ? product(takerLimit - price, qty) : 0n,
     });
-    if (maker.remaining === 0) {
-      level.unlink(maker);
+    if (makerRemaining === 0) {
+      store.unlink(level, maker);
       book.noteEmptied(level);
-      this.live.delete(maker.id);
-      this.closed.set(maker.id, FILLED);
-      this.emitDone(maker.id, maker.account, maker.side, 'filled', 0n, 0n);
-      this.recycle(maker);
+      this.live.delete(makerId);
+      this.closed.set(makerId, FILLED);
+      this.emitDone(makerId, makerAccount, store.side(maker), 'filled', 0n, 0n);
+      store.free(maker);
     }
     this.last = price;
     this.checkStops();
@@ -342,15 +333,16 @@ export class MatchingEngine extends BookState {
 
   private addStop(
     id: OrderId,
-    account: string,
+    account: number,
     side: SideCode,
     price: number,
     stop: number,
     amount: number,
   ): void {
-    const node = this.newNode(id, account, side, price, stop, amount);
-    this.stopLadder(side).levelAt(stop).push(node);
-    this.live.set(id, node);
+    const store = this.store;
+    const slot = store.alloc(id, account, side, price, stop, amount, this.now);
+    store.push(this.stopLadder(side).levelAt(stop), slot);
+    this.live.set(id, slot);
     if (this.last !== 0) this.checkStops();
   }
 
@@ -371,18 +363,19 @@ export class MatchingEngine extends BookState {
   }
 
   private triggerLevel(level: Level, ladder: PriceLadder): void {
-    for (let node = level.head; node !== null; node = level.head) {
-      level.unlink(node);
-      this.triggered.push(node);
+    const store = this.store;
+    for (let slot = level.head; slot !== NIL; slot = level.head) {
+      store.unlink(level, slot);
+      this.triggered.push(slot);
       this.out.push({
         type: 'stop_triggered',
         seq: ++this.seq,
         time: this.now,
         market: this.market.id,
-        orderId: node.id,
-        account: node.account,
-        side: SIDES[node.side]!,
-        stopPrice: BigInt(node.stopPrice),
+        orderId: store.id(slot),
+        account: store.accountName(store.account(slot)),
+        side: SIDES[store.side(slot)]!,
+        stopPrice: BigInt(store.stopPrice(slot)),
         lastPrice: BigInt(this.last),
       });
     }
@@ -392,11 +385,18 @@ export class MatchingEngine extends BookState {
   /** Triggered stops enter as limit orders in trigger order; ones they trigger join the queue's end. */
   private runTriggered(): void {
     const queue = this.triggered;
+    const store = this.store;
     for (let i = 0; i < queue.length; i++) {
-      const stop = queue[i]!;
-      this.live.delete(stop.id);
-      this.runLimit(stop.id, stop.account, stop.side, stop.price, stop.remaining);
-      this.recycle(stop);
+      const slot = queue[i]!;
+      const id = store.id(slot);
+      this.live.delete(id);
+      const account = store.account(slot);
+      const side = store.side(slot);
+      const price = store.price(slot);
+      const remaining = store.remaining(slot);
+      // Freed first: the values are in locals, and runLimit may take the slot for the order it rests.
+      store.free(slot);
+      this.runLimit(id, account, side, price, remaining);
     }
     if (queue.length !== 0) queue.length = 0;
   }

@@ -1,9 +1,10 @@
-import type { OrderNode } from './order-list.js';
+import { NIL } from './order-list.js';
 import { PageDirectory } from './page-directory.js';
 
 const PAGE_BITS = 8;
 const PAGE_SIZE = 1 << PAGE_BITS;
 const INT32 = 0x7fffffff;
+const INITIAL_PAGES = 64;
 
 // Ids below 2^31 (all of them in practice) take shifts and masks; `/` and `%` on doubles are slower.
 function pageOf(id: number): number {
@@ -14,78 +15,103 @@ function slotOf(id: number): number {
   return id <= INT32 ? id & (PAGE_SIZE - 1) : id % PAGE_SIZE;
 }
 
-class Page {
-  readonly slots = new Array<OrderNode | undefined>(PAGE_SIZE).fill(undefined);
-  live = 0;
-}
-
 /**
- * Live orders by id: the O(1) path from a cancel to the list node. Ids come from a sequence and are
- * dense, so nodes sit in pages of 256 slots found by page number (an array of pages, see
- * PageDirectory; the last page used is cached) instead of one big hash map: with hundreds of thousands of resting orders a `Map` spent much of a
- * cancel on hashing, cache misses and rehashing as it grew. A page is dropped when its last order
- * leaves, so memory follows the live orders rather than the range of ids ever used: about 8 bytes per
- * id in the live range, and at worst (every live order alone in its page) 2 KiB per live order.
+ * Live orders by id: the O(1) path from a cancel to the order's record slot (see OrderStore). Ids
+ * come from a sequence and are dense, so they are grouped in pages of 256 ids instead of one big hash
+ * map (with hundreds of thousands of resting orders a `Map` spent much of a cancel on hashing, cache
+ * misses and rehashing as it grew). A page number is found through a PageDirectory (an array from the
+ * first page seen; the last page used is cached), and every page lives in ONE shared Int32Array, so a
+ * look-up is one small-array load plus one load from the pool: no per-page object to fetch first,
+ * nothing for the garbage collector to trace.
+ *
+ * A page goes back to a free list when its last order leaves, so memory follows the live orders
+ * rather than the range of ids ever used: about 4 bytes per id in the live range, at worst (every live
+ * order alone in its page) 1 KiB per live order. The pool keeps its largest size.
  */
 export class OrderIndex {
-  private readonly pages = new PageDirectory<Page>();
+  /** Page number -> index of the page in the pool. */
+  private readonly pages = new PageDirectory<number>();
+  /** Slot + 1 per id (0: no live order), PAGE_SIZE entries per page. */
+  private pool = new Int32Array(INITIAL_PAGES * PAGE_SIZE);
+  /** Live orders per page. */
+  private live = new Int32Array(INITIAL_PAGES);
+  private pagesUsed = 0;
+  private readonly freePages: number[] = [];
   private lastPageNo = -1;
-  private lastPage: Page | undefined;
+  private lastPage = -1;
   private count = 0;
 
   get size(): number {
     return this.count;
   }
 
-  private page(pageNo: number): Page | undefined {
+  /** Index of the page in the pool, or -1. */
+  private page(pageNo: number): number {
     if (pageNo === this.lastPageNo) return this.lastPage;
     const page = this.pages.get(pageNo);
-    if (page !== undefined) {
-      this.lastPageNo = pageNo;
-      this.lastPage = page;
-    }
+    if (page === undefined) return -1;
+    this.lastPageNo = pageNo;
+    this.lastPage = page;
     return page;
   }
 
-  get(id: number): OrderNode | undefined {
-    return this.page(pageOf(id))?.slots[slotOf(id)];
+  /** The slot of the live order with this id, or NIL. */
+  get(id: number): number {
+    const page = this.page(pageOf(id));
+    return page < 0 ? NIL : this.pool[(page << PAGE_BITS) + slotOf(id)]! - 1;
   }
 
   has(id: number): boolean {
-    return this.get(id) !== undefined;
+    return this.get(id) !== NIL;
   }
 
-  set(id: number, node: OrderNode): void {
+  set(id: number, slot: number): void {
     const pageNo = pageOf(id);
     let page = this.page(pageNo);
-    if (page === undefined) {
-      page = new Page();
+    if (page < 0) {
+      page = this.newPage();
       this.pages.set(pageNo, page);
       this.lastPageNo = pageNo;
       this.lastPage = page;
     }
-    const slot = slotOf(id);
-    if (page.slots[slot] === undefined) {
-      page.live++;
+    const at = (page << PAGE_BITS) + slotOf(id);
+    if (this.pool[at] === 0) {
+      this.live[page]!++;
       this.count++;
     }
-    page.slots[slot] = node;
+    this.pool[at] = slot + 1;
   }
 
   delete(id: number): void {
     const pageNo = pageOf(id);
     const page = this.page(pageNo);
-    const slot = slotOf(id);
-    if (page === undefined || page.slots[slot] === undefined) return;
-    page.slots[slot] = undefined;
-    page.live--;
+    if (page < 0) return;
+    const at = (page << PAGE_BITS) + slotOf(id);
+    if (this.pool[at] === 0) return;
+    this.pool[at] = 0;
     this.count--;
-    if (page.live === 0) {
+    if (--this.live[page]! === 0) {
       this.pages.delete(pageNo);
+      this.freePages.push(page);
       if (this.lastPageNo === pageNo) {
         this.lastPageNo = -1;
-        this.lastPage = undefined;
+        this.lastPage = -1;
       }
     }
+  }
+
+  /** A zeroed page: a freed one (all its entries went back to 0), or a new one at the pool's end. */
+  private newPage(): number {
+    const free = this.freePages.pop();
+    if (free !== undefined) return free;
+    if (this.pagesUsed === this.live.length) {
+      const pool = new Int32Array(this.pool.length * 2);
+      pool.set(this.pool);
+      this.pool = pool;
+      const live = new Int32Array(this.live.length * 2);
+      live.set(this.live);
+      this.live = live;
+    }
+    return this.pagesUsed++;
   }
 }

@@ -68,6 +68,11 @@ export class PriceLadder {
     return level;
   }
 
+  /** The level at `price`, which must exist (a live order's own level always does). */
+  levelOf(price: number): Level {
+    return this.byPrice.get(price)!;
+  }
+
   /** Call after an order left `level` so that empty levels are accounted for. */
   noteEmptied(level: Level): void {
     if (level.count !== 0) return;

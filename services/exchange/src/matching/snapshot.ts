@@ -1,4 +1,4 @@
-import { BUY, OrderNode, SELL } from './order-list.js';
+import { BUY, NIL, type OrderStore, SELL } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
 import type { OrderId, Side } from './types.js';
 
@@ -39,42 +39,50 @@ export interface SnapshotParts {
   readonly sellStops: PriceLadder;
 }
 
-function ordersOf(ladder: PriceLadder, into: SnapshotOrder[]): void {
+function ordersOf(store: OrderStore, ladder: PriceLadder, into: SnapshotOrder[]): void {
   for (const level of ladder.levels()) {
-    for (let node = level.head; node !== null; node = node.next) {
+    for (let slot = level.head; slot !== NIL; slot = store.next(slot)) {
+      const stop = store.stopPrice(slot);
       into.push({
-        id: node.id,
-        account: node.account,
-        side: node.side === BUY ? 'buy' : 'sell',
-        price: String(node.price),
-        stopPrice: node.stopPrice === 0 ? null : String(node.stopPrice),
-        remaining: String(node.remaining),
-        time: node.time,
+        id: store.id(slot),
+        account: store.accountName(store.account(slot)),
+        side: store.side(slot) === BUY ? 'buy' : 'sell',
+        price: String(store.price(slot)),
+        stopPrice: stop === 0 ? null : String(stop),
+        remaining: String(store.remaining(slot)),
+        time: store.time(slot),
       });
     }
   }
 }
 
-export function captureOrders(parts: SnapshotParts): { book: SnapshotOrder[]; stops: SnapshotOrder[] } {
+export function captureOrders(
+  store: OrderStore,
+  parts: SnapshotParts,
+): { book: SnapshotOrder[]; stops: SnapshotOrder[] } {
   const book: SnapshotOrder[] = [];
   const stops: SnapshotOrder[] = [];
-  ordersOf(parts.bids, book);
-  ordersOf(parts.asks, book);
-  ordersOf(parts.buyStops, stops);
-  ordersOf(parts.sellStops, stops);
+  ordersOf(store, parts.bids, book);
+  ordersOf(store, parts.asks, book);
+  ordersOf(store, parts.buyStops, stops);
+  ordersOf(store, parts.sellStops, stops);
   return { book, stops };
 }
 
-/** Rebuilds the ladders from a snapshot's order lists, returning every node for the id map. */
-export function restoreOrders(snapshot: EngineSnapshot, parts: SnapshotParts): OrderNode[] {
-  const nodes: OrderNode[] = [];
+/** Rebuilds the ladders from a snapshot's order lists, calling `added(id, slot)` for each order. */
+export function restoreOrders(
+  snapshot: EngineSnapshot,
+  store: OrderStore,
+  parts: SnapshotParts,
+  added: (id: number, slot: number) => void,
+): void {
   for (const order of [...snapshot.book, ...snapshot.stops]) {
     const side = order.side === 'buy' ? BUY : SELL;
     const stop = order.stopPrice === null ? 0 : Number(order.stopPrice);
     const price = Number(order.price);
-    const node = new OrderNode(
+    const slot = store.alloc(
       order.id,
-      order.account,
+      store.accountId(order.account),
       side,
       price,
       stop,
@@ -83,8 +91,7 @@ export function restoreOrders(snapshot: EngineSnapshot, parts: SnapshotParts): O
     );
     const ladder =
       stop === 0 ? (side === BUY ? parts.bids : parts.asks) : side === BUY ? parts.buyStops : parts.sellStops;
-    ladder.levelAt(stop === 0 ? price : stop).push(node);
-    nodes.push(node);
+    store.push(ladder.levelAt(stop === 0 ? price : stop), slot);
+    added(order.id, slot);
   }
-  return nodes;
 }

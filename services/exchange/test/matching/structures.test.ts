@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CANCELLED, ClosedOrders, FILLED } from '../../src/matching/closed-orders.js';
 import { OrderIndex } from '../../src/matching/order-index.js';
-import { OrderNode } from '../../src/matching/order-list.js';
+import { BUY, Level, NIL, OrderStore, SELL } from '../../src/matching/order-list.js';
 import { PageDirectory } from '../../src/matching/page-directory.js';
 import { cancel, engine, limit, market, ofType, ok } from './fixtures.js';
 
@@ -59,22 +59,96 @@ describe('closed order statuses', () => {
 });
 
 describe('live order index', () => {
-  it('finds, replaces and forgets nodes by id across pages and drops empty pages', () => {
+  it('finds, replaces and forgets slots by id across pages, drops empty pages and reuses them', () => {
     const index = new OrderIndex();
-    const node = (id: number) => new OrderNode(id, 'a', 0, 100, 0, 1, 0);
     const ids = [1, 255, 256, 257, 70_000, 2 ** 45 + 1];
-    for (const id of ids) index.set(id, node(id));
+    ids.forEach((id, slot) => {
+      index.set(id, slot);
+    });
     expect(index.size).toBe(ids.length);
-    expect(ids.map((id) => index.get(id)?.id)).toEqual(ids);
-    expect(index.get(2)).toBeUndefined();
-    index.set(256, node(256));
+    expect(ids.map((id) => index.get(id))).toEqual(ids.map((_, slot) => slot));
+    expect(index.get(2)).toBe(NIL);
+    expect(index.get(1_000_000)).toBe(NIL);
+    index.set(256, 9);
+    expect(index.get(256)).toBe(9);
     expect(index.size).toBe(ids.length);
     for (const id of ids) index.delete(id);
     index.delete(12345);
+    index.delete(1);
     expect(index.size).toBe(0);
     expect(ids.some((id) => index.has(id))).toBe(false);
-    index.set(257, node(257));
-    expect(index.get(257)?.id).toBe(257);
+    // A page freed above comes back zeroed for other ids.
+    index.set(513, 0);
+    expect(index.get(513)).toBe(0);
+    expect(index.get(514)).toBe(NIL);
+    expect(index.get(257)).toBe(NIL);
+  });
+
+  it('grows its page pool past the initial size and keeps every entry', () => {
+    const index = new OrderIndex();
+    // One id in each of 1,000 pages, then a full page.
+    for (let p = 0; p < 1_000; p++) index.set(p * 256 + 7, p);
+    for (let id = 300_000; id < 300_256; id++) index.set(id, id);
+    expect(index.size).toBe(1_256);
+    for (let p = 0; p < 1_000; p++) expect(index.get(p * 256 + 7)).toBe(p);
+    for (let id = 300_000; id < 300_256; id++) expect(index.get(id)).toBe(id);
+  });
+});
+
+describe('order store', () => {
+  it('keeps the fields of each record, links FIFO lists, unlinks anywhere and reuses freed slots', () => {
+    const store = new OrderStore();
+    const level = new Level(100, 100);
+    const alice = store.accountId('alice');
+    expect(store.accountId('bob')).not.toBe(alice);
+    expect(store.accountId('alice')).toBe(alice);
+    expect(store.accountName(alice)).toBe('alice');
+    // More than the initial capacity, so the buffer grows while lists are linked through it.
+    const slots: number[] = [];
+    for (let n = 0; n < 3_000; n++) {
+      const slot = store.alloc(
+        2 ** 40 + n,
+        alice,
+        n % 2 === 0 ? BUY : SELL,
+        100,
+        n === 5 ? 90 : 0,
+        n + 1,
+        n * 10,
+      );
+      store.push(level, slot);
+      slots.push(slot);
+    }
+    expect(level.count).toBe(3_000);
+    expect(level.total).toBe((3_000 * 3_001) / 2);
+    const s = slots[5]!;
+    expect([store.id(s), store.price(s), store.stopPrice(s), store.remaining(s), store.time(s)]).toEqual([
+      2 ** 40 + 5,
+      100,
+      90,
+      6,
+      50,
+    ]);
+    expect([store.side(slots[4]!), store.side(s), store.account(s)]).toEqual([BUY, SELL, alice]);
+    // Unlink the head, the tail and one in the middle; the FIFO order of the rest is kept.
+    for (const at of [0, 2_999, 1_000]) {
+      store.unlink(level, slots[at]!);
+      store.free(slots[at]!);
+    }
+    const order: number[] = [];
+    for (let slot = level.head; slot !== NIL; slot = store.next(slot)) order.push(store.id(slot) - 2 ** 40);
+    expect(order).toEqual(
+      Array.from({ length: 3_000 }, (_, n) => n).filter((n) => n !== 0 && n !== 2_999 && n !== 1_000),
+    );
+    expect(level.count).toBe(2_997);
+    expect(level.total).toBe((3_000 * 3_001) / 2 - 1 - 3_000 - 1_001);
+    // Freed slots are reused before the store grows; the remaining amount can change in place.
+    const reused = store.alloc(7, alice, BUY, 101, 0, 4, 0);
+    expect(slots.slice(0, 1).concat(slots[2_999]!, slots[1_000]!)).toContain(reused);
+    store.setRemaining(reused, 3);
+    expect(store.remaining(reused)).toBe(3);
+    // Emptying the list leaves head and tail at NIL.
+    for (let slot = level.head; slot !== NIL; slot = level.head) store.unlink(level, slot);
+    expect([level.head, level.tail, level.count, level.total]).toEqual([NIL, NIL, 0, 0]);
   });
 });
 
