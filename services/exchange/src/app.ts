@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
+import { ApiKeyCache } from './auth/key-cache.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
 import type { RouteDeps } from './http/deps.js';
@@ -73,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       secretBox: options.secretBox,
       now,
       nonceWindowMs: options.nonceWindowMs ?? 300_000,
+      keys: new ApiKeyCache(),
     },
   };
   registerErrorHandler(app);

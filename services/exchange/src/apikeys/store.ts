@@ -113,20 +113,35 @@ export async function revokeApiKey(db: Sql, publicKey: string): Promise<boolean>
   return rows.length > 0;
 }
 
+/** What recording a request's nonce found: `recorded`, or why the request must be refused. */
+export type NonceOutcome = 'recorded' | 'reused' | 'disabled' | 'revoked' | 'unknown';
+
 /**
- * Accepts `nonce` only if it is greater than the last one this key used on this protocol, and records
- * it with the use time, in one conditional UPDATE: of two requests racing with one nonce, one wins.
+ * Accepts `nonce` only if the key is still enabled and the nonce is greater than the last one this
+ * key used on this protocol, and records it with the use time, in one conditional UPDATE: of two
+ * requests racing with one nonce, one wins. Checking the key's status here (and not only when it was
+ * looked up) is what lets authentication cache keys: a key disabled since then is refused now.
  */
 export async function consumeNonce(
   db: Sql,
   keyId: number,
   protocol: Protocol,
   nonce: number,
-): Promise<boolean> {
+): Promise<NonceOutcome> {
   const column = protocol === 'v2' ? 'last_nonce_v2' : 'last_nonce_v3';
   const { rows } = await db.query(
-    `UPDATE api_keys SET ${column} = $2, last_used_at = now() WHERE id = $1 AND ${column} < $2 RETURNING id`,
+    `UPDATE api_keys SET ${column} = $2, last_used_at = now()
+      WHERE id = $1 AND ${column} < $2 AND enabled AND revoked_at IS NULL RETURNING id`,
     [keyId, nonce],
   );
-  return rows.length > 0;
+  if (rows.length > 0) return 'recorded';
+  // Refused: one more lookup, on this path only, to say why.
+  const status = await db.query<{ enabled: boolean; revoked: boolean }>(
+    'SELECT enabled, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = $1',
+    [keyId],
+  );
+  const key = status.rows[0];
+  if (!key) return 'unknown';
+  if (key.revoked) return 'revoked';
+  return key.enabled ? 'reused' : 'disabled';
 }

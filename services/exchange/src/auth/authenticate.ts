@@ -1,9 +1,10 @@
 import type { FastifyRequest, onSendHookHandler, preValidationHookHandler } from 'fastify';
-import { type ApiKeyForAuth, consumeNonce, findApiKey, type Protocol, type Scope } from '../apikeys/store.js';
+import { consumeNonce, findApiKey, type NonceOutcome, type Protocol, type Scope } from '../apikeys/store.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Sql } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import type { DeferredNonce } from '../http/request-context.js';
+import type { ApiKeyCache, KnownKey } from './key-cache.js';
 import { checkNonce, signatureMatches, signV2, signV3 } from './signature.js';
 
 export interface AuthDeps {
@@ -12,6 +13,8 @@ export interface AuthDeps {
   /** Milliseconds since the epoch. */
   readonly now: () => number;
   readonly nonceWindowMs: number;
+  /** Decrypted keys of recent requests (see key-cache.ts); without it every request looks its key up. */
+  readonly keys?: ApiKeyCache;
 }
 
 const V3_HEADERS = ['svc-nonce', 'svc-apikey', 'svc-signature'] as const;
@@ -26,15 +29,17 @@ function refuseDuplicateHeaders(request: FastifyRequest): void {
   }
 }
 
-async function verifiedKey(
+/**
+ * The key a request names, with its decrypted secret: from the cache, or looked up and decrypted.
+ * A key found disabled or revoked by the lookup is refused here; a cached key's status is checked
+ * when the request's nonce is recorded.
+ */
+async function knownKey(
   deps: AuthDeps,
-  protocol: Protocol,
   publicKey: string,
-  nonce: string,
-  expected: (secret: string) => string,
-  presented: string,
-  defer?: (nonce: DeferredNonce) => void,
-): Promise<ApiKeyForAuth> {
+): Promise<{ key: KnownKey; refused?: 'disabled' | 'revoked' }> {
+  const cached = deps.keys?.get(publicKey);
+  if (cached) return { key: cached };
   const key = await findApiKey(deps.db, publicKey);
   if (!key) throw new ApiError('unknown_key', 'unknown API key');
   let secret: string;
@@ -47,11 +52,50 @@ async function verifiedKey(
       'this API key cannot be used (its secret is unreadable); issue a new one',
     );
   }
-  if (!signatureMatches(expected(secret), presented)) {
+  const known: KnownKey = {
+    id: key.id,
+    accountId: key.accountId,
+    publicKey: key.publicKey,
+    secret,
+    scopes: key.scopes,
+  };
+  // A disabled key is refused after the signature check, so that only its owner learns its status.
+  if (!key.enabled) return { key: known, refused: key.revoked ? 'revoked' : 'disabled' };
+  deps.keys?.remember(known);
+  return { key: known };
+}
+
+/** The refusal of a request whose nonce could not be recorded. */
+export function nonceRefusal(outcome: Exclude<NonceOutcome, 'recorded'>, protocol: Protocol): ApiError {
+  switch (outcome) {
+    case 'disabled':
+      return new ApiError('key_disabled', 'API key is disabled');
+    case 'revoked':
+      return new ApiError('key_disabled', 'API key is revoked');
+    case 'unknown':
+      return new ApiError('unknown_key', 'unknown API key');
+    case 'reused':
+      return new ApiError(
+        'nonce_reused',
+        `${protocol === 'v2' ? 'tonce' : 'svc-nonce'} must be greater than the previous one used with this key`,
+      );
+  }
+}
+
+async function verifiedKey(
+  deps: AuthDeps,
+  protocol: Protocol,
+  publicKey: string,
+  nonce: string,
+  expected: (secret: string) => string,
+  presented: string,
+  defer?: (nonce: DeferredNonce) => void,
+): Promise<KnownKey> {
+  const { key, refused } = await knownKey(deps, publicKey);
+  if (!signatureMatches(expected(key.secret), presented)) {
     throw new ApiError('bad_signature', 'signature does not match the request');
   }
-  if (!key.enabled)
-    throw new ApiError('key_disabled', key.revoked ? 'API key is revoked' : 'API key is disabled');
+  if (refused) throw nonceRefusal(refused, protocol);
   const nonceName = protocol === 'v2' ? 'tonce' : 'svc-nonce';
   const check = checkNonce(nonce, deps.now(), deps.nonceWindowMs);
   if (check === 'malformed')
@@ -66,16 +110,12 @@ async function verifiedKey(
     defer({ keyId: key.id, protocol, value: Number(nonce), consumed: false });
     return key;
   }
-  if (!(await consumeNonce(deps.db, key.id, protocol, Number(nonce)))) {
-    throw new ApiError(
-      'nonce_reused',
-      `${nonceName} must be greater than the previous one used with this key`,
-    );
-  }
+  const outcome = await consumeNonce(deps.db, key.id, protocol, Number(nonce));
+  if (outcome !== 'recorded') throw nonceRefusal(outcome, protocol);
   return key;
 }
 
-function requireScope(key: ApiKeyForAuth, scope: Scope): void {
+function requireScope(key: KnownKey, scope: Scope): void {
   if (!key.scopes.includes(scope))
     throw new ApiError('scope_missing', `this API key lacks the "${scope}" scope`);
 }
