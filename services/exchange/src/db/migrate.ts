@@ -52,10 +52,24 @@ export async function migrate(db: Database, migrations = bundledMigrations()): P
   return applied;
 }
 
-/** Splits a migration on `;` at line ends (our migrations hold no procedural bodies). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((statement) => statement.replace(/^\s*--.*$/gm, '').trim())
-    .filter((statement) => statement.length > 0);
+/**
+ * Splits a migration into statements at a `;` that ends a line outside a `$$`-quoted function body
+ * (PGlite's parameterised query takes one statement at a time). Comment lines are dropped.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current: string[] = [];
+  let inBody = false;
+  for (const line of sql.split('\n')) {
+    if (!inBody && /^\s*--/.test(line)) continue;
+    current.push(line);
+    // Each `$$` opens or closes a body.
+    if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inBody = !inBody;
+    if (!inBody && /;\s*$/.test(line)) {
+      statements.push(current.join('\n').trim().replace(/;$/, ''));
+      current = [];
+    }
+  }
+  statements.push(current.join('\n').trim());
+  return statements.filter((statement) => statement.length > 0);
 }

@@ -159,3 +159,28 @@ export function settleFill(fill: Fill, reason: string): Built {
     legs: legs.filter((leg) => leg.amount !== 0n),
   });
 }
+
+/**
+ * Nets several entries into one: a leg per account, currency and bucket with the sum of its amounts,
+ * legs that sum to zero dropped. Each entry sums to zero per currency, so the net entry does too and
+ * every balance ends where posting the entries one by one would leave it. The order writer posts one
+ * such entry per batch (a lock, the trades it made and the release of what it did not use are, in
+ * the ledger, one movement of that batch; the trades themselves stay in the trades table). Returns
+ * undefined when everything cancels out (an order placed and cancelled in the same batch).
+ */
+export function netEntry(
+  kind: string,
+  reason: string,
+  entries: readonly JournalEntry[],
+): JournalEntry | undefined {
+  const sums = new Map<string, Leg>();
+  for (const entry of entries) {
+    for (const leg of entry.legs) {
+      const key = `${leg.accountId}:${leg.currency}:${leg.bucket}`;
+      const current = sums.get(key);
+      sums.set(key, current ? { ...current, amount: current.amount + leg.amount } : leg);
+    }
+  }
+  const legs = [...sums.values()].filter((leg) => leg.amount !== 0n);
+  return legs.length === 0 ? undefined : { kind, reason, legs };
+}

@@ -18,48 +18,66 @@ export interface Balance {
 }
 
 /**
- * One statement posts a whole entry: the journal row, its legs and the balance changes.
- * - `e` inserts the entry; with a repeated idempotency key it inserts nothing and nothing else happens.
+ * The common table expressions that post one entry inside a larger statement, with parameters
+ * `$first` to `$first + 11` (see `postingParameters`):
+ * - `e` inserts the entry; with a repeated idempotency key, or no legs at all, it inserts nothing and
+ *   nothing else happens.
  * - `l` inserts the legs.
  * - `b` upserts the balances in (account, currency) order. The update is guarded: a change that would
  *   take a balance of an account that may not go negative below zero matches no row. The row lock is
  *   taken before the guard is evaluated (and re-evaluated on the newest row version), so concurrent
- *   debits of one balance queue up and never both pass.
- * - the final SELECT aborts the statement (SQLSTATE SVC01) when a guarded update matched no row or a
- *   new balance row would start negative, so the entry is applied completely or not at all, in one
- *   round trip.
+ *   debits of one balance queue up and never both pass. It returns each changed balance as it is now.
+ * Statements using them must refuse themselves unless `postingApplied(first)` holds, so an entry is
+ * applied completely or not at all. Accounts are looked up by scalar subqueries, one primary-key
+ * lookup per balance whatever the table's size (see 005_keyed_batch_updates.sql).
  */
-const POST_SQL = `
-WITH e AS (
-  INSERT INTO journal_entries (kind, reason, idempotency_key) VALUES ($1, $2, $3)
+export function postingCtes(first: number): string {
+  const $ = (offset: number) => `$${first + offset}`;
+  return `e AS (
+  INSERT INTO journal_entries (kind, reason, idempotency_key)
+  SELECT ${$(0)}, ${$(1)}, ${$(2)} WHERE cardinality(${$(3)}::int[]) > 0
   ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
 ), l AS (
   INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
   SELECT e.id, v.account_id, v.currency, v.bucket, v.amount
-    FROM e, unnest($4::int[], $5::text[], $6::text[], $7::numeric[]) AS v(account_id, currency, bucket, amount)
+    FROM e, unnest(${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::numeric[]) AS v(account_id, currency, bucket, amount)
   RETURNING 1
 ), b AS (
   INSERT INTO balances AS bal (account_id, currency, available, locked, may_go_negative)
   SELECT d.account_id, d.currency, d.available, d.locked,
          -- PostgreSQL checks the proposed row against the table CHECK before it detects the conflict;
          -- the flag lets a debit's proposed row through. It is kept only for a row really inserted
-         -- with a negative amount, and such a row aborts the statement below.
-         coalesce(a.may_go_negative, false) OR d.available < 0 OR d.locked < 0
-    FROM e, unnest($8::int[], $9::text[], $10::numeric[], $11::numeric[]) AS d(account_id, currency, available, locked)
-    LEFT JOIN accounts a ON a.id = d.account_id
+         -- with a negative amount, and such a row refuses the statement.
+         coalesce((SELECT a.may_go_negative FROM accounts a WHERE a.id = d.account_id), false)
+           OR d.available < 0 OR d.locked < 0
+    FROM e, unnest(${$(7)}::int[], ${$(8)}::text[], ${$(9)}::numeric[], ${$(10)}::numeric[]) AS d(account_id, currency, available, locked)
    ORDER BY d.account_id, d.currency
   ON CONFLICT (account_id, currency) DO UPDATE
      SET available = bal.available + excluded.available, locked = bal.locked + excluded.locked
    WHERE bal.may_go_negative
       OR (bal.available + excluded.available >= 0 AND bal.locked + excluded.locked >= 0)
-  RETURNING bal.account_id, bal.available, bal.locked
-)
+  RETURNING bal.account_id, bal.currency, bal.available, bal.locked
+)`;
+}
+
+/**
+ * True when the entry of `postingCtes(first)` changed every balance it names (no guard refused one)
+ * and left none of an account that may not go negative below zero; also true when `e` inserted
+ * nothing (a repeated idempotency key or an empty entry).
+ */
+export function postingApplied(first: number): string {
+  return `(NOT EXISTS (SELECT 1 FROM e) OR ((SELECT count(*) FROM b) = $${first + 11} AND NOT EXISTS (
+    SELECT 1 FROM b WHERE (b.available < 0 OR b.locked < 0)
+       AND NOT (SELECT acc.may_go_negative FROM accounts acc WHERE acc.id = b.account_id))))`;
+}
+
+/**
+ * One statement posts a whole entry; the final SELECT aborts it (SQLSTATE SVC01) when the posting was
+ * not applied whole, in one round trip. `entry_id` is null when the idempotency key was seen before.
+ */
+const POST_SQL = `WITH ${postingCtes(1)}
 SELECT (SELECT id FROM e) AS entry_id,
-       CASE WHEN NOT EXISTS (SELECT 1 FROM e) THEN 0
-            WHEN (SELECT count(*) FROM b) = $12 AND NOT EXISTS (
-              SELECT 1 FROM b JOIN accounts acc ON acc.id = b.account_id
-               WHERE NOT acc.may_go_negative AND (b.available < 0 OR b.locked < 0)) THEN 0
-            ELSE ledger_refuse('insufficient_funds') END AS refused`;
+       CASE WHEN ${postingApplied(1)} THEN 0 ELSE ledger_refuse('insufficient_funds') END AS refused`;
 
 interface DatabaseError {
   code?: string;
@@ -125,7 +143,9 @@ function netBalanceChanges(legs: Iterable<JournalEntry['legs'][number]>): Balanc
   return [...deltas.values()].filter((d) => d.available !== 0n || d.locked !== 0n);
 }
 
-function parameters(entry: JournalEntry): unknown[] {
+/** The 12 parameters of `postingCtes` for `entry`; without an entry, the CTEs post nothing. */
+export function postingParameters(entry: JournalEntry | undefined): unknown[] {
+  if (!entry) return ['none', 'none', null, [], [], [], [], [], [], [], [], 0];
   const changed = netBalanceChanges(entry.legs);
   return [
     entry.kind,
@@ -144,7 +164,7 @@ function parameters(entry: JournalEntry): unknown[] {
 }
 
 async function postOne(sql: Sql, entry: JournalEntry): Promise<PostResult> {
-  const { rows } = await sql.query<{ entry_id: number | null }>(POST_SQL, parameters(entry));
+  const { rows } = await sql.query<{ entry_id: number | null }>(POST_SQL, postingParameters(entry));
   const entryId = rows[0]?.entry_id;
   if (entryId !== null && entryId !== undefined) return { ok: true, entryId, duplicate: false };
   const existing = await sql.query<{ id: number }>(
@@ -202,94 +222,6 @@ export async function postEntries(db: Database, entries: readonly JournalEntry[]
     }),
   );
   return results;
-}
-
-/**
- * Posts many entries in one statement inside the caller's transaction: entry ids are drawn first
- * (so legs find their entry without relying on RETURNING order), then the entries, their legs, and
- * the balances changed by the net delta per (account, currency), upserted in that order with the
- * same guard as a single posting. A balance below zero at the end refuses the whole statement
- * (SQLSTATE SVC01), which aborts the caller's transaction: callers check funds first, so this is
- * the backstop, not the check.
- */
-const POST_BATCH_SQL = `
-WITH ids AS MATERIALIZED (
-  SELECT g.ord, nextval(pg_get_serial_sequence('journal_entries', 'id')) AS id
-    FROM generate_series(1, $1::int) AS g(ord)
-), e AS (
-  INSERT INTO journal_entries (id, kind, reason)
-  SELECT ids.id, v.kind, v.reason
-    FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS v(kind, reason, ord) JOIN ids USING (ord)
-  RETURNING id
-), l AS (
-  INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
-  SELECT ids.id, v.account_id, v.currency, v.bucket, v.amount
-    FROM unnest($4::int[], $5::int[], $6::text[], $7::text[], $8::numeric[])
-         AS v(ord, account_id, currency, bucket, amount) JOIN ids USING (ord)
-  RETURNING 1
-), b AS (
-  INSERT INTO balances AS bal (account_id, currency, available, locked, may_go_negative)
-  SELECT d.account_id, d.currency, d.available, d.locked,
-         coalesce(a.may_go_negative, false) OR d.available < 0 OR d.locked < 0
-    FROM unnest($9::int[], $10::text[], $11::numeric[], $12::numeric[]) AS d(account_id, currency, available, locked)
-    LEFT JOIN accounts a ON a.id = d.account_id
-   ORDER BY d.account_id, d.currency
-  ON CONFLICT (account_id, currency) DO UPDATE
-     SET available = bal.available + excluded.available, locked = bal.locked + excluded.locked
-   WHERE bal.may_go_negative
-      OR (bal.available + excluded.available >= 0 AND bal.locked + excluded.locked >= 0)
-  RETURNING bal.account_id, bal.available, bal.locked
-)
-SELECT CASE WHEN (SELECT count(*) FROM e) = $1 AND (SELECT count(*) FROM l) = $13
-             AND (SELECT count(*) FROM b) = $14 AND NOT EXISTS (
-              SELECT 1 FROM b JOIN accounts acc ON acc.id = b.account_id
-               WHERE NOT acc.may_go_negative AND (b.available < 0 OR b.locked < 0)) THEN 0
-            ELSE ledger_refuse('insufficient_funds') END AS refused`;
-
-export async function postBatchWithin(tx: Sql, entries: readonly JournalEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  const legs: { ord: number; leg: JournalEntry['legs'][number] }[] = [];
-  for (const [index, entry] of entries.entries()) {
-    const checked = validateEntry(entry);
-    if (!checked.ok) throw new Error(`invalid ledger entry ${entry.reason}: ${checked.detail}`);
-    for (const leg of entry.legs) legs.push({ ord: index + 1, leg });
-  }
-  const changed = netBalanceChanges(legs.map((l) => l.leg));
-  await tx.query(POST_BATCH_SQL, [
-    entries.length,
-    entries.map((e) => e.kind),
-    entries.map((e) => e.reason),
-    legs.map((l) => l.ord),
-    legs.map((l) => l.leg.accountId),
-    legs.map((l) => l.leg.currency),
-    legs.map((l) => l.leg.bucket),
-    legs.map((l) => l.leg.amount.toString()),
-    changed.map((d) => d.accountId),
-    changed.map((d) => d.currency),
-    changed.map((d) => d.available.toString()),
-    changed.map((d) => d.locked.toString()),
-    legs.length,
-    changed.length,
-  ]);
-}
-
-/**
- * Available funds of several balances, row-locked (in account, currency order, so concurrent callers
- * cannot deadlock on them) until the transaction ends. Missing balances are absent from the map.
- */
-export async function lockAvailableMany(
-  tx: Sql,
-  keys: readonly { accountId: number; currency: string }[],
-): Promise<Map<string, bigint>> {
-  if (keys.length === 0) return new Map();
-  const { rows } = await tx.query<{ account_id: number; currency: string; available: string }>(
-    `SELECT b.account_id, b.currency, b.available::text FROM balances b
-       JOIN unnest($1::int[], $2::text[]) AS k(account_id, currency)
-         ON b.account_id = k.account_id AND b.currency = k.currency
-      ORDER BY b.account_id, b.currency FOR UPDATE OF b`,
-    [keys.map((k) => k.accountId), keys.map((k) => k.currency)],
-  );
-  return new Map(rows.map((r) => [`${r.account_id}:${r.currency}`, BigInt(r.available)]));
 }
 
 /** Balances of one account, one row per currency it ever held. */

@@ -173,6 +173,8 @@ export function accepted(outcome: OrderOutcome): OrderRow {
       throw new ApiError('insufficient_funds', outcome.message);
     case 'NONCE_REUSED':
       throw new ApiError('nonce_reused', outcome.message);
+    case 'KEY_DISABLED':
+      throw new ApiError('key_disabled', outcome.message);
     case 'ORDER_NOT_FOUND':
       throw new ApiError('order_not_found', outcome.message);
     case 'ORDER_ALREADY_FILLED':

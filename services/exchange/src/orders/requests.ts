@@ -26,7 +26,11 @@ export type OrderRequest =
   | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
 
 export type OrderRefusal =
-  | { readonly ok: false; readonly code: 'INSUFFICIENT_FUNDS' | 'NONCE_REUSED'; readonly message: string }
+  | {
+      readonly ok: false;
+      readonly code: 'INSUFFICIENT_FUNDS' | 'NONCE_REUSED' | 'KEY_DISABLED';
+      readonly message: string;
+    }
   | { readonly ok: false; readonly code: MatchingErrorCode; readonly message: string };
 
 /**

@@ -2,6 +2,7 @@ import { systemAccountId } from '../accounts/store.js';
 import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { ReferenceData } from '../reference/load.js';
+import { BatchInputs } from './batch-inputs.js';
 import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from './markets.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
 import { lastIds, orderById } from './store.js';
@@ -13,6 +14,8 @@ export interface OrderServiceOptions {
   readonly now: () => number;
   /** @default DEFAULT_FEES (maker 0.1 %, taker 0.2 %) */
   readonly fees?: FeeRates;
+  /** @default CHECKPOINT_EVERY (50,000): committed commands between in-memory engine checkpoints. */
+  readonly checkpointEvery?: number;
 }
 
 /**
@@ -42,6 +45,8 @@ export class OrderService {
         return run;
       },
       db: options.db,
+      inputs: new BatchInputs(),
+      ...(options.checkpointEvery ? { checkpointEvery: options.checkpointEvery } : {}),
       now: options.now,
       feeAccountId: await systemAccountId(options.db, 'fees'),
       nextOrderId: () => {

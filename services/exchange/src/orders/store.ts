@@ -1,4 +1,6 @@
 import type { Sql } from '../db/database.js';
+import type { JournalEntry } from '../ledger/entry.js';
+import { postingApplied, postingCtes, postingParameters } from '../ledger/store.js';
 import type { Command } from '../matching/types.js';
 
 /** An order as stored; amounts in the market's engine units (see markets.ts). */
@@ -98,8 +100,11 @@ function orderOf(row: OrderRecord): OrderRow {
 /** Command log entries are JSON with bigints as decimal strings. */
 const BIGINT_FIELDS = ['price', 'stopPrice', 'amount', 'budget', 'quote'] as const;
 
-export function encodeCommand(command: Command): string {
-  return JSON.stringify(command, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
+const bigintAsText = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
+
+/** A batch's commands as one log row: a JSON array, in order. */
+export function encodeCommands(commands: readonly Command[]): string {
+  return JSON.stringify(commands, bigintAsText);
 }
 
 export function decodeCommand(json: Record<string, unknown>): Command {
@@ -110,131 +115,211 @@ export function decodeCommand(json: Record<string, unknown>): Command {
   return command as unknown as Command;
 }
 
-/**
- * Writes what one batch did in one statement: the command log, new orders, changes of older orders
- * (returned, as they are now) and trades.
- */
-export async function writeBatch(
-  tx: Sql,
-  market: string,
-  commands: { seq: number; command: Command }[],
-  created: OrderRow[],
-  changed: OrderDelta[],
-  trades: TradeRow[],
-  nonces: ReadonlyMap<number, { v2: bigint; v3: bigint }> = new Map(),
-): Promise<OrderRow[]> {
-  const { rows } = await tx.query<OrderRecord>(
-    `WITH c AS (
-       INSERT INTO engine_commands (market, seq, command)
-       SELECT $1, s, c::jsonb FROM unnest($2::bigint[], $3::text[]) AS v(s, c)
-     ), o AS (
-       INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
-                           funds, trades_count, state, created_at, updated_at)
-       SELECT * FROM unnest($4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[], $9::numeric[],
-                            $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[],
-                            $15::int[], $16::text[], $17::bigint[], $18::bigint[])
-     ), t AS (
-       INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
-                           buy_account, sell_account, buyer_fee, seller_fee, created_at)
-       SELECT * FROM unnest($19::bigint[], $20::text[], $21::numeric[], $22::numeric[], $23::numeric[],
-                            $24::text[], $25::bigint[], $26::bigint[], $27::int[], $28::int[], $29::numeric[],
-                            $30::numeric[], $31::bigint[])
-     ), u AS (
-       UPDATE orders o SET executed = o.executed + d.executed, funds = o.funds + d.funds,
-              trades_count = o.trades_count + d.trades, state = coalesce(d.state, o.state),
-              updated_at = d.updated_at
-         FROM unnest($32::bigint[], $33::numeric[], $34::numeric[], $35::int[], $36::text[], $37::bigint[])
-              AS d(id, executed, funds, trades, state, updated_at)
-        WHERE o.id = d.id
-       RETURNING ${orderColumns('o.')}
-     ), k AS (
-       UPDATE api_keys k SET last_nonce_v2 = greatest(k.last_nonce_v2, v.v2),
-              last_nonce_v3 = greatest(k.last_nonce_v3, v.v3), last_used_at = now()
-         FROM unnest($38::int[], $39::bigint[], $40::bigint[]) AS v(id, v2, v3)
-        WHERE k.id = v.id
-     )
-     SELECT * FROM u`,
-    [
-      market,
-      commands.map((c) => c.seq),
-      commands.map((c) => encodeCommand(c.command)),
-      created.map((o) => o.id),
-      created.map((o) => o.market),
-      created.map((o) => o.accountId),
-      created.map((o) => o.side),
-      created.map((o) => o.kind),
-      created.map((o) => text(o.price)),
-      created.map((o) => text(o.stopPrice)),
-      created.map((o) => text(o.amount)),
-      created.map((o) => text(o.quote)),
-      created.map((o) => o.executed.toString()),
-      created.map((o) => o.funds.toString()),
-      created.map((o) => o.tradesCount),
-      created.map((o) => o.state),
-      created.map((o) => o.createdAt),
-      created.map((o) => o.updatedAt),
-      trades.map((t) => t.id),
-      trades.map((t) => t.market),
-      trades.map((t) => t.price.toString()),
-      trades.map((t) => t.amount.toString()),
-      trades.map((t) => t.quote.toString()),
-      trades.map((t) => t.takerSide),
-      trades.map((t) => t.buyOrderId),
-      trades.map((t) => t.sellOrderId),
-      trades.map((t) => t.buyAccount),
-      trades.map((t) => t.sellAccount),
-      trades.map((t) => t.buyerFee.toString()),
-      trades.map((t) => t.sellerFee.toString()),
-      trades.map((t) => t.createdAt),
-      changed.map((d) => d.id),
-      changed.map((d) => d.executed.toString()),
-      changed.map((d) => d.funds.toString()),
-      changed.map((d) => d.trades),
-      changed.map((d) => d.state),
-      changed.map((d) => d.updatedAt),
-      [...nonces.keys()],
-      [...nonces.values()].map((n) => n.v2.toString()),
-      [...nonces.values()].map((n) => n.v3.toString()),
-    ],
-  );
-  return rows.map(orderOf);
+/** Nonce value meaning "this batch used no nonce of this protocol with the key" in `NonceUse`. */
+export const NO_NONCE = 2n ** 62n;
+
+/** The nonces a batch accepted with one API key: the largest (to record) and smallest of each protocol. */
+export interface NonceUse {
+  v2: bigint;
+  v3: bigint;
+  minV2: bigint;
+  minV3: bigint;
+}
+
+/** What one batch did, to be written by `writeBatch`. */
+export interface BatchEffects {
+  readonly market: string;
+  /** The batch's commands, in order; `lastSeq` is the sequence number of the last. */
+  readonly commands: readonly Command[];
+  readonly lastSeq: number;
+  /** The batch's ledger movements netted into one entry (none when they cancel out). */
+  readonly entry: JournalEntry | undefined;
+  readonly created: readonly OrderRow[];
+  readonly changed: readonly OrderDelta[];
+  readonly trades: readonly TradeRow[];
+  readonly nonces: ReadonlyMap<number, NonceUse>;
+}
+
+/** What the database holds after a batch: the older orders it changed, and the balances it moved. */
+export interface BatchWritten {
+  readonly orders: OrderRow[];
+  /** Available funds by `account:currency` of every balance the batch's ledger entry changed. */
+  readonly balances: Map<string, bigint>;
 }
 
 /**
- * Locks, in one statement, the balances a batch draws on (in account, currency order) and the API
- * keys whose nonces it records; returns available funds by `account:currency` and last nonces by key.
+ * Writes a whole batch in one statement, which commits on its own (one round trip, one fsync): its
+ * ledger entry (see `postingCtes`), one command log row holding all its commands, new orders,
+ * changes of older orders, trades, and the last nonces of the API keys it used. The batch was
+ * computed from balances and nonces read without locks, so the statement checks that they still
+ * hold: every balance guard passes, and no key's stored nonce has reached the smallest nonce the
+ * batch accepted from it (nor was the key disabled or revoked). Otherwise the statement refuses
+ * itself (SQLSTATE SVC01) and nothing of the batch is written; the writer then recomputes it on
+ * fresh values.
  */
-export async function lockBatch(
-  tx: Sql,
+export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWritten> {
+  // Keys in id order, so that concurrent statements lock them in one order.
+  const nonces = [...batch.nonces.entries()].sort(([a], [b]) => a - b);
+  const { rows } = await db.query<{
+    result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
+  }>(
+    `WITH ${postingCtes(1)}, c AS (
+       INSERT INTO engine_commands (market, seq, command)
+       SELECT $13::text, $14::bigint, $15::jsonb WHERE $14::bigint > 0
+     ), o AS (
+       INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
+                           funds, trades_count, state, created_at, updated_at)
+       SELECT * FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
+                            $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[],
+                            $27::int[], $28::text[], $29::bigint[], $30::bigint[])
+     ), t AS (
+       INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
+                           buy_account, sell_account, buyer_fee, seller_fee, created_at)
+       SELECT * FROM unnest($31::bigint[], $32::text[], $33::numeric[], $34::numeric[], $35::numeric[],
+                            $36::text[], $37::bigint[], $38::bigint[], $39::int[], $40::int[], $41::numeric[],
+                            $42::numeric[], $43::bigint[])
+     ), u AS (
+       SELECT ${orderColumns('o.')}
+         FROM orders_apply_changes($44::bigint[], $45::numeric[], $46::numeric[], $47::int[], $48::text[],
+                                   $49::bigint[]) AS o
+     ), k AS (
+       SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
+                                            $54::bigint[])
+     )
+     SELECT CASE WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55
+       THEN json_build_object(
+         'orders', (SELECT json_agg(u) FROM u),
+         'balances', (SELECT json_agg(json_build_object('account_id', account_id, 'currency', currency,
+                                                        'available', available::text)) FROM b))
+       ELSE to_json(ledger_refuse('the balances or nonces this batch was computed on have changed'))
+     END AS result`,
+    [
+      ...postingParameters(batch.entry),
+      batch.market,
+      batch.commands.length > 0 ? batch.lastSeq : 0,
+      encodeCommands(batch.commands),
+      ...orderColumnsOf(batch.created),
+      ...tradeColumnsOf(batch.trades),
+      batch.changed.map((d) => d.id),
+      batch.changed.map((d) => d.executed.toString()),
+      batch.changed.map((d) => d.funds.toString()),
+      batch.changed.map((d) => d.trades),
+      batch.changed.map((d) => d.state),
+      batch.changed.map((d) => d.updatedAt),
+      nonces.map(([id]) => id),
+      nonces.map(([, n]) => n.v2.toString()),
+      nonces.map(([, n]) => n.v3.toString()),
+      nonces.map(([, n]) => n.minV2.toString()),
+      nonces.map(([, n]) => n.minV3.toString()),
+      nonces.length,
+    ],
+  );
+  const result = rows[0]!.result;
+  return {
+    orders: (result.orders ?? []).map(orderOf),
+    balances: new Map(
+      (result.balances ?? []).map((row) => [`${row.account_id}:${row.currency}`, BigInt(row.available)]),
+    ),
+  };
+}
+
+interface BalanceRecord {
+  account_id: number;
+  currency: string;
+  available: string;
+}
+
+function orderColumnsOf(created: readonly OrderRow[]): unknown[] {
+  return [
+    created.map((o) => o.id),
+    created.map((o) => o.market),
+    created.map((o) => o.accountId),
+    created.map((o) => o.side),
+    created.map((o) => o.kind),
+    created.map((o) => text(o.price)),
+    created.map((o) => text(o.stopPrice)),
+    created.map((o) => text(o.amount)),
+    created.map((o) => text(o.quote)),
+    created.map((o) => o.executed.toString()),
+    created.map((o) => o.funds.toString()),
+    created.map((o) => o.tradesCount),
+    created.map((o) => o.state),
+    created.map((o) => o.createdAt),
+    created.map((o) => o.updatedAt),
+  ];
+}
+
+function tradeColumnsOf(trades: readonly TradeRow[]): unknown[] {
+  return [
+    trades.map((t) => t.id),
+    trades.map((t) => t.market),
+    trades.map((t) => t.price.toString()),
+    trades.map((t) => t.amount.toString()),
+    trades.map((t) => t.quote.toString()),
+    trades.map((t) => t.takerSide),
+    trades.map((t) => t.buyOrderId),
+    trades.map((t) => t.sellOrderId),
+    trades.map((t) => t.buyAccount),
+    trades.map((t) => t.sellAccount),
+    trades.map((t) => t.buyerFee.toString()),
+    trades.map((t) => t.sellerFee.toString()),
+    trades.map((t) => t.createdAt),
+  ];
+}
+
+/** An API key's last nonces and whether it may still be used, as a batch read them. */
+export interface KeyNonces {
+  readonly v2: bigint;
+  readonly v3: bigint;
+  readonly status: 'usable' | 'disabled' | 'revoked';
+}
+
+/**
+ * Reads, in one statement and without locks, the available funds of balances a batch draws on and
+ * the last nonces of API keys it records: `writeBatch` checks in its own statement that they still
+ * hold. Missing balances and keys are absent from the maps.
+ */
+export async function readBatch(
+  db: Sql,
   balances: readonly { accountId: number; currency: string }[],
   keyIds: readonly number[],
-): Promise<{ available: Map<string, bigint>; nonces: Map<number, { v2: bigint; v3: bigint }> }> {
+): Promise<{ available: Map<string, bigint>; nonces: Map<number, KeyNonces> }> {
   const available = new Map<string, bigint>();
-  const nonces = new Map<number, { v2: bigint; v3: bigint }>();
+  const nonces = new Map<number, KeyNonces>();
   if (balances.length === 0 && keyIds.length === 0) return { available, nonces };
-  const { rows } = await tx.query<{
+  const { rows } = await db.query<{
     kind: 'b' | 'n';
     id: number;
     currency: string | null;
-    a: string;
+    a: string | null;
     b: string | null;
+    status: KeyNonces['status'] | null;
   }>(
-    `WITH b AS (
-       SELECT b.account_id, b.currency, b.available::text AS available FROM balances b
-         JOIN unnest($1::int[], $2::text[]) AS k(account_id, currency)
-           ON b.account_id = k.account_id AND b.currency = k.currency
-        ORDER BY b.account_id, b.currency FOR UPDATE OF b
-     ), n AS (
-       SELECT id, last_nonce_v2::text AS v2, last_nonce_v3::text AS v3 FROM api_keys
-        WHERE id = ANY($3::int[]) ORDER BY id FOR UPDATE
-     )
-     SELECT 'b' AS kind, account_id AS id, currency, available AS a, NULL::text AS b FROM b
-     UNION ALL SELECT 'n', id, NULL, v2, v3 FROM n`,
+    // One primary-key lookup per balance or key, whatever the tables' sizes (see 005_keyed_batch_updates.sql).
+    `SELECT 'b' AS kind, k.account_id AS id, k.currency,
+            (SELECT available::text FROM balances b
+              WHERE b.account_id = k.account_id AND b.currency = k.currency) AS a,
+            NULL::text AS b, NULL AS status
+       FROM unnest($1::int[], $2::text[]) AS k(account_id, currency)
+     UNION ALL
+     SELECT 'n', id, NULL, last_nonce_v2::text, last_nonce_v3::text,
+            CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN NOT enabled THEN 'disabled' ELSE 'usable' END
+       FROM unnest($3::int[]) AS wanted(id), LATERAL (
+         -- LIMIT keeps the subquery from being flattened into a join: it stays a lookup per key.
+         SELECT last_nonce_v2, last_nonce_v3, revoked_at, enabled FROM api_keys WHERE api_keys.id = wanted.id LIMIT 1
+       ) key`,
     [balances.map((k) => k.accountId), balances.map((k) => k.currency), keyIds],
   );
   for (const row of rows) {
-    if (row.kind === 'b') available.set(`${row.id}:${row.currency}`, BigInt(row.a));
-    else nonces.set(Number(row.id), { v2: BigInt(row.a), v3: BigInt(row.b ?? '0') });
+    if (row.kind === 'b') {
+      if (row.a !== null) available.set(`${row.id}:${row.currency}`, BigInt(row.a));
+    } else {
+      nonces.set(Number(row.id), {
+        v2: BigInt(row.a ?? '0'),
+        v3: BigInt(row.b ?? '0'),
+        status: row.status ?? 'usable',
+      });
+    }
   }
   return { available, nonces };
 }
@@ -396,19 +481,30 @@ export async function lastIds(db: Sql): Promise<{ order: number; trade: number }
   return { order: Number(rows[0]?.o ?? 0), trade: Number(rows[0]?.t ?? 0) };
 }
 
-/** The command log of one market after `afterSeq`, in order, at most `limit` entries. */
+/**
+ * The command log of one market after `afterSeq`, in order, from at most `limit` rows. A row holds
+ * one batch's commands as a JSON array under the sequence number of its last command (rows written
+ * before batches were logged whole hold a single command object); a batch is never split by `afterSeq`
+ * since callers continue from the last sequence number returned.
+ */
 export async function commandLog(
   db: Sql,
   market: string,
   afterSeq: number,
   limit: number,
 ): Promise<{ seq: number; command: Command }[]> {
-  const { rows } = await db.query<{ seq: string; command: Record<string, unknown> | string }>(
+  const { rows } = await db.query<{ seq: string; command: unknown }>(
     'SELECT seq, command FROM engine_commands WHERE market = $1 AND seq > $2 ORDER BY seq LIMIT $3',
     [market, afterSeq, limit],
   );
-  return rows.map((row) => ({
-    seq: Number(row.seq),
-    command: decodeCommand(typeof row.command === 'string' ? JSON.parse(row.command) : row.command),
-  }));
+  const log: { seq: number; command: Command }[] = [];
+  for (const row of rows) {
+    const json = typeof row.command === 'string' ? JSON.parse(row.command) : row.command;
+    const commands: Record<string, unknown>[] = Array.isArray(json) ? json : [json];
+    const first = Number(row.seq) - commands.length + 1;
+    commands.forEach((command, index) => {
+      log.push({ seq: first + index, command: decodeCommand(command) });
+    });
+  }
+  return log;
 }

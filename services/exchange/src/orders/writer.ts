@@ -1,14 +1,25 @@
-import type { Database, Sql } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
-import type { JournalEntry } from '../ledger/entry.js';
-import { postBatchWithin } from '../ledger/store.js';
+import { type JournalEntry, netEntry } from '../ledger/entry.js';
 import { type BookEntry, MatchingEngine } from '../matching/engine.js';
+import type { EngineSnapshot } from '../matching/snapshot.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
+import { type BatchInputs, balanceKey, fundsNeeded } from './batch-inputs.js';
 import type { TradingMarket } from './markets.js';
 import type { OrderOutcome, OrderRefusal, OrderRequest } from './requests.js';
 import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
-import { commandLog, lockBatch, type OrderDelta, type OrderRow, type TradeRow, writeBatch } from './store.js';
+import {
+  commandLog,
+  type KeyNonces,
+  NO_NONCE,
+  type NonceUse,
+  type OrderDelta,
+  type OrderRow,
+  readBatch,
+  type TradeRow,
+  writeBatch,
+} from './store.js';
 
 /** What the writers share: storage, the clock, the fee account and the global id sequences. */
 export interface WriterContext {
@@ -16,15 +27,19 @@ export interface WriterContext {
   readonly now: () => number;
   readonly feeAccountId: number;
   /**
-   * Runs order transactions one at a time across markets. Batches of different markets touch the
-   * same balances (a maker's funds, an account trading two markets) in orders nobody can know in
-   * advance; run concurrently they deadlock, and PostgreSQL breaks each deadlock only after
-   * `deadlock_timeout` (1 s). The engines stay separate and fast; the commits take turns, and each
-   * market's queue keeps filling meanwhile, so waiting makes its next batch larger.
+   * Runs batches one at a time across markets. Batches of different markets touch the same balances
+   * (a maker's funds, an account trading two markets): taking turns, each batch reads what the one
+   * before wrote and `inputs` stays current, so batches rarely have to be computed twice. The
+   * engines stay separate and fast, and each market's queue keeps filling meanwhile, so waiting
+   * makes its next batch larger.
    */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** Balances and API key nonces remembered between batches (see batch-inputs.ts). */
+  readonly inputs: BatchInputs;
   nextOrderId(): number;
   nextTradeId(): number;
+  /** Committed commands between in-memory checkpoints of each engine; CHECKPOINT_EVERY by default. */
+  readonly checkpointEvery?: number;
 }
 
 interface Pending {
@@ -41,21 +56,33 @@ export interface BookView {
   readonly lastPrice: bigint | null;
 }
 
-/** Largest number of requests committed in one transaction. */
+/** Largest number of requests committed in one statement. */
 const MAX_BATCH = 256;
-const RETRYABLE = new Set(['40P01', '40001']);
+/**
+ * Failures after which a batch is computed again: deadlock and serialisation failures, and SVC01 (the
+ * balances or nonces the batch was computed on changed before its write; see writeBatch).
+ */
+const RETRYABLE = new Set(['40P01', '40001', 'SVC01']);
+const ATTEMPTS = 8;
+/** Committed commands between two in-memory checkpoints of the engine (see MarketWriter.rollBack). */
+export const CHECKPOINT_EVERY = 50_000;
+
+/** PostgreSQL reported the error (it has an SQLSTATE): the statement, and its implicit transaction, failed. */
+const reportedByDatabase = (error: unknown): boolean =>
+  typeof (error as { code?: unknown } | undefined)?.code === 'string' &&
+  /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
 
 /** The effects of one batch, collected while the engine runs and written at its end. */
 class BatchWork {
-  readonly commands: { seq: number; command: Command }[] = [];
+  readonly commands: Command[] = [];
   readonly created = new Map<number, OrderRow>();
   readonly changed = new Map<number, OrderDelta>();
   readonly trades: TradeRow[] = [];
   readonly entries: JournalEntry[] = [];
-  /** Last nonces of the API keys whose requests this batch recorded. */
-  readonly nonces = new Map<number, { v2: bigint; v3: bigint }>();
+  /** The nonces the batch accepted, per API key. */
+  readonly nonces = new Map<number, NonceUse>();
   /** Available funds of the balances the batch checks, by `account:currency`. */
-  available = new Map<string, bigint>();
+  readonly available = new Map<string, bigint>();
 
   /** Queues a ledger entry and follows its effect on the checked balances. */
   post(entry: JournalEntry): void {
@@ -101,14 +128,19 @@ const refuse = (code: OrderRefusal['code'], message: string): OrderRefusal =>
   ({ ok: false, code, message }) as OrderRefusal;
 
 /**
- * The single writer of one market. Requests queue in memory; while a batch is being committed the
- * next requests wait and then go together in one transaction (group commit). For each request, in
- * arrival order: funds are checked and locked in the ledger (row-locked, so nothing else spends them
- * meanwhile), the engine applies the command, every fill is settled and every finished order's
- * unused lock released; the batch then writes the command log, orders and trades and commits. Callers
- * hear back only after the commit, so every acknowledged order, cancel and trade is durable. When a
- * batch fails, the engine is rebuilt from the stored command log (the failed batch left no trace) and
- * the batch is retried when the failure was a deadlock, otherwise its callers get the error.
+ * The single writer of one market. Requests queue in memory; while a batch is being written the next
+ * requests wait and then go together (group commit). A batch is two round trips: one read of the
+ * balances and API key nonces it needs and does not know already (see BatchInputs), then, after the
+ * engine has applied every request in arrival order (funds checked and locked, fills settled, unused
+ * locks released), one self-committing statement that writes the batch's netted ledger entry, its
+ * command log row, orders and trades, and checks that what the batch was computed on still holds.
+ * Callers hear back only after that statement has committed, so every acknowledged order, cancel and
+ * trade is durable. When a batch fails, the engine goes back to its committed state (the failed batch
+ * left no trace) and the batch is computed again on fresh values when the failure says that may help
+ * (a conflict or deadlock); otherwise its callers get the error. Going back costs a restore of an
+ * in-memory checkpoint and a replay of the commands committed since (at most CHECKPOINT_EVERY), not
+ * of the whole stored log; only when the write's outcome is unknown (the connection failed while the
+ * statement was out) is the engine rebuilt from the stored log, which then holds the batch or not.
  */
 export class MarketWriter {
   private engine: MatchingEngine;
@@ -117,6 +149,11 @@ export class MarketWriter {
   private running = false;
   /** The engine holds changes of a batch that rolled back and could not be rebuilt yet. */
   private stale = false;
+  /** The engine as of the last checkpoint, and the commands committed since, in order. */
+  private checkpoint: { readonly snapshot: EngineSnapshot; readonly seq: number };
+  private committedSince: Command[] = [];
+  /** The last batch's write failed without an answer from the database: it may have committed. */
+  private writeOutcomeUnknown = false;
   /** True while the engine holds changes of a batch not committed yet. */
   private inFlight = false;
   private committedView: BookView = { bids: [], asks: [], lastPrice: null };
@@ -131,6 +168,7 @@ export class MarketWriter {
     private readonly ctx: WriterContext,
   ) {
     this.engine = new MatchingEngine(market.spec);
+    this.checkpoint = { snapshot: this.engine.snapshot(), seq: 0 };
   }
 
   /** The live engine (tests, snapshots). Never apply commands to it directly. */
@@ -175,10 +213,32 @@ export class MarketWriter {
         }
         seq = entry.seq;
       }
-      if (chunk.length < 5_000) break;
+      // A chunk holds up to 5,000 batches of commands: the log ends at the first empty one.
+      if (chunk.length === 0) break;
     }
     this.engine = engine;
     this.seq = seq;
+    this.takeCheckpoint();
+  }
+
+  private takeCheckpoint(): void {
+    this.checkpoint = { snapshot: this.engine.snapshot(), seq: this.seq };
+    this.committedSince = [];
+  }
+
+  /**
+   * Brings the engine back to its committed state without the database: the last checkpoint, then
+   * the commands committed since. Replay is deterministic, so this is the engine the stored log
+   * would rebuild.
+   */
+  private rollBack(): void {
+    const engine = MatchingEngine.restore(this.market.spec, this.checkpoint.snapshot);
+    for (const command of this.committedSince) {
+      const result = engine.apply(command);
+      if (!result.ok) throw new Error(`market ${this.market.id}: a committed command is refused on replay`);
+    }
+    this.engine = engine;
+    this.seq = this.checkpoint.seq + this.committedSince.length;
   }
 
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
@@ -237,25 +297,24 @@ export class MarketWriter {
   private async attempts(batch: Pending[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const outcomes = await this.ctx.exclusive(() =>
-          this.ctx.db.transaction((tx) => this.applyBatch(tx, batch)),
-        );
+        const outcomes = await this.ctx.exclusive(() => this.applyBatch(batch));
         this.stats.batches += 1;
         this.stats.requests += batch.length;
         for (const pending of batch) if (pending.nonce) pending.nonce.consumed = true;
         for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
         return;
       } catch (error) {
-        // The transaction rolled back: bring the engine back to what is stored.
+        // Bring the engine back to what is stored: without the batch, unless its outcome is unknown.
         try {
-          await this.rebuild();
+          if (this.writeOutcomeUnknown) await this.rebuild();
+          else this.rollBack();
         } catch (rebuildError) {
           this.stale = true;
           for (const pending of batch) pending.reject(rebuildError);
           return;
         }
         const code = (error as { code?: string } | undefined)?.code;
-        if (!(code && RETRYABLE.has(code)) || attempt >= 5) {
+        if (!(code && RETRYABLE.has(code)) || attempt >= ATTEMPTS) {
           for (const pending of batch) pending.reject(error);
           return;
         }
@@ -264,58 +323,126 @@ export class MarketWriter {
   }
 
   /**
-   * One batch in a constant number of statements: lock the balances the orders draw on (sorted, one
-   * statement), run every request through the engine in memory against those balances, then post
-   * all ledger entries (one statement) and write log, orders and trades (one statement).
+   * One batch in two statements: read what the batch needs and `inputs` does not know (or knows too
+   * low to accept a request), run every request through the engine in memory against those values,
+   * then write everything in one statement (writeBatch), which refuses itself if the values changed.
    */
-  private async applyBatch(tx: Sql, batch: readonly Pending[]): Promise<OrderOutcome[]> {
+  private async applyBatch(batch: readonly Pending[]): Promise<OrderOutcome[]> {
+    const inputs = this.ctx.inputs;
     const work = new BatchWork();
-    const keys = new Map<string, { accountId: number; currency: string }>();
-    for (const { request } of batch) {
-      const currency = this.lockCurrency(request);
-      if (currency) keys.set(`${request.accountId}:${currency}`, { accountId: request.accountId, currency });
+    const used = this.inputsOf(batch);
+    const toRead = [...used.balances].filter(([key, needed]) => {
+      const known = inputs.balance(key);
+      return needed.total === 'fresh' || known === undefined || known < needed.total;
+    });
+    const keysToRead = [...used.keyIds].filter((id) => inputs.key(id)?.status !== 'usable');
+    if (toRead.length > 0 || keysToRead.length > 0) {
+      const read = await readBatch(
+        this.ctx.db,
+        toRead.map(([, needed]) => needed),
+        keysToRead,
+      );
+      // A balance never funded has no row: it is zero.
+      for (const [key] of toRead) inputs.learnBalance(key, read.available.get(key) ?? 0n);
+      for (const [id, nonces] of read.nonces) inputs.learnKey(id, nonces);
     }
-    const keyIds = [...new Set(batch.flatMap((p) => (p.nonce ? [p.nonce.keyId] : [])))];
-    const { available, nonces } = await lockBatch(tx, [...keys.values()], keyIds);
-    // Balances the batch checks, kept current as its entries move funds (0 when never funded).
-    for (const key of keys.keys()) if (!available.has(key)) available.set(key, 0n);
-    work.available = available;
-    const results = batch.map((pending) => {
-      const nonce = pending.nonce;
-      if (nonce) {
-        // The nonce is checked and recorded here, in arrival order, as consumeNonce would have.
-        const last = nonces.get(nonce.keyId);
-        if (!last) return refuse('NONCE_REUSED', 'the API key of this request no longer exists');
-        const column = nonce.protocol === 'v2' ? 'v2' : 'v3';
-        if (BigInt(nonce.value) <= last[column]) {
-          return refuse(
-            'NONCE_REUSED',
-            `${nonce.protocol === 'v2' ? 'tonce' : 'svc-nonce'} must be greater than the previous one used with this key`,
-          );
-        }
-        last[column] = BigInt(nonce.value);
-        work.nonces.set(nonce.keyId, last);
+    for (const key of used.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
+    this.writeOutcomeUnknown = false;
+    let sent = false;
+    try {
+      const results = batch.map(
+        (pending) => this.checkNonce(pending.nonce, work) ?? this.applyOne(pending.request, work),
+      );
+      const lastSeq = this.seq;
+      sent = true;
+      const written = await writeBatch(this.ctx.db, {
+        market: this.market.id,
+        commands: work.commands,
+        lastSeq,
+        entry: netEntry(
+          'orders',
+          `${this.market.id} commands ${lastSeq - work.commands.length + 1}-${lastSeq}`,
+          work.entries,
+        ),
+        created: [...work.created.values()],
+        changed: [...work.changed.values()],
+        trades: work.trades,
+        nonces: work.nonces,
+      });
+      this.committedSince.push(...work.commands);
+      if (this.committedSince.length >= (this.ctx.checkpointEvery ?? CHECKPOINT_EVERY)) this.takeCheckpoint();
+      for (const [key, available] of written.balances) inputs.learnBalance(key, available);
+      for (const [id, use] of work.nonces) {
+        const known = inputs.key(id);
+        if (known) inputs.learnKey(id, { ...known, v2: max(known.v2, use.v2), v3: max(known.v3, use.v3) });
       }
-      return this.applyOne(pending.request, work);
-    });
-    await postBatchWithin(tx, work.entries);
-    const updated = await writeBatch(
-      tx,
-      this.market.id,
-      work.commands,
-      [...work.created.values()],
-      [...work.changed.values()],
-      work.trades,
-      work.nonces,
-    );
-    const rows = new Map(updated.map((row) => [row.id, row]));
-    for (const row of work.created.values()) rows.set(row.id, row);
-    return results.map((result) => {
-      if (typeof result !== 'number') return result;
-      const order = rows.get(result);
-      if (!order) throw new Error(`order ${result} missing after its batch`);
-      return { ok: true, order };
-    });
+      const rows = new Map(written.orders.map((row) => [row.id, row]));
+      for (const row of work.created.values()) rows.set(row.id, row);
+      return results.map((result) => {
+        if (typeof result !== 'number') return result;
+        const order = rows.get(result);
+        if (!order) throw new Error(`order ${result} missing after its batch`);
+        return { ok: true, order };
+      });
+    } catch (error) {
+      this.writeOutcomeUnknown = sent && !reportedByDatabase(error);
+      // What this batch relied on may be out of date: the next attempt reads it again.
+      const moved = work.entries.flatMap((entry) =>
+        entry.legs.map((l) => balanceKey(l.accountId, l.currency)),
+      );
+      inputs.forget([...used.balances.keys(), ...moved], used.keyIds);
+      throw error;
+    }
+  }
+
+  /** The balances a batch checks (with the funds its requests need from each) and the keys it uses. */
+  private inputsOf(batch: readonly Pending[]): {
+    balances: Map<string, { accountId: number; currency: string; total: bigint | 'fresh' }>;
+    keyIds: Set<number>;
+  } {
+    const balances = new Map<string, { accountId: number; currency: string; total: bigint | 'fresh' }>();
+    const keyIds = new Set<number>();
+    for (const { request, nonce } of batch) {
+      if (nonce) keyIds.add(nonce.keyId);
+      const currency = this.lockCurrency(request);
+      if (!currency) continue;
+      const key = balanceKey(request.accountId, currency);
+      const needed = fundsNeeded(this.market, request);
+      const sum = balances.get(key)?.total ?? 0n;
+      const total = needed === 'fresh' || sum === 'fresh' ? 'fresh' : sum + needed;
+      balances.set(key, { accountId: request.accountId, currency, total });
+    }
+    return { balances, keyIds };
+  }
+
+  /**
+   * Checks and records a request's nonce, in arrival order, as consumeNonce would have; the batch's
+   * write makes sure no other request recorded a nonce as large in the meantime.
+   */
+  private checkNonce(nonce: DeferredNonce | undefined, work: BatchWork): OrderRefusal | undefined {
+    if (!nonce) return undefined;
+    const known: KeyNonces | undefined = this.ctx.inputs.key(nonce.keyId);
+    if (!known) return refuse('NONCE_REUSED', 'the API key of this request no longer exists');
+    // Authentication may have used a cached key: its status read with the batch decides.
+    if (known.status !== 'usable') return refuse('KEY_DISABLED', `API key is ${known.status}`);
+    const value = BigInt(nonce.value);
+    const use = work.nonces.get(nonce.keyId) ?? { v2: 0n, v3: 0n, minV2: NO_NONCE, minV3: NO_NONCE };
+    const last = nonce.protocol === 'v2' ? max(known.v2, use.v2) : max(known.v3, use.v3);
+    if (value <= last) {
+      return refuse(
+        'NONCE_REUSED',
+        `${nonce.protocol === 'v2' ? 'tonce' : 'svc-nonce'} must be greater than the previous one used with this key`,
+      );
+    }
+    if (nonce.protocol === 'v2') {
+      use.v2 = value;
+      use.minV2 = min(use.minV2, value);
+    } else {
+      use.v3 = value;
+      use.minV3 = min(use.minV3, value);
+    }
+    work.nonces.set(nonce.keyId, use);
+    return undefined;
   }
 
   /** The currency an order request locks (none for a cancel). */
@@ -414,7 +541,7 @@ export class MarketWriter {
   /** Logs an applied command and settles its events in the ledger. */
   private record(command: Command, events: readonly EngineEvent[], work: BatchWork): void {
     this.seq += 1;
-    work.commands.push({ seq: this.seq, command });
+    work.commands.push(command);
     for (const event of events) {
       switch (event.type) {
         case 'accepted':
@@ -471,3 +598,6 @@ export class MarketWriter {
     }
   }
 }
+
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);

@@ -130,6 +130,37 @@ export function httpContract(target: Target): void {
       expect([off.statusCode, off.json().error.code]).toEqual([401, 2009]);
     });
 
+    it('refuses a key disabled or revoked after it was used (and cached) on the very next request', async () => {
+      const owner = await accountWithKey(target.db(), ['read', 'trade']);
+      await credit(target.db(), owner.account.id, 'btc', 100_000_000n);
+      const me = () => post('/v3/auth/me', '{}', v3Headers(owner.apiKey, owner.secret, '/v3/auth/me', '{}'));
+      const order = () => {
+        const body = JSON.stringify({ symbol: 'btcuah', type: 'limit', amount: '-0.01', price: '2000000' });
+        return post(
+          '/v3/auth/w/order/submit',
+          body,
+          v3Headers(owner.apiKey, owner.secret, '/v3/auth/w/order/submit', body),
+        );
+      };
+      expect((await me()).statusCode).toBe(200);
+      expect((await order()).statusCode).toBe(200);
+      // Disabled by another connection, as the operator CLI would: the app is not told.
+      await target.db().query('UPDATE api_keys SET enabled = false WHERE id = $1', [owner.keyId]);
+      for (const response of [await me(), await order()]) {
+        expect([response.statusCode, response.json().error]).toEqual([
+          401,
+          { code: 2009, name: 'key_disabled', message: 'API key is disabled' },
+        ]);
+      }
+      await target.db().query('UPDATE api_keys SET enabled = true WHERE id = $1', [owner.keyId]);
+      expect((await me()).statusCode).toBe(200);
+      await target.db().query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [owner.keyId]);
+      const revoked = await order();
+      expect([revoked.statusCode, revoked.json().error.message]).toEqual([401, 'API key is revoked']);
+      const open = await target.db().query('SELECT 1 FROM orders WHERE account_id = $1', [owner.account.id]);
+      expect(open.rows).toHaveLength(1);
+    });
+
     it('refuses a duplicated credential header', async () => {
       const headers = v3Headers(user.apiKey, user.secret, '/v3/auth/me', '{}');
       const response = await app.inject({

@@ -68,14 +68,25 @@ export function storageContract(target: Target): void {
 
     it('accepts only increasing nonces per key and protocol, one winner among racers', async () => {
       const { keyId } = await accountWithKey(target.db());
-      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe(true);
-      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe(false);
-      expect(await consumeNonce(target.db(), keyId, 'v3', 999)).toBe(false);
-      expect(await consumeNonce(target.db(), keyId, 'v2', 1000)).toBe(true);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe('recorded');
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe('reused');
+      expect(await consumeNonce(target.db(), keyId, 'v3', 999)).toBe('reused');
+      expect(await consumeNonce(target.db(), keyId, 'v2', 1000)).toBe('recorded');
       const racers = await Promise.all(
         Array.from({ length: 10 }, () => consumeNonce(target.db(), keyId, 'v3', 2000)),
       );
-      expect(racers.filter(Boolean)).toHaveLength(1);
+      expect(racers.filter((r) => r === 'recorded')).toHaveLength(1);
+    });
+
+    it('refuses the nonce of a disabled, revoked or unknown key, saying which', async () => {
+      const { keyId, apiKey } = await accountWithKey(target.db());
+      await setApiKeyEnabled(target.db(), apiKey, false);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe('disabled');
+      await setApiKeyEnabled(target.db(), apiKey, true);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 1000)).toBe('recorded');
+      await revokeApiKey(target.db(), apiKey);
+      expect(await consumeNonce(target.db(), keyId, 'v3', 2000)).toBe('revoked');
+      expect(await consumeNonce(target.db(), 987_654_321, 'v3', 2000)).toBe('unknown');
     });
 
     it('posts balanced entries: credit, lock, unlock, transfer', async () => {

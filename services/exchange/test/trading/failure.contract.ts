@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { OrderService } from '../../src/orders/service.js';
-import { credit, newAccount } from '../support/accounts.js';
+import { accountWithKey, credit, newAccount } from '../support/accounts.js';
 import { reference, type Target } from '../support/targets.js';
 
 /**
@@ -26,7 +27,13 @@ export function failureContract(target: Target): void {
       await target.db().query(`
         CREATE TRIGGER refuse_trade BEFORE INSERT ON trades FOR EACH ROW
           WHEN (NEW.price = 1234567) EXECUTE FUNCTION refuse_trade();`);
-      service = await OrderService.start({ db: target.db(), reference, now: () => 1_700_000_000_000 });
+      // Checkpoints every few commands, so that rolling back crosses them.
+      service = await OrderService.start({
+        db: target.db(),
+        reference,
+        now: () => 1_700_000_000_000,
+        checkpointEvery: 2,
+      });
     });
     afterAll(async () => {
       await service?.close();
@@ -52,6 +59,10 @@ export function failureContract(target: Target): void {
       });
       await expect(cross).rejects.toThrow(/trades refused/);
       expect(service.writer('btcuah')!.book.snapshot()).toEqual(snapshot);
+      // Rolled back in memory (checkpoint plus the commands since): the engine the stored log rebuilds.
+      const reopened = await OrderService.start({ db: target.db(), reference, now: () => 1_700_000_000_000 });
+      expect(reopened.writer('btcuah')!.book.snapshot()).toEqual(snapshot);
+      await reopened.close();
       expect([await balancesOf(target.db(), maker), await balancesOf(target.db(), taker)]).toEqual(balances);
       expect((await reconcile(target.db())).problems).toEqual([]);
       await target.db().query('DROP TRIGGER refuse_trade ON trades');
@@ -107,6 +118,98 @@ export function failureContract(target: Target): void {
       expect(reads).toBeGreaterThan(0);
       expect(writer.view()).toEqual(before);
       await target.db().query('DROP TRIGGER slow_trade ON trades');
+    });
+
+    it('remembers balances and nonces between batches, and computes a batch again when they changed elsewhere', async () => {
+      const db = target.db();
+      const market = service.market('btcuah')!;
+      const lot = 100_000n;
+      const { account, keyId } = await accountWithKey(db, ['read', 'trade']);
+      await credit(db, account.id, 'btc', market.baseToLedger(lot * 3n));
+      let price = 9_000_000n;
+      const ask = (nonce?: number) => {
+        price += 1n;
+        const request = { type: 'limit', accountId: account.id, side: 'sell', price, amount: lot } as const;
+        return service.place(
+          'btcuah',
+          request,
+          nonce === undefined ? undefined : { keyId, protocol: 'v3', value: nonce, consumed: false },
+        );
+      };
+      expect((await ask(100)).ok).toBe(true);
+      // Spent elsewhere: two lots are remembered, none is left. The order fits what is remembered, its
+      // write is refused by the balance guard, and computed again on the stored balance it is refused.
+      await credit(db, account.id, 'btc', -market.baseToLedger(lot * 2n));
+      expect(await ask()).toMatchObject({ ok: false, code: 'INSUFFICIENT_FUNDS' });
+      // Credited elsewhere: none is remembered, one lot is there; the order reads it and is accepted.
+      await credit(db, account.id, 'btc', market.baseToLedger(lot));
+      expect((await ask()).ok).toBe(true);
+      expect(await balancesOf(db, account.id)).toEqual([
+        { currency: 'btc', available: 0n, locked: market.baseToLedger(lot * 2n) },
+      ]);
+      await credit(db, account.id, 'btc', market.baseToLedger(lot * 2n));
+      // Another request of the key recorded nonce 200 since: 150 is refused, though 100 is remembered.
+      await db.query('UPDATE api_keys SET last_nonce_v3 = 200 WHERE id = $1', [keyId]);
+      expect(await ask(150)).toMatchObject({ ok: false, code: 'NONCE_REUSED' });
+      // The key was disabled since it was remembered as usable, then enabled again.
+      await db.query('UPDATE api_keys SET enabled = false WHERE id = $1', [keyId]);
+      expect(await ask(300)).toMatchObject({ ok: false, code: 'KEY_DISABLED' });
+      await db.query('UPDATE api_keys SET enabled = true WHERE id = $1', [keyId]);
+      expect((await ask(301)).ok).toBe(true);
+      const stored = await db.query<{ last_nonce_v3: string }>(
+        'SELECT last_nonce_v3::text FROM api_keys WHERE id = $1',
+        [keyId],
+      );
+      expect(stored.rows[0]!.last_nonce_v3).toBe('301');
+      const mine = service
+        .writer('btcuah')!
+        .book.depth()
+        .asks.filter(([level]) => level > 9_000_000n);
+      expect(mine.map(([level]) => level)).toEqual([9_000_001n, 9_000_003n, 9_000_006n]);
+      expect((await reconcile(db)).problems).toEqual([]);
+    });
+
+    it('rebuilds from the stored log when the connection fails after a batch was written', async () => {
+      // The statement commits, then its answer is lost (as when the connection drops at that moment).
+      const db = target.db();
+      let loseNextAnswer = false;
+      const flaky: Database = {
+        ...db,
+        kind: db.kind,
+        transaction: (fn) => db.transaction(fn),
+        close: () => db.close(),
+        async query<Row>(text: string, params?: readonly unknown[]) {
+          const result = await db.query<Row>(text, params);
+          if (loseNextAnswer && text.includes('INSERT INTO engine_commands')) {
+            loseNextAnswer = false;
+            throw new Error('Connection terminated unexpectedly');
+          }
+          return result;
+        },
+      };
+      const own = await OrderService.start({ db: flaky, reference, now: () => 1_700_000_000_000 });
+      try {
+        const bid = {
+          type: 'limit',
+          accountId: taker,
+          side: 'buy',
+          price: 1_000_001n,
+          amount: 10_000n,
+        } as const;
+        loseNextAnswer = true;
+        await expect(own.place('btcuah', bid)).rejects.toThrow(/Connection terminated/);
+        // The batch did commit: the engine, rebuilt from the log, holds the order, as a new service does.
+        const bids = own.writer('btcuah')!.book.depth().bids;
+        expect(bids).toContainEqual([1_000_001n, 10_000n, 1]);
+        const reopened = await OrderService.start({ db, reference, now: () => 1_700_000_000_000 });
+        expect(reopened.writer('btcuah')!.book.snapshot()).toEqual(own.writer('btcuah')!.book.snapshot());
+        await reopened.close();
+        // And the writer goes on from there: the next command takes the next sequence number.
+        expect((await own.place('btcuah', { ...bid, price: 1_000_002n })).ok).toBe(true);
+        expect((await reconcile(db)).problems).toEqual([]);
+      } finally {
+        await own.close();
+      }
     });
   });
 }

@@ -449,5 +449,38 @@ export function tradingContract(target: Target): void {
       const bestDemo = before.demo.find((o: unknown[]) => o[16] === '1001');
       expect((await demo.v3(`/v3/auth/r/order/btcuah:${bestDemo[0]}/trades`)).json()).toHaveLength(1);
     });
+
+    it('rebuilds the books from a command log written one command per row, as before batches were logged whole', async () => {
+      await demo.v2Post('/api/v2/orders', { market: 'btcuah', side: 'buy', volume: '0.01', price: '990' });
+      await other.v2Post('/api/v2/orders', { market: 'btcuah', side: 'sell', volume: '0.01', price: '2990' });
+      const books = async () =>
+        Promise.all(
+          reference.markets.map(async (m) =>
+            (await app.inject({ method: 'GET', url: `/v3/book/${m.id}` })).json(),
+          ),
+        );
+      const before = await books();
+      await app.close();
+      const db = target.db();
+      const { rows } = await db.query<{ market: string; seq: string; command: unknown }>(
+        'SELECT market, seq::text, command FROM engine_commands',
+      );
+      expect(rows.some((row) => Array.isArray(row.command) && row.command.length > 0)).toBe(true);
+      await db.transaction(async (tx) => {
+        await tx.query('DELETE FROM engine_commands');
+        for (const row of rows) {
+          const commands = Array.isArray(row.command) ? row.command : [row.command];
+          for (const [index, command] of commands.entries()) {
+            await tx.query('INSERT INTO engine_commands (market, seq, command) VALUES ($1, $2, $3)', [
+              row.market,
+              Number(row.seq) - commands.length + 1 + index,
+              JSON.stringify(command),
+            ]);
+          }
+        }
+      });
+      app = await buildApp({ db, reference, secretBox, fees: FEES });
+      expect(await books()).toEqual(before);
+    });
   });
 }

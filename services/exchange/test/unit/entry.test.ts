@@ -3,6 +3,7 @@ import {
   adjustment,
   type Leg,
   lockFunds,
+  netEntry,
   settleFill,
   transfer,
   validateEntry,
@@ -76,5 +77,49 @@ describe('journal entries', () => {
         'fee above amount',
       ),
     ).toMatchObject({ ok: false });
+  });
+
+  it('nets several entries into one with the same effect on every balance', () => {
+    const entries = [
+      lockFunds(1, 'uah', 100n, 'order 1'),
+      settleFill(
+        {
+          buyerId: 1,
+          sellerId: 2,
+          feeAccountId: 3,
+          base: 'btc',
+          quote: 'uah',
+          baseAmount: 5n,
+          quoteAmount: 60n,
+          buyerFee: 1n,
+          sellerFee: 2n,
+        },
+        'trade 1',
+      ),
+      lockFunds(1, 'uah', 40n, 'release order 1', true),
+    ].map((built) => (built.ok ? built.entry : expect.unreachable()));
+    const effect = (legs: readonly Leg[]) => {
+      const out: Record<string, bigint> = {};
+      for (const leg of legs) {
+        const key = `${leg.accountId}:${leg.currency}:${leg.bucket}`;
+        out[key] = (out[key] ?? 0n) + leg.amount;
+        if (out[key] === 0n) delete out[key];
+      }
+      return out;
+    };
+    const net = netEntry('batch', 'btcuah 1-3', entries);
+    expect(net && validateEntry(net).ok).toBe(true);
+    expect(effect(net!.legs)).toEqual(effect(entries.flatMap((e) => e.legs)));
+    // The lock and the release of what was not spent net out with the trade: 60 uah left locked funds.
+    expect(net!.legs).toContainEqual({ accountId: 1, currency: 'uah', bucket: 'available', amount: -60n });
+    expect(net!.legs.some((leg) => leg.bucket === 'locked' && leg.accountId === 1)).toBe(false);
+    const placedAndCancelled = [lockFunds(7, 'btc', 9n, 'order'), lockFunds(7, 'btc', 9n, 'cancel', true)];
+    expect(
+      netEntry(
+        'batch',
+        'nothing moves',
+        placedAndCancelled.map((b) => (b.ok ? b.entry : expect.unreachable())),
+      ),
+    ).toBeUndefined();
   });
 });
