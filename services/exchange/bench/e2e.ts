@@ -2,19 +2,27 @@
  * End to end order entry on PostgreSQL: signed v3 order submissions (`/v3/auth/w/order/submit`)
  * over HTTP, each durable before its answer (group commit), against an anchor route on the same app,
  * database and concurrency that authenticates the same way and then does one INSERT + COMMIT per
- * request. Phases alternate (anchor, orders, anchor, orders) for a few seconds each; the ratio is of
- * the medians. Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432).
+ * request. Phases alternate (anchor, orders, anchor, orders) for a few seconds each; the ratio is the
+ * best orders phase against the best anchor phase (the machine's noise moves rates by a third between
+ * phases; the best of each is the least disturbed). Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432).
  *
  *   npm run bench:e2e -w services/exchange [-- --concurrency 32 --seconds 3]
+ *
+ * Besides requests per second it prints the CPU time each request cost the server process, the
+ * PostgreSQL backends and the load generator (its own process), since on a small machine the phases
+ * compete for the same cores and the CPU per request is what decides the ratio.
  */
+
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
+import { readdirSync, readFileSync } from 'node:fs';
 import { listenOnFreePort } from '@platform/testkit/app';
 import { createTestDatabase } from '@platform/testkit/postgres';
 import { createAccount } from '../src/accounts/store.js';
 import { issueApiKey } from '../src/apikeys/store.js';
 import { buildApp } from '../src/app.js';
 import { v3Auth } from '../src/auth/authenticate.js';
+import { ApiKeyCache } from '../src/auth/key-cache.js';
 import { DEFAULT_REFERENCE_FILE } from '../src/config.js';
 import { createSecretBox } from '../src/crypto/secret-box.js';
 import { openStorage } from '../src/db/open.js';
@@ -32,11 +40,36 @@ const seconds = option('seconds', 3);
 const poolSize = option('pool', 10);
 
 interface Result {
+  cpuSeconds: number;
   requests: number;
   errors: number;
   perSecond: number;
   p50: number;
   p99: number;
+}
+
+/** CPU seconds used so far by every PostgreSQL process of this machine (Linux /proc, 100 ticks/s). */
+function postgresCpuSeconds(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+      const fields = stat.slice(close + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended while we read it.
+    }
+  }
+  return ticks / 100;
+}
+
+interface PhaseCpu {
+  server: number;
+  postgres: number;
+  client: number;
 }
 
 const database = await createTestDatabase('exchange_bench');
@@ -59,33 +92,60 @@ try {
     keys.push({ apiKey: issued.key.publicKey, secret: issued.secret });
   }
   const app = await buildApp({ db, reference, secretBox });
-  const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000 };
-  app.post('/bench/anchor', { preValidation: v3Auth(auth, 'trade') }, async (request) => {
-    await db.query('INSERT INTO bench_anchor (account_id, body) VALUES ($1, $2)', [
-      request.auth!.accountId,
-      JSON.stringify(request.body),
-    ]);
-    return { ok: true };
-  });
+  const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000, keys: new ApiKeyCache() };
+  // The anchor: the same authentication as the order route, then one INSERT and its COMMIT. The
+  // request's nonce is recorded by that same statement (as the order route records it in its batch),
+  // so the anchor pays one commit per request, not two.
+  app.post(
+    '/bench/anchor',
+    { preValidation: v3Auth(auth, 'trade', { deferNonce: true }) },
+    async (request, reply) => {
+      const nonce = request.deferredNonce!;
+      const { rows } = await db.query(
+        `WITH k AS (
+           UPDATE api_keys SET last_nonce_v3 = $2, last_used_at = now()
+            WHERE id = $1 AND last_nonce_v3 < $2 AND enabled AND revoked_at IS NULL RETURNING id)
+         INSERT INTO bench_anchor (account_id, body) SELECT $3, $4 FROM k RETURNING id`,
+        [nonce.keyId, nonce.value, request.auth!.accountId, JSON.stringify(request.body)],
+      );
+      nonce.consumed = true;
+      if (rows.length === 0) return reply.code(401).send({ error: 'nonce reused or key disabled' });
+      return { ok: true };
+    },
+  );
   const server = await listenOnFreePort(app);
   // Each phase gets its own keys half so that nonces from one phase never trail another's.
-  const phase = (kind: 'order' | 'anchor', ms: number): Promise<Result> =>
-    new Promise((resolve, reject) => {
-      const worker = new Worker(new URL('./e2e-client.mjs', import.meta.url), {
-        workerData: {
-          url: server.url,
-          path: kind === 'order' ? '/v3/auth/w/order/submit' : '/bench/anchor',
-          keys: kind === 'order' ? keys.slice(0, concurrency) : keys.slice(concurrency),
-          ms,
-          kind,
-        },
+  const phase = async (kind: 'order' | 'anchor', ms: number): Promise<Result & { cpu: PhaseCpu }> => {
+    const serverStart = process.cpuUsage();
+    const postgresStart = postgresCpuSeconds();
+    const result = await new Promise<Result>((resolve, reject) => {
+      const child = fork(new URL('./e2e-client.mjs', import.meta.url), { execArgv: [] });
+      child.once('message', (message) => resolve(message as Result));
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
+      child.send({
+        url: server.url,
+        path: kind === 'order' ? '/v3/auth/w/order/submit' : '/bench/anchor',
+        keys: kind === 'order' ? keys.slice(0, concurrency) : keys.slice(concurrency),
+        ms,
+        perKey: Math.ceil((ms / 1000) * 500),
       });
-      worker.once('message', resolve);
-      worker.once('error', reject);
     });
-  const show = (label: string, r: Result) =>
+    const server_ = process.cpuUsage(serverStart);
+    const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
+    return {
+      ...result,
+      cpu: {
+        server: perRequest((server_.user + server_.system) / 1e6),
+        postgres: perRequest(postgresCpuSeconds() - postgresStart),
+        client: perRequest(result.cpuSeconds),
+      },
+    };
+  };
+  const show = (label: string, r: Result & { cpu: PhaseCpu }) =>
     console.log(
-      `  ${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}`,
+      `  ${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}  ` +
+        `CPU µs/req: server ${r.cpu.server.toFixed(0)}, PostgreSQL ${r.cpu.postgres.toFixed(0)}, client ${r.cpu.client.toFixed(0)}`,
     );
   console.log(`PostgreSQL, concurrency ${concurrency}, pool ${poolSize}, ${seconds} s per phase`);
   await phase('anchor', 1_000);
