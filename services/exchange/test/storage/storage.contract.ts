@@ -275,5 +275,28 @@ export function storageContract(target: Target): void {
       );
       expect((await reconcile(db)).ok).toBe(true);
     });
+
+    it('reports a leg without its entry and an order without its account (no foreign keys on those)', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      // Two legs that cancel out, so only the missing entry is wrong.
+      await db.query(
+        `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
+         VALUES (987654321, $1, 'xrp', 'available', 1), (987654321, $1, 'xrp', 'available', -1)`,
+        [a.id],
+      );
+      await db.query(
+        `INSERT INTO orders (id, market, account_id, side, kind, price, amount, state, created_at, updated_at)
+         VALUES (987654321, 'btcuah', 987654, 'buy', 'limit', 1, 1, 'wait', 0, 0)`,
+      );
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toContain('order 987654321: its account does not exist');
+      expect(report.problems.filter((p) => p.endsWith(': its entry does not exist'))).toHaveLength(2);
+      await db.query('DELETE FROM journal_legs WHERE entry_id = 987654321');
+      await db.query('DELETE FROM orders WHERE id = 987654321');
+      expect((await reconcile(db)).ok).toBe(true);
+    });
   });
 }
