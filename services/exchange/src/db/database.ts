@@ -3,6 +3,16 @@ export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
 }
 
+/**
+ * A connection of its own on which statements run one after another, in the order they were sent.
+ * Several may be outstanding: the next is sent as soon as the one before it completes, without
+ * waiting for the caller to take up the answer (the order writers' pipeline, src/orders/pipeline.ts).
+ */
+export interface OrderedSql extends Sql {
+  /** Gives the connection back; statements still outstanding are answered first. */
+  release(): Promise<void>;
+}
+
 export interface Database extends Sql {
   readonly kind: 'postgres' | 'pglite';
   /**
@@ -10,5 +20,7 @@ export interface Database extends Sql {
    * Row locks taken inside serialise concurrent writers on PostgreSQL; PGlite runs one transaction at a time.
    */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Opens an ordered channel (PostgreSQL: a connection outside the pool; PGlite: the database). */
+  ordered(): OrderedSql;
   close(): Promise<void>;
 }

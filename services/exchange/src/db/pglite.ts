@@ -50,6 +50,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     kind: 'pglite',
     ...wrap(db),
     transaction: <T>(fn: (tx: Sql) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
+    // PGlite runs one statement at a time, in the order of the calls: the database is ordered already.
+    ordered: () => ({ ...wrap(db), release: async () => {} }),
     async close() {
       await db.close();
       if (lock) rmSync(lock, { force: true });
