@@ -6,7 +6,9 @@
  * best orders phase against the best anchor phase (the machine's noise moves rates by a third between
  * phases; the best of each is the least disturbed). Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432).
  *
- *   npm run bench:e2e -w services/exchange [-- --concurrency 32 --seconds 3]
+ *   npm run bench:e2e -w services/exchange [-- --concurrency 32 --seconds 3 --pool 10 --depth 1]
+ *
+ * `--depth` is ORDER_PIPELINE_DEPTH: order batch statements in flight at once.
  *
  * Besides requests per second it prints the CPU time each request cost the server process, the
  * PostgreSQL backends and the load generator (its own process), since on a small machine the phases
@@ -38,6 +40,7 @@ function option(name: string, fallback: number): number {
 const concurrency = option('concurrency', 32);
 const seconds = option('seconds', 3);
 const poolSize = option('pool', 10);
+const depth = option('depth', 1);
 
 interface Result {
   cpuSeconds: number;
@@ -91,7 +94,7 @@ try {
     const issued = await issueApiKey(db, secretBox, account.id, ['read', 'trade']);
     keys.push({ apiKey: issued.key.publicKey, secret: issued.secret });
   }
-  const app = await buildApp({ db, reference, secretBox });
+  const app = await buildApp({ db, reference, secretBox, orderPipelineDepth: depth });
   const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000, keys: new ApiKeyCache() };
   // The anchor: the same authentication as the order route, then one INSERT and its COMMIT. The
   // request's nonce is recorded by that same statement (as the order route records it in its batch),
@@ -147,7 +150,9 @@ try {
       `  ${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}  ` +
         `CPU µs/req: server ${r.cpu.server.toFixed(0)}, PostgreSQL ${r.cpu.postgres.toFixed(0)}, client ${r.cpu.client.toFixed(0)}`,
     );
-  console.log(`PostgreSQL, concurrency ${concurrency}, pool ${poolSize}, ${seconds} s per phase`);
+  console.log(
+    `PostgreSQL, concurrency ${concurrency}, pool ${poolSize}, ${depth} order batch(es) in flight, ${seconds} s per phase`,
+  );
   await phase('anchor', 1_000);
   await phase('order', 1_000);
   const anchors: Result[] = [];

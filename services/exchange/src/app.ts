@@ -41,6 +41,8 @@ export interface AppOptions {
   readonly now?: () => number;
   /** Maker/taker fee rates of every market. @default maker 0.1 %, taker 0.2 % */
   readonly fees?: FeeRates;
+  /** Order batch statements in flight at once (see OrderServiceOptions). @default 1 */
+  readonly orderPipelineDepth?: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     reference: options.reference,
     now,
     ...(options.fees ? { fees: options.fees } : {}),
+    ...(options.orderPipelineDepth ? { pipelineDepth: options.orderPipelineDepth } : {}),
   });
   app.addHook('onClose', async () => {
     await orders.close();

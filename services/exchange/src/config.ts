@@ -30,6 +30,11 @@ export interface Config {
   readonly seedDemo: boolean;
   /** @default 'info' (`LOG_LEVEL`) */
   readonly logLevel: string;
+  /**
+   * Order batch statements in flight at once: with 2 or more, the next batch is computed and sent
+   * while the previous one commits (src/orders/pipeline.ts). @default 1 (`ORDER_PIPELINE_DEPTH`, 1..8)
+   */
+  readonly orderPipelineDepth: number;
 }
 
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
@@ -108,5 +113,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     seedDemo: boolean(env, 'SEED_DEMO', storage.kind === 'pglite'),
     logLevel,
+    orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
   });
 }

@@ -26,6 +26,7 @@ const app = await buildApp({
   secretBox,
   nonceWindowMs: config.nonceWindowMs,
   bodyLimit: config.bodyLimit,
+  orderPipelineDepth: config.orderPipelineDepth,
   logger: { level: config.logLevel },
 });
 if (masterKey.created && config.masterKey.kind === 'file') {

@@ -75,7 +75,9 @@ export async function reconcile(db: Sql): Promise<ReconciliationReport> {
   );
   for (const row of orphans.rows) {
     problems.push(
-      row.what === 'leg' ? `leg ${row.id}: its entry does not exist` : `order ${row.id}: its account does not exist`,
+      row.what === 'leg'
+        ? `leg ${row.id}: its entry does not exist`
+        : `order ${row.id}: its account does not exist`,
     );
   }
   const counts = await db.query<{ entries: number; legs: number; balances: number }>(

@@ -19,12 +19,18 @@ const CAPACITY = 100_000;
  *   batch read that balance, so an order is refused for lack of funds only on a value just read.
  *
  * Values come from the batch reads and from what each batch's writing statement returns (every
- * balance it changed, as stored after it). Writers run one at a time (`WriterContext.exclusive`), so
- * one instance is shared by all markets.
+ * balance it changed, as stored after it). Batches are sent before their predecessors commit
+ * (src/orders/pipeline.ts), so a remembered value is what every batch sent so far will leave: a batch
+ * shifts the balances it moves when it is sent (`sent`); the stored value a committed batch returns
+ * is taken only for balances no later batch in flight moves (`committed`); a failed batch forgets
+ * what it relied on and moved (`failed`). Writers compute one batch at a time
+ * (`BatchPipeline.exclusive`), so one instance is shared by all markets.
  */
 export class BatchInputs {
   private readonly balances = new Map<string, bigint>();
   private readonly keys = new Map<number, KeyNonces>();
+  /** Balances moved by batches in flight, with the number of such batches. */
+  private readonly inFlight = new Map<string, number>();
 
   balance(key: string): bigint | undefined {
     return this.balances.get(key);
@@ -45,6 +51,37 @@ export class BatchInputs {
   forget(balanceKeys: Iterable<string>, keyIds: Iterable<number>): void {
     for (const key of balanceKeys) this.balances.delete(key);
     for (const id of keyIds) this.keys.delete(id);
+  }
+
+  /** A batch moving these available funds (by balance key) was sent: remembered values follow it. */
+  sent(moves: ReadonlyMap<string, bigint>): void {
+    for (const [key, delta] of moves) {
+      this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+      const known = this.balances.get(key);
+      if (known !== undefined) remember(this.balances, key, known + delta);
+    }
+  }
+
+  /** The batch committed; `stored` holds the balances it changed as they are now. */
+  committed(moves: ReadonlyMap<string, bigint>, stored: ReadonlyMap<string, bigint>): void {
+    this.land(moves.keys());
+    // A balance a later batch in flight moves keeps the value that batch will leave.
+    for (const [key, available] of stored)
+      if (!this.inFlight.has(key)) remember(this.balances, key, available);
+  }
+
+  /** The batch failed: what it relied on or moved may be out of date. */
+  failed(moves: ReadonlyMap<string, bigint>, balanceKeys: Iterable<string>, keyIds: Iterable<number>): void {
+    this.land(moves.keys());
+    this.forget([...balanceKeys, ...moves.keys()], keyIds);
+  }
+
+  private land(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const count = (this.inFlight.get(key) ?? 0) - 1;
+      if (count > 0) this.inFlight.set(key, count);
+      else this.inFlight.delete(key);
+    }
   }
 }
 

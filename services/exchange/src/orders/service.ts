@@ -4,6 +4,7 @@ import type { DeferredNonce } from '../http/request-context.js';
 import type { ReferenceData } from '../reference/load.js';
 import { BatchInputs } from './batch-inputs.js';
 import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from './markets.js';
+import { BatchPipeline } from './pipeline.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
 import { lastIds, orderById } from './store.js';
 import { MarketWriter } from './writer.js';
@@ -16,6 +17,8 @@ export interface OrderServiceOptions {
   readonly fees?: FeeRates;
   /** @default CHECKPOINT_EVERY (50,000): committed commands between in-memory engine checkpoints. */
   readonly checkpointEvery?: number;
+  /** @default PIPELINE_DEPTH (1): batch statements in flight at once (1: each waits for the one before). */
+  readonly pipelineDepth?: number;
 }
 
 /**
@@ -29,6 +32,7 @@ export class OrderService {
     readonly markets: ReadonlyMap<string, TradingMarket>,
     private readonly writers: ReadonlyMap<string, MarketWriter>,
     private readonly db: Database,
+    private readonly pipeline: BatchPipeline,
   ) {}
 
   /** Opens the service: ids continue after the stored ones and every book is rebuilt from its command log. */
@@ -37,13 +41,9 @@ export class OrderService {
     const ids = await lastIds(options.db);
     let orderId = ids.order;
     let tradeId = ids.trade;
-    let turn: Promise<unknown> = Promise.resolve();
+    const pipeline = new BatchPipeline(options.db, options.pipelineDepth);
     const context = {
-      exclusive<T>(fn: () => Promise<T>): Promise<T> {
-        const run = turn.then(fn, fn);
-        turn = run.catch(() => undefined);
-        return run;
-      },
+      pipeline,
       db: options.db,
       inputs: new BatchInputs(),
       ...(options.checkpointEvery ? { checkpointEvery: options.checkpointEvery } : {}),
@@ -59,12 +59,17 @@ export class OrderService {
       },
     };
     const writers = new Map<string, MarketWriter>();
-    for (const market of markets.values()) {
-      const writer = new MarketWriter(market, context);
-      await writer.rebuild();
-      writers.set(market.id, writer);
+    try {
+      for (const market of markets.values()) {
+        const writer = new MarketWriter(market, context);
+        await writer.rebuild();
+        writers.set(market.id, writer);
+      }
+    } catch (error) {
+      await pipeline.close();
+      throw error;
     }
-    return new OrderService(markets, writers, options.db);
+    return new OrderService(markets, writers, options.db, pipeline);
   }
 
   market(id: string): TradingMarket | undefined {
@@ -98,5 +103,6 @@ export class OrderService {
   async close(): Promise<void> {
     this.closed = true;
     for (const writer of this.writers.values()) await writer.drained();
+    await this.pipeline.close();
   }
 }

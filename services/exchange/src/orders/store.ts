@@ -138,6 +138,8 @@ export interface BatchEffects {
   readonly changed: readonly OrderDelta[];
   readonly trades: readonly TradeRow[];
   readonly nonces: ReadonlyMap<number, NonceUse>;
+  /** The batch chain (007_batch_chain.sql): the value the batch before left, and the one this one leaves. */
+  readonly chain: { readonly prev: number; readonly next: number };
 }
 
 /** What the database holds after a batch: the older orders it changed, and the balances it moved. */
@@ -152,8 +154,9 @@ export interface BatchWritten {
  * ledger entry (see `postingCtes`), one command log row holding all its commands, new orders,
  * changes of older orders, trades, and the last nonces of the API keys it used. The batch was
  * computed from balances and nonces read without locks, so the statement checks that they still
- * hold: every balance guard passes, and no key's stored nonce has reached the smallest nonce the
- * batch accepted from it (nor was the key disabled or revoked). Otherwise the statement refuses
+ * hold: every balance guard passes, no key's stored nonce has reached the smallest nonce the batch
+ * accepted from it (nor was the key disabled or revoked), and the batch chain holds the value the
+ * batch before this one left (that batch committed). Otherwise the statement refuses
  * itself (SQLSTATE SVC01) and nothing of the batch is written; the writer then recomputes it on
  * fresh values.
  */
@@ -185,13 +188,15 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
+     ), h AS (
+       UPDATE batch_chain SET seq = $57 WHERE id = 1 AND seq = $56 RETURNING 1
      )
-     SELECT CASE WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55
+     SELECT CASE WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
          'balances', (SELECT json_agg(json_build_object('account_id', account_id, 'currency', currency,
                                                         'available', available::text)) FROM b))
-       ELSE to_json(ledger_refuse('the balances or nonces this batch was computed on have changed'))
+       ELSE to_json(ledger_refuse('the balances, nonces or earlier batch this batch was computed on have changed'))
      END AS result`,
     [
       ...postingParameters(batch.entry),
@@ -212,6 +217,8 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       nonces.map(([, n]) => n.minV2.toString()),
       nonces.map(([, n]) => n.minV3.toString()),
       nonces.length,
+      batch.chain.prev,
+      batch.chain.next,
     ],
   );
   const result = rows[0]!.result;
@@ -279,6 +286,12 @@ export interface KeyNonces {
  * the last nonces of API keys it records: `writeBatch` checks in its own statement that they still
  * hold. Missing balances and keys are absent from the maps.
  */
+/** The value the last committed batch left in the batch chain (007_batch_chain.sql). */
+export async function chainHead(db: Sql): Promise<number> {
+  const { rows } = await db.query<{ seq: number }>('SELECT seq FROM batch_chain WHERE id = 1');
+  return rows[0]?.seq ?? 0;
+}
+
 export async function readBatch(
   db: Sql,
   balances: readonly { accountId: number; currency: string }[],

@@ -1,25 +1,17 @@
 import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
-import { type JournalEntry, netEntry } from '../ledger/entry.js';
+import { netEntry } from '../ledger/entry.js';
 import { type BookEntry, MatchingEngine } from '../matching/engine.js';
 import type { EngineSnapshot } from '../matching/snapshot.js';
 import type { Command, EngineEvent } from '../matching/types.js';
 import { lockFor } from '../matching/validate.js';
 import { type BatchInputs, balanceKey, fundsNeeded } from './batch-inputs.js';
+import { BatchWork } from './batch-work.js';
 import type { TradingMarket } from './markets.js';
+import type { BatchPipeline } from './pipeline.js';
 import type { OrderOutcome, OrderRefusal, OrderRequest } from './requests.js';
 import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
-import {
-  commandLog,
-  type KeyNonces,
-  NO_NONCE,
-  type NonceUse,
-  type OrderDelta,
-  type OrderRow,
-  readBatch,
-  type TradeRow,
-  writeBatch,
-} from './store.js';
+import { type BatchWritten, commandLog, type KeyNonces, NO_NONCE, readBatch } from './store.js';
 
 /** What the writers share: storage, the clock, the fee account and the global id sequences. */
 export interface WriterContext {
@@ -27,13 +19,14 @@ export interface WriterContext {
   readonly now: () => number;
   readonly feeAccountId: number;
   /**
-   * Runs batches one at a time across markets. Batches of different markets touch the same balances
-   * (a maker's funds, an account trading two markets): taking turns, each batch reads what the one
-   * before wrote and `inputs` stays current, so batches rarely have to be computed twice. The
-   * engines stay separate and fast, and each market's queue keeps filling meanwhile, so waiting
-   * makes its next batch larger.
+   * Sends the batches of every market, in the order they are computed, on one connection, several
+   * at a time, each committing only if the ones before it did (see pipeline.ts). Writers compute one
+   * batch at a time (`pipeline.exclusive`): batches of different markets touch the same balances (a
+   * maker's funds, an account trading two markets), so each is computed on what the ones before it
+   * will leave and `inputs` stays current. The engines stay separate and fast, and each market's
+   * queue keeps filling meanwhile, so waiting makes its next batch larger.
    */
-  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  readonly pipeline: BatchPipeline;
   /** Balances and API key nonces remembered between batches (see batch-inputs.ts). */
   readonly inputs: BatchInputs;
   nextOrderId(): number;
@@ -47,6 +40,8 @@ interface Pending {
   readonly nonce: DeferredNonce | undefined;
   readonly resolve: (outcome: OrderOutcome) => void;
   readonly reject: (error: unknown) => void;
+  /** Times a batch holding this request failed. */
+  failures: number;
 }
 
 /** The committed state of a market's book, as public market data shows it. */
@@ -56,11 +51,33 @@ export interface BookView {
   readonly lastPrice: bigint | null;
 }
 
+/** A batch sent and not settled yet. */
+interface Flight {
+  readonly batch: readonly Pending[];
+  /** Per request: the refusal, or the id of the order it placed or cancelled. */
+  readonly results: readonly (OrderRefusal | number)[];
+  readonly work: BatchWork;
+  /** Available funds the batch moves, by balance key (BatchInputs.sent). */
+  readonly moves: ReadonlyMap<string, bigint>;
+  /** Balances the batch checked and API keys whose nonces it records. */
+  readonly checked: readonly string[];
+  readonly keyIds: ReadonlySet<number>;
+  /** The book as the batch leaves it, when it was read lately: the public view once it commits. */
+  readonly view: BookView | undefined;
+  /** The engine as the batch leaves it, when a checkpoint is due: the checkpoint once it commits. */
+  readonly checkpoint: Checkpoint | undefined;
+}
+
+interface Checkpoint {
+  readonly snapshot: EngineSnapshot;
+  readonly seq: number;
+}
+
 /** Largest number of requests committed in one statement. */
 const MAX_BATCH = 256;
 /**
- * Failures after which a batch is computed again: deadlock and serialisation failures, and SVC01 (the
- * balances or nonces the batch was computed on changed before its write; see writeBatch).
+ * Failures after which a request is computed again: deadlock and serialisation failures, and SVC01
+ * (the balances, nonces or earlier batch its batch was computed on changed; see writeBatch).
  */
 const RETRYABLE = new Set(['40P01', '40001', 'SVC01']);
 const ATTEMPTS = 8;
@@ -72,96 +89,55 @@ const reportedByDatabase = (error: unknown): boolean =>
   typeof (error as { code?: unknown } | undefined)?.code === 'string' &&
   /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
 
-/** The effects of one batch, collected while the engine runs and written at its end. */
-class BatchWork {
-  readonly commands: Command[] = [];
-  readonly created = new Map<number, OrderRow>();
-  readonly changed = new Map<number, OrderDelta>();
-  readonly trades: TradeRow[] = [];
-  readonly entries: JournalEntry[] = [];
-  /** The nonces the batch accepted, per API key. */
-  readonly nonces = new Map<number, NonceUse>();
-  /** Available funds of the balances the batch checks, by `account:currency`. */
-  readonly available = new Map<string, bigint>();
-
-  /** Queues a ledger entry and follows its effect on the checked balances. */
-  post(entry: JournalEntry): void {
-    this.entries.push(entry);
-    for (const leg of entry.legs) {
-      if (leg.bucket !== 'available') continue;
-      const key = `${leg.accountId}:${leg.currency}`;
-      const current = this.available.get(key);
-      if (current !== undefined) this.available.set(key, current + leg.amount);
-    }
-  }
-
-  touch(id: number, time: number): OrderRow | OrderDelta {
-    const row = this.created.get(id);
-    if (row) {
-      row.updatedAt = time;
-      return row;
-    }
-    let delta = this.changed.get(id);
-    if (!delta) {
-      delta = { id, executed: 0n, funds: 0n, trades: 0, state: null, updatedAt: time };
-      this.changed.set(id, delta);
-    }
-    delta.updatedAt = time;
-    return delta;
-  }
-
-  fill(id: number, amount: bigint, funds: bigint, time: number): void {
-    const target = this.touch(id, time);
-    target.executed += amount;
-    target.funds += funds;
-    if ('tradesCount' in target) target.tradesCount += 1;
-    else target.trades += 1;
-  }
-
-  finish(id: number, state: OrderRow['state'], time: number): void {
-    const target = this.touch(id, time);
-    target.state = state;
-  }
-}
-
 const refuse = (code: OrderRefusal['code'], message: string): OrderRefusal =>
   ({ ok: false, code, message }) as OrderRefusal;
 
 /**
- * The single writer of one market. Requests queue in memory; while a batch is being written the next
- * requests wait and then go together (group commit). A batch is two round trips: one read of the
- * balances and API key nonces it needs and does not know already (see BatchInputs), then, after the
- * engine has applied every request in arrival order (funds checked and locked, fills settled, unused
- * locks released), one self-committing statement that writes the batch's netted ledger entry, its
- * command log row, orders and trades, and checks that what the batch was computed on still holds.
- * Callers hear back only after that statement has committed, so every acknowledged order, cancel and
- * trade is durable. When a batch fails, the engine goes back to its committed state (the failed batch
- * left no trace) and the batch is computed again on fresh values when the failure says that may help
- * (a conflict or deadlock); otherwise its callers get the error. Going back costs a restore of an
- * in-memory checkpoint and a replay of the commands committed since (at most CHECKPOINT_EVERY), not
- * of the whole stored log; only when the write's outcome is unknown (the connection failed while the
- * statement was out) is the engine rebuilt from the stored log, which then holds the batch or not.
+ * The single writer of one market. Requests queue in memory and go in batches (group commit): a
+ * batch is computed in memory (nonces checked, funds checked and locked, fills settled, unused locks
+ * released, in arrival order) against the balances and nonces `inputs` remembers (read first when
+ * it does not know them, or knows too little), then written by one self-committing statement that
+ * checks what it was computed on still holds (writeBatch). Statements go through the pipeline, so the
+ * next batch is computed and sent while the previous one commits. Callers hear back only after their
+ * batch's statement has committed, so every acknowledged order, cancel and trade is durable.
+ *
+ * When a batch fails, those this writer sent after it fail too (the chain); once all have settled,
+ * the engine goes back to its committed state (the failed batches left no trace) and their requests
+ * are computed again when the failure says that may help (a conflict or deadlock), otherwise their
+ * callers get the error. Going back costs a restore of an in-memory checkpoint and a replay of the
+ * commands committed since (at most CHECKPOINT_EVERY), not of the whole stored log; only when a
+ * write's outcome is unknown (the connection failed while the statement was out) is the engine
+ * rebuilt from the stored log, which then holds the batch or not.
  */
 export class MarketWriter {
   private engine: MatchingEngine;
   private seq = 0;
   private readonly queue: Pending[] = [];
   private running = false;
-  /** The engine holds changes of a batch that rolled back and could not be rebuilt yet. */
+  /** The engine could not be brought back after a failure (database unreachable): rebuild first. */
   private stale = false;
-  /** The engine as of the last checkpoint, and the commands committed since, in order. */
-  private checkpoint: { readonly snapshot: EngineSnapshot; readonly seq: number };
+  /** The engine as of the last committed checkpoint, and the commands committed since, in order. */
+  private checkpoint: Checkpoint;
   private committedSince: Command[] = [];
-  /** The last batch's write failed without an answer from the database: it may have committed. */
-  private writeOutcomeUnknown = false;
-  /** True while the engine holds changes of a batch not committed yet. */
-  private inFlight = false;
+  /** Commands computed (committed or in flight) since the last checkpoint taken. */
+  private sinceCheckpoint = 0;
+  /** Batches of this writer in flight. */
+  private flying = 0;
+  /** Failed batches waiting for this writer's other batches in flight to settle. */
+  private failures: { readonly batch: readonly Pending[]; readonly error: unknown }[] = [];
+  /** A failed batch's statement may have committed (no answer from the database). */
+  private outcomeUnknown = false;
+  /** Wakes the drain loop when a batch settles or a request arrives. */
+  private wake: (() => void) | undefined;
   private committedView: BookView = { bids: [], asks: [], lastPrice: null };
   private viewRead = false;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
-  /** Committed transactions and the requests they answered (group commit: requests >= batches). */
-  readonly stats = { batches: 0, requests: 0 };
+  /**
+   * Committed statements and the requests they answered (group commit: requests >= batches), and
+   * statements that failed (a conflict, a failed batch before them in the chain, a database error).
+   */
+  readonly stats = { batches: 0, requests: 0, failed: 0 };
 
   constructor(
     readonly market: TradingMarket,
@@ -177,11 +153,12 @@ export class MarketWriter {
   }
 
   /**
-   * The book as last committed: between batches the engine itself, during a batch a copy taken
-   * before it began, so public data never shows an order or trade that might still roll back.
+   * The book as last committed: when nothing is in flight the engine itself, otherwise a copy taken
+   * before the first batch in flight or as a committed batch left it, so public data never shows an
+   * order or trade that might still roll back.
    */
   view(): BookView {
-    if (this.inFlight || this.stale) {
+    if (this.flying > 0 || this.failures.length > 0 || this.stale) {
       this.viewRead = true;
       return this.committedView;
     }
@@ -218,12 +195,9 @@ export class MarketWriter {
     }
     this.engine = engine;
     this.seq = seq;
-    this.takeCheckpoint();
-  }
-
-  private takeCheckpoint(): void {
-    this.checkpoint = { snapshot: this.engine.snapshot(), seq: this.seq };
+    this.checkpoint = { snapshot: this.engine.snapshot(), seq };
     this.committedSince = [];
+    this.sinceCheckpoint = 0;
   }
 
   /**
@@ -239,13 +213,15 @@ export class MarketWriter {
     }
     this.engine = engine;
     this.seq = this.checkpoint.seq + this.committedSince.length;
+    this.sinceCheckpoint = this.committedSince.length;
   }
 
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
   submit(request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, nonce, resolve, reject });
+      this.queue.push({ request, nonce, resolve, reject, failures: 0 });
       if (!this.running) void this.drain();
+      else this.wake?.();
     });
   }
 
@@ -260,9 +236,17 @@ export class MarketWriter {
       this.markIdle = resolve;
     });
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        await this.runBatch(batch);
+      for (;;) {
+        if (this.failures.length > 0) {
+          if (this.flying === 0) await this.recover();
+          else await this.settling();
+        } else if (this.queue.length > 0) {
+          await this.ctx.pipeline.exclusive(() => this.dispatch());
+        } else if (this.flying > 0) {
+          await this.settling();
+        } else {
+          break;
+        }
       }
     } finally {
       this.running = false;
@@ -270,129 +254,190 @@ export class MarketWriter {
     }
   }
 
-  private async runBatch(batch: Pending[]): Promise<void> {
-    if (this.stale) {
-      // An earlier failed batch could not rebuild the engine (database unreachable): try again first.
-      try {
-        await this.rebuild();
-        this.stale = false;
-      } catch (error) {
-        for (const pending of batch) pending.reject(error);
-        return;
-      }
-    }
-    // Readers during the batch see the book as it is now, committed (copied only when read lately).
-    if (this.viewRead) {
-      this.committedView = this.capture();
-      this.viewRead = false;
-    }
-    this.inFlight = true;
-    try {
-      await this.attempts(batch);
-    } finally {
-      this.inFlight = false;
-    }
-  }
-
-  private async attempts(batch: Pending[]): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const outcomes = await this.ctx.exclusive(() => this.applyBatch(batch));
-        this.stats.batches += 1;
-        this.stats.requests += batch.length;
-        for (const pending of batch) if (pending.nonce) pending.nonce.consumed = true;
-        for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index]!);
-        return;
-      } catch (error) {
-        // Bring the engine back to what is stored: without the batch, unless its outcome is unknown.
-        try {
-          if (this.writeOutcomeUnknown) await this.rebuild();
-          else this.rollBack();
-        } catch (rebuildError) {
-          this.stale = true;
-          for (const pending of batch) pending.reject(rebuildError);
-          return;
-        }
-        const code = (error as { code?: string } | undefined)?.code;
-        if (!(code && RETRYABLE.has(code)) || attempt >= ATTEMPTS) {
-          for (const pending of batch) pending.reject(error);
-          return;
-        }
-      }
-    }
+  /** Resolves when one of this writer's batches settles or a request arrives. */
+  private settling(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = undefined;
+        resolve();
+      };
+    });
   }
 
   /**
-   * One batch in two statements: read what the batch needs and `inputs` does not know (or knows too
-   * low to accept a request), run every request through the engine in memory against those values,
-   * then write everything in one statement (writeBatch), which refuses itself if the values changed.
+   * Computes the next batch and sends its statement, in the writers' turn. Reads first what `inputs` does
+   * not know (or knows too low to accept a request), once nothing is in flight, so that what is read
+   * is not shifted again by a batch still to land.
    */
-  private async applyBatch(batch: readonly Pending[]): Promise<OrderOutcome[]> {
+  private async dispatch(): Promise<void> {
+    // Taken now, when there is room to send it, so the batch holds everything that waited meanwhile.
+    if (this.failures.length > 0) return;
+    const batch = this.queue.splice(0, MAX_BATCH);
+    if (batch.length === 0) return;
     const inputs = this.ctx.inputs;
-    const work = new BatchWork();
-    const used = this.inputsOf(batch);
-    const toRead = [...used.balances].filter(([key, needed]) => {
-      const known = inputs.balance(key);
-      return needed.total === 'fresh' || known === undefined || known < needed.total;
-    });
-    const keysToRead = [...used.keyIds].filter((id) => inputs.key(id)?.status !== 'usable');
-    if (toRead.length > 0 || keysToRead.length > 0) {
-      const read = await readBatch(
-        this.ctx.db,
-        toRead.map(([, needed]) => needed),
-        keysToRead,
-      );
-      // A balance never funded has no row: it is zero.
-      for (const [key] of toRead) inputs.learnBalance(key, read.available.get(key) ?? 0n);
-      for (const [id, nonces] of read.nonces) inputs.learnKey(id, nonces);
-    }
-    for (const key of used.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
-    this.writeOutcomeUnknown = false;
-    let sent = false;
+    const pipeline = this.ctx.pipeline;
+    let used: ReturnType<MarketWriter['inputsOf']>;
     try {
-      const results = batch.map(
-        (pending) => this.checkNonce(pending.nonce, work) ?? this.applyOne(pending.request, work),
-      );
-      const lastSeq = this.seq;
-      sent = true;
-      const written = await writeBatch(this.ctx.db, {
-        market: this.market.id,
-        commands: work.commands,
-        lastSeq,
-        entry: netEntry(
-          'orders',
-          `${this.market.id} commands ${lastSeq - work.commands.length + 1}-${lastSeq}`,
-          work.entries,
-        ),
-        created: [...work.created.values()],
-        changed: [...work.changed.values()],
-        trades: work.trades,
-        nonces: work.nonces,
-      });
-      this.committedSince.push(...work.commands);
-      if (this.committedSince.length >= (this.ctx.checkpointEvery ?? CHECKPOINT_EVERY)) this.takeCheckpoint();
-      for (const [key, available] of written.balances) inputs.learnBalance(key, available);
-      for (const [id, use] of work.nonces) {
-        const known = inputs.key(id);
-        if (known) inputs.learnKey(id, { ...known, v2: max(known.v2, use.v2), v3: max(known.v3, use.v3) });
+      if (this.stale) {
+        await this.rebuild();
+        this.stale = false;
       }
-      const rows = new Map(written.orders.map((row) => [row.id, row]));
-      for (const row of work.created.values()) rows.set(row.id, row);
-      return results.map((result) => {
-        if (typeof result !== 'number') return result;
-        const order = rows.get(result);
-        if (!order) throw new Error(`order ${result} missing after its batch`);
-        return { ok: true, order };
+      await pipeline.prepare();
+      used = this.inputsOf(batch);
+      const toRead = [...used.balances].filter(([key, needed]) => {
+        const known = inputs.balance(key);
+        return needed.total === 'fresh' || known === undefined || known < needed.total;
       });
+      const keysToRead = [...used.keyIds].filter((id) => inputs.key(id)?.status !== 'usable');
+      if (toRead.length > 0 || keysToRead.length > 0) {
+        await pipeline.quiet();
+        const read = await readBatch(
+          this.ctx.db,
+          toRead.map(([, needed]) => needed),
+          keysToRead,
+        );
+        // A balance never funded has no row: it is zero.
+        for (const [key] of toRead) inputs.learnBalance(key, read.available.get(key) ?? 0n);
+        for (const [id, nonces] of read.nonces) inputs.learnKey(id, nonces);
+        // The chain's value is read again after a failure, which waiting may have seen.
+        await pipeline.prepare();
+      }
     } catch (error) {
-      this.writeOutcomeUnknown = sent && !reportedByDatabase(error);
-      // What this batch relied on may be out of date: the next attempt reads it again.
-      const moved = work.entries.flatMap((entry) =>
-        entry.legs.map((l) => balanceKey(l.accountId, l.currency)),
-      );
-      inputs.forget([...used.balances.keys(), ...moved], used.keyIds);
-      throw error;
+      for (const pending of batch) pending.reject(error);
+      return;
     }
+    if (this.failures.length > 0) {
+      // A batch of this writer failed while this one waited: the engine goes back first.
+      this.queue.unshift(...batch);
+      return;
+    }
+    try {
+      this.send(batch, used);
+    } catch (error) {
+      // The engine may hold part of the batch: it goes back as after a failed write.
+      this.failures.push({ batch, error });
+    }
+  }
+
+  /** Runs the batch through the engine and sends its statement (synchronously: the chain's order). */
+  private send(batch: readonly Pending[], used: ReturnType<MarketWriter['inputsOf']>): void {
+    const inputs = this.ctx.inputs;
+    const wanted = this.viewRead;
+    this.viewRead = false;
+    // Readers during the batch see the book as it is now, committed (copied only when read lately).
+    if (wanted && this.flying === 0) this.committedView = this.capture();
+    const work = new BatchWork();
+    for (const key of used.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
+    const results = batch.map(
+      (pending) => this.checkNonce(pending.nonce, work) ?? this.applyOne(pending.request, work),
+    );
+    const lastSeq = this.seq;
+    this.sinceCheckpoint += work.commands.length;
+    const due = this.sinceCheckpoint >= (this.ctx.checkpointEvery ?? CHECKPOINT_EVERY);
+    if (due) this.sinceCheckpoint = 0;
+    const flight: Flight = {
+      batch,
+      results,
+      work,
+      moves: work.availableMoves(),
+      checked: [...used.balances.keys()],
+      keyIds: used.keyIds,
+      view: wanted ? this.capture() : undefined,
+      checkpoint: due ? { snapshot: this.engine.snapshot(), seq: lastSeq } : undefined,
+    };
+    const written = this.ctx.pipeline.send({
+      market: this.market.id,
+      commands: work.commands,
+      lastSeq,
+      entry: netEntry(
+        'orders',
+        `${this.market.id} commands ${lastSeq - work.commands.length + 1}-${lastSeq}`,
+        work.entries,
+      ),
+      created: [...work.created.values()],
+      changed: [...work.changed.values()],
+      trades: work.trades,
+      nonces: work.nonces,
+    });
+    this.flying += 1;
+    // What later batches are computed on: the funds and nonces this one will leave.
+    inputs.sent(flight.moves);
+    for (const [id, use] of work.nonces) {
+      const known = inputs.key(id);
+      if (known) inputs.learnKey(id, { ...known, v2: max(known.v2, use.v2), v3: max(known.v3, use.v3) });
+    }
+    written.then(
+      (stored) => this.landed(flight, stored),
+      (error) => this.failed(flight, error),
+    );
+  }
+
+  /** A batch committed: its callers hear back. Batches land in the order they were sent. */
+  private landed(flight: Flight, written: BatchWritten): void {
+    this.flying -= 1;
+    this.stats.batches += 1;
+    this.stats.requests += flight.batch.length;
+    if (flight.checkpoint) {
+      this.checkpoint = flight.checkpoint;
+      this.committedSince = [];
+    } else {
+      this.committedSince.push(...flight.work.commands);
+    }
+    this.ctx.inputs.committed(flight.moves, written.balances);
+    if (flight.view) this.committedView = flight.view;
+    const rows = new Map(written.orders.map((row) => [row.id, row]));
+    for (const row of flight.work.created.values()) rows.set(row.id, row);
+    for (const [index, pending] of flight.batch.entries()) {
+      if (pending.nonce) pending.nonce.consumed = true;
+      const result = flight.results[index]!;
+      if (typeof result !== 'number') {
+        pending.resolve(result);
+        continue;
+      }
+      const order = rows.get(result);
+      if (order) pending.resolve({ ok: true, order });
+      else pending.reject(new Error(`order ${result} missing after its batch`));
+    }
+    this.wake?.();
+  }
+
+  /** A batch failed: recovery waits until this writer's other batches in flight have settled. */
+  private failed(flight: Flight, error: unknown): void {
+    this.flying -= 1;
+    this.stats.failed += 1;
+    if (!reportedByDatabase(error)) this.outcomeUnknown = true;
+    this.ctx.inputs.failed(flight.moves, flight.checked, flight.keyIds);
+    this.failures.push({ batch: flight.batch, error });
+    this.wake?.();
+  }
+
+  /**
+   * Brings the engine back to what is stored (without the failed batches, unless an outcome is
+   * unknown) and queues their requests again in arrival order when the failure may pass, ahead of
+   * newer ones; the others are answered with the error.
+   */
+  private async recover(): Promise<void> {
+    const failures = this.failures;
+    this.failures = [];
+    try {
+      if (this.outcomeUnknown) await this.rebuild();
+      else this.rollBack();
+      this.outcomeUnknown = false;
+    } catch (rebuildError) {
+      this.stale = true;
+      for (const failure of failures) for (const pending of failure.batch) pending.reject(rebuildError);
+      return;
+    }
+    const again: Pending[] = [];
+    for (const { batch, error } of failures) {
+      const code = (error as { code?: string } | undefined)?.code;
+      for (const pending of batch) {
+        pending.failures += 1;
+        if (code && RETRYABLE.has(code) && pending.failures < ATTEMPTS) again.push(pending);
+        else pending.reject(error);
+      }
+    }
+    this.queue.unshift(...again);
   }
 
   /** The balances a batch checks (with the funds its requests need from each) and the keys it uses. */

@@ -11,8 +11,9 @@ import { reference, type Target } from '../support/targets.js';
  * error) leaves no trace: its callers get the error, the engine is rebuilt from the stored log, the
  * ledger is untouched, and the same orders succeed once the database accepts them.
  */
-export function failureContract(target: Target): void {
-  describe(`failed batch (${target.name})`, () => {
+export function failureContract(target: Target, options: { pipelineDepth?: number } = {}): void {
+  const depth = options.pipelineDepth ?? 1;
+  describe(`failed batch (${target.name}, ${depth} batch${depth > 1 ? 'es' : ''} in flight)`, () => {
     let service: OrderService;
     let maker: number;
     let taker: number;
@@ -33,6 +34,7 @@ export function failureContract(target: Target): void {
         reference,
         now: () => 1_700_000_000_000,
         checkpointEvery: 2,
+        pipelineDepth: depth,
       });
     });
     afterAll(async () => {
@@ -173,21 +175,34 @@ export function failureContract(target: Target): void {
       // The statement commits, then its answer is lost (as when the connection drops at that moment).
       const db = target.db();
       let loseNextAnswer = false;
+      // Batch statements go through the ordered channel (the pipeline's connection).
       const flaky: Database = {
         ...db,
         kind: db.kind,
         transaction: (fn) => db.transaction(fn),
         close: () => db.close(),
-        async query<Row>(text: string, params?: readonly unknown[]) {
-          const result = await db.query<Row>(text, params);
-          if (loseNextAnswer && text.includes('INSERT INTO engine_commands')) {
-            loseNextAnswer = false;
-            throw new Error('Connection terminated unexpectedly');
-          }
-          return result;
+        query: (text, params) => db.query(text, params),
+        ordered() {
+          const channel = db.ordered();
+          return {
+            release: () => channel.release(),
+            async query<Row>(text: string, params?: readonly unknown[]) {
+              const result = await channel.query<Row>(text, params);
+              if (loseNextAnswer && text.includes('INSERT INTO engine_commands')) {
+                loseNextAnswer = false;
+                throw new Error('Connection terminated unexpectedly');
+              }
+              return result;
+            },
+          };
         },
       };
-      const own = await OrderService.start({ db: flaky, reference, now: () => 1_700_000_000_000 });
+      const own = await OrderService.start({
+        db: flaky,
+        reference,
+        now: () => 1_700_000_000_000,
+        pipelineDepth: depth,
+      });
       try {
         const bid = {
           type: 'limit',
@@ -209,6 +224,61 @@ export function failureContract(target: Target): void {
         expect((await reconcile(db)).problems).toEqual([]);
       } finally {
         await own.close();
+      }
+    });
+
+    it('with two batches in flight, a failing one makes the next refuse itself (the chain), which is computed again', async () => {
+      const db = target.db();
+      await db.query(`
+        CREATE FUNCTION slow_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.2); RAISE EXCEPTION 'refused after a while'; END $$`);
+      await db.query(`
+        CREATE TRIGGER slow_refuse BEFORE INSERT ON trades FOR EACH ROW
+          WHEN (NEW.price = 1111111) EXECUTE FUNCTION slow_refuse()`);
+      const now = () => 1_700_000_000_000;
+      const own = await OrderService.start({ db, reference, now, pipelineDepth: 2, checkpointEvery: 2 });
+      try {
+        // Between the bids and the asks earlier tests left, so that only this ask can trade.
+        const ask = {
+          type: 'limit',
+          accountId: maker,
+          side: 'sell',
+          price: 1_111_111n,
+          amount: 100_000n,
+        } as const;
+        expect((await own.place('btcuah', ask)).ok).toBe(true);
+        const btc = own.writer('btcuah')!;
+        const eth = own.writer('ethuah')!;
+        const btcBefore = btc.book.snapshot();
+        const cross = own.place('btcuah', { ...ask, accountId: taker, side: 'buy', amount: 50_000n });
+        cross.catch(() => {});
+        // The cross's batch is in flight (its trade waits in the trigger) when the bid's batch is sent.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const bid = own.place('ethuah', {
+          type: 'limit',
+          accountId: taker,
+          side: 'buy',
+          price: 80_000n,
+          amount: 10_000n,
+        });
+        await expect(cross).rejects.toThrow(/refused after a while/);
+        const placed = await bid;
+        expect(placed.ok && placed.order.state).toBe('wait');
+        // On PostgreSQL both statements failed, the bid's only because the batch before it did; it
+        // was then computed again and committed. PGlite runs a statement synchronously in this
+        // process, so the bid could only be sent after the cross had failed. The cross left no trace.
+        expect(btc.stats.failed).toBe(1);
+        expect(eth.stats.failed).toBe(target.name === 'postgres' ? 1 : 0);
+        expect(btc.book.snapshot()).toEqual(btcBefore);
+        expect(eth.book.depth().bids).toContainEqual([80_000n, 10_000n, 1]);
+        const reopened = await OrderService.start({ db, reference, now });
+        expect(reopened.writer('btcuah')!.book.snapshot()).toEqual(btc.book.snapshot());
+        expect(reopened.writer('ethuah')!.book.snapshot()).toEqual(eth.book.snapshot());
+        await reopened.close();
+        expect((await reconcile(db)).problems).toEqual([]);
+      } finally {
+        await own.close();
+        await db.query('DROP TRIGGER slow_refuse ON trades');
       }
     });
   });

@@ -48,8 +48,12 @@ async function totals(target: Target): Promise<Map<string, bigint>> {
  * many accounts over four markets sharing currencies, in waves submitted concurrently (so the
  * writers group-commit and cross-market batches contend for the same balances).
  */
-export function invariantsContract(target: Target, options: { waves: number; perWave: number }): void {
-  describe(`order service invariants (${target.name})`, () => {
+export function invariantsContract(
+  target: Target,
+  options: { waves: number; perWave: number; pipelineDepth?: number },
+): void {
+  const depth = options.pipelineDepth ?? 1;
+  describe(`order service invariants (${target.name}, ${depth} batch${depth > 1 ? 'es' : ''} in flight)`, () => {
     let service: OrderService;
     const accounts: number[] = [];
     let clock = 1_700_000_000_000;
@@ -62,7 +66,7 @@ export function invariantsContract(target: Target, options: { waves: number; per
           await credit(target.db(), account.id, currency, amount);
         accounts.push(account.id);
       }
-      service = await OrderService.start({ db: target.db(), reference, now });
+      service = await OrderService.start({ db: target.db(), reference, now, pipelineDepth: depth });
     });
     afterAll(async () => {
       await service?.close();
@@ -171,7 +175,7 @@ export function invariantsContract(target: Target, options: { waves: number; per
         [...service.markets.keys()].map((id) => [id, service.writer(id)!.book.snapshot()]),
       );
       await service.close();
-      service = await OrderService.start({ db: target.db(), reference, now });
+      service = await OrderService.start({ db: target.db(), reference, now, pipelineDepth: depth });
       for (const [id, snapshot] of snapshots) expect(service.writer(id)!.book.snapshot()).toEqual(snapshot);
       // And it keeps trading with fresh ids.
       const next = await service.place('btcuah', {
