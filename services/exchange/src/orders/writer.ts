@@ -41,7 +41,7 @@ interface Pending {
   readonly resolve: (outcome: OrderOutcome) => void;
   readonly reject: (error: unknown) => void;
   /** Times a batch holding this request failed. */
-  failures: number;
+  failedBatches: number;
 }
 
 /** The committed state of a market's book, as public market data shows it. */
@@ -97,9 +97,10 @@ const refuse = (code: OrderRefusal['code'], message: string): OrderRefusal =>
  * batch is computed in memory (nonces checked, funds checked and locked, fills settled, unused locks
  * released, in arrival order) against the balances and nonces `inputs` remembers (read first when
  * it does not know them, or knows too little), then written by one self-committing statement that
- * checks what it was computed on still holds (writeBatch). Statements go through the pipeline, so the
- * next batch is computed and sent while the previous one commits. Callers hear back only after their
- * batch's statement has committed, so every acknowledged order, cancel and trade is durable.
+ * checks what it was computed on still holds (writeBatch). Statements go through the pipeline
+ * (pipeline.ts), which with a depth of 2 or more lets the next batch be computed and sent while the
+ * previous one commits. Callers hear back only after their batch's statement has committed, so every
+ * acknowledged order, cancel and trade is durable.
  *
  * When a batch fails, those this writer sent after it fail too (the chain); once all have settled,
  * the engine goes back to its committed state (the failed batches left no trace) and their requests
@@ -219,7 +220,7 @@ export class MarketWriter {
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
   submit(request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, nonce, resolve, reject, failures: 0 });
+      this.queue.push({ request, nonce, resolve, reject, failedBatches: 0 });
       if (!this.running) void this.drain();
       else this.wake?.();
     });
@@ -366,10 +367,15 @@ export class MarketWriter {
       const known = inputs.key(id);
       if (known) inputs.learnKey(id, { ...known, v2: max(known.v2, use.v2), v3: max(known.v3, use.v3) });
     }
-    written.then(
-      (stored) => this.landed(flight, stored),
-      (error) => this.failed(flight, error),
-    );
+    written
+      .then(
+        (stored) => this.landed(flight, stored),
+        (error) => this.failed(flight, error),
+      )
+      // A bug in taking up the outcome must not leave callers waiting (answered ones ignore this).
+      .catch((bug: unknown) => {
+        for (const pending of flight.batch) pending.reject(bug);
+      });
   }
 
   /** A batch committed: its callers hear back. Batches land in the order they were sent. */
@@ -432,8 +438,8 @@ export class MarketWriter {
     for (const { batch, error } of failures) {
       const code = (error as { code?: string } | undefined)?.code;
       for (const pending of batch) {
-        pending.failures += 1;
-        if (code && RETRYABLE.has(code) && pending.failures < ATTEMPTS) again.push(pending);
+        pending.failedBatches += 1;
+        if (code && RETRYABLE.has(code) && pending.failedBatches < ATTEMPTS) again.push(pending);
         else pending.reject(error);
       }
     }
