@@ -2,8 +2,9 @@ import type { Database, OrderedSql } from '../db/database.js';
 import { type BatchEffects, type BatchWritten, chainHead, writeBatch } from './store.js';
 
 /**
- * Batches in flight by default: one. Measured on 2 shared cores (bench:e2e), 2 in flight lowered
- * throughput (0.80x against 1.00x of the anchor at 32 clients, 1.12x against 1.23x at 128): the
+ * Batches in flight by default: one. Measured on 2 shared cores (bench:e2e, two runs), 2 in flight
+ * lowered throughput (0.80x-0.92x of the anchor against 1.00x-1.01x at 32 clients, 1.08x-1.12x
+ * against 1.23x at 128): the
  * closed-loop clients split over two batches, each half as large, and a batch's fixed cost (about
  * 270 µs of PostgreSQL and 250 µs of this process, mostly the round trip) is paid twice as often,
  * while the overlap gains little when the database and this process share the same two cores. Depth
