@@ -65,13 +65,27 @@ export function openPostgres(url: string, poolSize = 10): Database {
 }
 
 /**
+ * The error means the connection is gone: no SQLSTATE (the socket failed), or class 08 (connection
+ * exception) or 57 (operator intervention: the server ended the backend or is shutting down).
+ */
+function connectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57')
+  );
+}
+
+/** `application_name` of the ordered connection (the order writers' batch statements). */
+export const ORDERED_CONNECTION_NAME = 'exchange-order-writer';
+
+/**
  * One connection outside the pool, its statements planned once (generic plans). pg queues the statements of one client and sends the next as soon
  * as the one before it completes (in the same tick as its answer arrives), so PostgreSQL starts the
  * next statement while this process is still taking up the previous answer. A connection that failed
  * is replaced on the next statement; the statements queued on it fail with its error.
  */
 function orderedConnection(url: string): OrderedSql {
-  let current: { client: pg.Client; ready: Promise<void> } | undefined;
+  let current: { client: pg.Client; ready: Promise<void>; retire: () => void } | undefined;
   const connect = () => {
     // The order writers' batch statement is one large statement run with new values every time:
     // left to choose, PostgreSQL plans it again on nearly every call (186 µs of a batch's
@@ -81,28 +95,39 @@ function orderedConnection(url: string): OrderedSql {
       connectionString: url,
       types,
       options: '-c plan_cache_mode=force_generic_plan',
+      // Named in pg_stat_activity, so an operator (or a test) can tell the writers' connection.
+      application_name: ORDERED_CONNECTION_NAME,
     });
-    const opened = { client, ready: client.connect().then(() => undefined) };
-    const drop = () => {
-      if (current === opened) current = undefined;
+    const opened = { client, ready: client.connect().then(() => undefined), retire: () => {} };
+    opened.retire = () => {
+      if (current !== opened) return;
+      current = undefined;
+      client.end().catch(() => {});
     };
     // A lost connection must not crash the process: queued statements reject, the next one reconnects.
-    client.on('error', drop);
-    client.on('end', drop);
-    opened.ready.catch(drop);
+    client.on('error', opened.retire);
+    client.on('end', opened.retire);
+    opened.ready.catch(opened.retire);
     current = opened;
     return opened;
   };
   return {
     async query<Row>(text: string, params: readonly unknown[] = []) {
-      const { client, ready } = current ?? connect();
+      const opened = current ?? connect();
       // Queued on the client synchronously when connected, so statements keep the order of the calls.
       const pending =
         params.length > 0
-          ? client.query({ name: statementName(text), text, values: params as unknown[] })
-          : client.query(text);
-      const [, result] = await Promise.all([ready, pending]);
-      return { rows: result.rows as Row[] };
+          ? opened.client.query({ name: statementName(text), text, values: params as unknown[] })
+          : opened.client.query(text);
+      try {
+        const [, result] = await Promise.all([opened.ready, pending]);
+        return { rows: result.rows as Row[] };
+      } catch (error) {
+        // The client's 'end' comes a turn later than this error; the caller's next statement must
+        // not be queued on the dead connection meanwhile.
+        if (connectionLost(error)) opened.retire();
+        throw error;
+      }
     },
     async release() {
       const opened = current;
