@@ -16,6 +16,8 @@ describe('configuration', () => {
       createIfMissing: true,
     });
     expect(config.seedDemo).toBe(true);
+    expect(config.orderPipelineDepth).toBe(1);
+    expect(loadConfig({ ORDER_PIPELINE_DEPTH: '2' }).orderPipelineDepth).toBe(2);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -33,5 +35,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ MASTER_KEY: 'short' })).toThrow(/MASTER_KEY/);
     expect(() => loadConfig({ SEED_DEMO: 'maybe' })).toThrow(/SEED_DEMO/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: '0' })).toThrow(/ORDER_PIPELINE_DEPTH/);
+    expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: 'deep' })).toThrow(/ORDER_PIPELINE_DEPTH/);
   });
 });
