@@ -9,8 +9,11 @@ export interface Relay {
   readonly url: string;
   /** Bodies of the POST requests that reached the relay. */
   readonly bodies: string[];
-  /** The next `n` requests are forwarded, but their answers are dropped (connection destroyed). */
-  dropAnswers(n: number): void;
+  /**
+   * The next `n` requests whose body contains `matching` are forwarded, but their answers are
+   * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
+   */
+  dropAnswers(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
   close(): Promise<void>;
@@ -20,15 +23,17 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   const target = new URL(targetUrl);
   const bodies: string[] = [];
   let drops = 0;
+  let dropMatching = '';
   let hanging = false;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
-      bodies.push(body.toString('utf8'));
+      const text = body.toString('utf8');
+      bodies.push(text);
       if (hanging) return;
-      const drop = drops > 0;
+      const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
       const forwarded = http.request(
         target,
@@ -63,8 +68,9 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   return {
     url: `${running.url}${target.pathname}`,
     bodies,
-    dropAnswers: (n) => {
+    dropAnswers: (n, matching) => {
       drops = n;
+      dropMatching = matching;
     },
     hang: (on) => {
       hanging = on;
