@@ -73,11 +73,15 @@ export async function placeOrder(
   return accepted(await orders.place(market.id, request, nonce));
 }
 
-/** Cancels an order of the account; unknown, foreign, filled or cancelled orders are clear errors. */
+/**
+ * Cancels an order of the account; unknown, foreign, filled or cancelled orders are clear errors. A
+ * deferred nonce is recorded (or refused as reused) in the cancel's batch.
+ */
 export async function cancelOrder(
   orders: OrderService,
   accountId: number,
   orderId: number,
+  nonce?: DeferredNonce,
 ): Promise<OrderRow> {
-  return accepted(await orders.cancel(accountId, orderId));
+  return accepted(await orders.cancel(accountId, orderId, nonce));
 }

@@ -88,15 +88,18 @@ export class OrderService {
     return writer.submit(request, nonce);
   }
 
-  /** Cancels an order of `accountId` wherever it is; unknown or foreign orders are ORDER_NOT_FOUND. */
-  async cancel(accountId: number, orderId: number): Promise<OrderOutcome> {
+  /**
+   * Cancels an order of `accountId` wherever it is; unknown or foreign orders are ORDER_NOT_FOUND
+   * (without reaching a writer: a deferred nonce is then left to the route to record).
+   */
+  async cancel(accountId: number, orderId: number, nonce?: DeferredNonce): Promise<OrderOutcome> {
     if (this.closed) throw new Error('the order service is closed');
     const stored =
       Number.isSafeInteger(orderId) && orderId > 0 ? await orderById(this.db, orderId) : undefined;
     if (!stored || stored.accountId !== accountId) {
       return { ok: false, code: 'ORDER_NOT_FOUND', message: `order ${orderId} not found` };
     }
-    return this.writers.get(stored.market)!.submit({ type: 'cancel', accountId, orderId });
+    return this.writers.get(stored.market)!.submit({ type: 'cancel', accountId, orderId }, nonce);
   }
 
   /** Stops taking requests and waits until every queued one is answered. */

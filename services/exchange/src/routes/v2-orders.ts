@@ -113,7 +113,9 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
     app.post(
       url,
       {
-        preValidation: v2Auth(deps.auth, 'trade'),
+        // The tonce is recorded in the cancel's own batch, as for orders.
+        preValidation: v2Auth(deps.auth, 'trade', { deferNonce: true }),
+        onSend: recordDeferredNonce(deps.auth),
         schema: {
           tags: ['v2'],
           summary: 'Cancel an order; answers with the order as it was before cancelling',
@@ -122,7 +124,12 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
         },
       },
       async (request) => {
-        const order = await cancelOrder(deps.orders, request.auth!.accountId, positiveId(request.body.id));
+        const order = await cancelOrder(
+          deps.orders,
+          request.auth!.accountId,
+          positiveId(request.body.id),
+          request.deferredNonce,
+        );
         return v2Order(market(order.market), order, 'wait');
       },
     );

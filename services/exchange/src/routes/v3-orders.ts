@@ -223,7 +223,10 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
   app.post(
     '/v3/order/cancel',
     {
-      preValidation: v3Auth(deps.auth, 'trade'),
+      // The nonce is recorded in the cancel's own batch, as for orders. The multi-cancel below
+      // records it first: its cancels go to several batches, and a replay must run none of them.
+      preValidation: v3Auth(deps.auth, 'trade', { deferNonce: true }),
+      onSend: recordDeferredNonce(deps.auth),
       schema: {
         tags: ['v3 private'],
         summary: 'Cancel an order',
@@ -234,7 +237,12 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request) => {
-      const order = await cancelOrder(deps.orders, request.auth!.accountId, orderIdOf(request.body.order_id));
+      const order = await cancelOrder(
+        deps.orders,
+        request.auth!.accountId,
+        orderIdOf(request.body.order_id),
+        request.deferredNonce,
+      );
       return cancelledOrder(market(order.market), order);
     },
   );

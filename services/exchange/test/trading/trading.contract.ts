@@ -9,7 +9,7 @@ import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { DEMO_ACCOUNTS, seedDemo } from '../../src/seed.js';
 import { type Client, client } from '../support/client.js';
-import { nextNonce, v3Headers } from '../support/signing.js';
+import { clientSignV2, nextNonce, v3Headers } from '../support/signing.js';
 import { reference, secretBox, type Target } from '../support/targets.js';
 
 const FEES = { makerFeePpm: 1_000, takerFeePpm: 2_000 };
@@ -271,6 +271,66 @@ export function tradingContract(target: Target): void {
       // Cancel what this test placed, so later tests see the book they expect.
       for (const order of (await other.v3('/v3/auth/r/orders/btcuah')).json())
         await other.v3('/v3/order/cancel', { order_id: order[0] });
+    });
+
+    it('cancels (v3 and v2) cannot reuse a nonce: races, replays, refused cancels and unknown orders', async () => {
+      const place = async () =>
+        (
+          await other.v3('/v3/auth/w/order/submit', {
+            symbol: 'btcuah',
+            type: 'limit',
+            amount: '0.001',
+            price: '10',
+          })
+        ).json()[0] as number;
+      const v3Path = '/v3/order/cancel';
+      const v3Cancel = (id: number, nonce: string) => {
+        const body = JSON.stringify({ order_id: id });
+        return app.inject({
+          method: 'POST',
+          url: v3Path,
+          payload: body,
+          headers: v3Headers(otherKey.apiKey, otherKey.secret, v3Path, body, nonce),
+        });
+      };
+      const v2Path = '/api/v2/order/delete';
+      const v2Cancel = (id: number, tonce: string) => {
+        const params = { access_key: otherKey.apiKey, id: String(id), tonce };
+        const signature = clientSignV2(otherKey.secret, 'POST', v2Path, params);
+        return app.inject({
+          method: 'POST',
+          url: v2Path,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ ...params, signature }).toString(),
+        });
+      };
+      const state = async (id: number) =>
+        (await target.db().query<{ state: string }>('SELECT state FROM orders WHERE id = $1', [id])).rows[0]
+          ?.state;
+      for (const cancel of [v3Cancel, v2Cancel]) {
+        const first = await place();
+        const nonce = nextNonce();
+        // Two cancels racing with one nonce: one is answered, the other refused as a reused nonce.
+        const race = await Promise.all([cancel(first, nonce), cancel(first, nonce)]);
+        expect(race.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+        expect(race.find((r) => r.statusCode === 401)!.json().error.name).toBe('nonce_reused');
+        expect(await state(first)).toBe('cancel');
+        const second = await place();
+        expect((await cancel(second, nonce)).json().error.name).toBe('nonce_reused');
+        expect(await state(second)).toBe('wait');
+        // Refused by the engine (cancelled already): its batch has still recorded the nonce.
+        const refusedNonce = nextNonce();
+        expect((await cancel(first, refusedNonce)).json().error.name).toBe('cancel_failed');
+        expect((await cancel(second, refusedNonce)).json().error.name).toBe('nonce_reused');
+        // Refused before any batch (no such order): recorded on the way out.
+        const unknownNonce = nextNonce();
+        expect((await cancel(987_654_321, unknownNonce)).statusCode).toBe(404);
+        expect((await cancel(second, unknownNonce)).json().error.name).toBe('nonce_reused');
+        expect(await state(second)).toBe('wait');
+        expect((await cancel(second, nextNonce())).statusCode).toBe(200);
+        expect(await state(second)).toBe('cancel');
+      }
+      expect((await reconcile(target.db())).problems).toEqual([]);
     });
 
     it('refuses an order beyond the available funds and writes nothing', async () => {
