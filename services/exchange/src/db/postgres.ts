@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Database, OrderedSql, Sql } from './database.js';
+import { type Database, type OrderedSql, type Sql, sqlState } from './database.js';
 
 // int8 (count(*), bigserial ids) as JavaScript numbers, as PGlite returns them; ids stay far below 2^53.
 // numeric stays a string in both drivers and is turned into bigint by the stores.
@@ -69,10 +69,8 @@ export function openPostgres(url: string, poolSize = 10): Database {
  * exception) or 57 (operator intervention: the server ended the backend or is shutting down).
  */
 function connectionLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return (
-    typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57')
-  );
+  const code = sqlState(error);
+  return code === undefined || code.startsWith('08') || code.startsWith('57');
 }
 
 /** `application_name` of the ordered connection (the order writers' batch statements). */

@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.js';
+import { type Database, sqlState } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import { netEntry } from '../ledger/entry.js';
 import { type BookEntry, MatchingEngine } from '../matching/engine.js';
@@ -83,11 +83,6 @@ const RETRYABLE = new Set(['40P01', '40001', 'SVC01']);
 const ATTEMPTS = 8;
 /** Committed commands between two in-memory checkpoints of the engine (see MarketWriter.rollBack). */
 export const CHECKPOINT_EVERY = 50_000;
-
-/** PostgreSQL reported the error (it has an SQLSTATE): the statement, and its implicit transaction, failed. */
-const reportedByDatabase = (error: unknown): boolean =>
-  typeof (error as { code?: unknown } | undefined)?.code === 'string' &&
-  /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
 
 const refuse = (code: OrderRefusal['code'], message: string): OrderRefusal =>
   ({ ok: false, code, message }) as OrderRefusal;
@@ -411,7 +406,8 @@ export class MarketWriter {
   private failed(flight: Flight, error: unknown): void {
     this.flying -= 1;
     this.stats.failed += 1;
-    if (!reportedByDatabase(error)) this.outcomeUnknown = true;
+    // Without an SQLSTATE the database may have committed the statement before the connection failed.
+    if (sqlState(error) === undefined) this.outcomeUnknown = true;
     this.ctx.inputs.failed(flight.moves, flight.checked, flight.keyIds);
     this.failures.push({ batch: flight.batch, error });
     this.wake?.();
@@ -436,7 +432,7 @@ export class MarketWriter {
     }
     const again: Pending[] = [];
     for (const { batch, error } of failures) {
-      const code = (error as { code?: string } | undefined)?.code;
+      const code = sqlState(error);
       for (const pending of batch) {
         pending.failedBatches += 1;
         if (code && RETRYABLE.has(code) && pending.failedBatches < ATTEMPTS) again.push(pending);
