@@ -19,7 +19,8 @@ export interface WalletContext {
   custodyOf(currency: string): Custody | undefined;
   /** Confirmations a deposit needs before it is credited. */
   confirmationsFor(currency: string): number;
-  readonly log: WalletLog;
+  /** Replaced by the server's logger once the app exists (Wallet.useLog). */
+  log: WalletLog;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
 }

@@ -83,6 +83,11 @@ export class Wallet {
     };
   }
 
+  /** Logs to `log` from now on (the server's logger exists only after the app is built). */
+  useLog(log: WalletLog): void {
+    this.context.log = log;
+  }
+
   /** The sandbox custody, when one serves some coin (operator commands use it). */
   get sandbox(): SandboxCustody | undefined {
     for (const custody of this.options.custodies.values())
