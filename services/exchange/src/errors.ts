@@ -25,7 +25,11 @@ export type ErrorName =
   | 'nonce_out_of_window'
   | 'unknown_key'
   | 'key_disabled'
-  | 'scope_missing';
+  | 'scope_missing'
+  // E-mailed confirm/cancel links (src/mail/links.ts)
+  | 'link_unknown'
+  | 'link_used'
+  | 'link_expired';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -79,6 +83,13 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    // E-mailed confirm/cancel links
+    case 'link_unknown':
+      return { code: 3300, status: 404 };
+    case 'link_used':
+      return { code: 3301, status: 410 };
+    case 'link_expired':
+      return { code: 3302, status: 410 };
   }
 }
 
