@@ -33,7 +33,11 @@ export type ErrorName =
   | 'amount_below_minimum'
   | 'custody_unavailable'
   | 'fiat_unavailable'
-  | 'not_a_coin';
+  | 'not_a_coin'
+  // E-mailed confirm/cancel links (src/mail/links.ts)
+  | 'link_unknown'
+  | 'link_used'
+  | 'link_expired';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -102,6 +106,13 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 3005, status: 503 };
     case 'not_a_coin':
       return { code: 3006, status: 400 };
+    // E-mailed confirm/cancel links
+    case 'link_unknown':
+      return { code: 3300, status: 404 };
+    case 'link_used':
+      return { code: 3301, status: 410 };
+    case 'link_expired':
+      return { code: 3302, status: 410 };
   }
 }
 

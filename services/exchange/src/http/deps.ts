@@ -1,5 +1,7 @@
 import type { AuthDeps } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
+import type { ActionLinks } from '../mail/links.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 import type { FiatWithdrawals } from '../wallet/fiat-port.js';
@@ -18,4 +20,8 @@ export interface RouteDeps {
   readonly wallet?: Wallet;
   /** Fiat withdrawals behind POST /v3/auth/withdraw (src/fiat/); without it they answer 503. */
   readonly fiatWithdrawals?: FiatWithdrawals;
+  /** Outgoing mail (SMTP or the outbox folder). */
+  readonly mailer: Mailer;
+  /** Single-use confirm/cancel links; features register their handler with `links.handle`. */
+  readonly links: ActionLinks;
 }
