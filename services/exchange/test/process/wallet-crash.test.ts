@@ -94,7 +94,7 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
       body,
     });
     expect(response.status).toBe(200);
-    const [{ withdrawal_id: id }] = (await response.json()) as { withdrawal_id: number }[];
+    const [{ withdrawal_id: id }] = (await response.json()) as [{ withdrawal_id: number }];
     await until('the server to be killed', async () => (first.isRunning() ? undefined : true));
     const { rows } = await db.query<{ status: string; tag: string; external_id: string | null }>(
       'SELECT status, tag, external_id FROM withdrawals WHERE id = $1',
