@@ -57,6 +57,7 @@ describe('wallet as a new user tries it (npm start on the embedded database)', (
         headers: v3Headers(demo.apiKey, demo.apiSecret, apiPath, text),
         body: text,
       });
+      // biome-ignore lint/suspicious/noExplicitAny: the test reads fields of several response shapes
       return { status: response.status, json: (await response.json()) as Record<string, any> };
     };
     try {

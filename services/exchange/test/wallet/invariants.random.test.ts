@@ -72,14 +72,12 @@ describe('wallet invariants under random concurrent use', () => {
     const rng = random(SEED);
     const players: Player[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
-      const account = await w
-        .db()
-        .transaction((tx) =>
-          createAccount(tx, {
-            email: `inv-${i}-${Date.now()}@example.com`,
-            withdrawConfirmation: i % 2 === 0,
-          }),
-        );
+      const account = await w.db().transaction((tx) =>
+        createAccount(tx, {
+          email: `inv-${i}-${Date.now()}@example.com`,
+          withdrawConfirmation: i % 2 === 0,
+        }),
+      );
       const { key, secret } = await issueApiKey(w.db(), secretBox, account.id, ['read', 'trade', 'withdraw']);
       const api = client(w.app, key.publicKey, secret);
       await api.v3('/v3/auth/payment_addresses', { currency: 'btc' });
