@@ -1,0 +1,4 @@
+import { usePgliteTarget } from '../support/targets.js';
+import { sandboxContract } from './sandbox.contract.js';
+
+sandboxContract(usePgliteTarget());
