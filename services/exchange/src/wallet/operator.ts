@@ -172,7 +172,9 @@ export async function startOperatorEndpoint(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const file = path.join(dataDir, OPERATOR_FILE);
-  writeFileSync(file, JSON.stringify({ port, token, pid: process.pid }), { mode: 0o600 });
+  // Removed first: `mode` applies only to a file being created (one left by a crash may differ).
+  rmSync(file, { force: true });
+  writeFileSync(file, JSON.stringify({ port, token, pid: process.pid }), { mode: 0o600, flag: 'wx' });
   return {
     port,
     async close() {
