@@ -92,6 +92,9 @@ describe('withdrawal confirmation by e-mail', () => {
     expect(done.json()).toMatchObject({ purpose: 'withdrawal', subject_id: id, action: 'confirm', ok: true });
     expect((await post(confirm)).statusCode).toBe(410);
     expect((await post(cancel)).statusCode).toBe(410);
+    // The replays moved nothing: the funds are still locked, the request still queued.
+    expect((await balanceMap(w.db(), user.account.id)).btc).toEqual([BTC - LOCKED, LOCKED]);
+    expect((await user.api.v3('/v3/auth/withdraw/details', { id })).json().status).toBe('pending');
     await w.wallet().tick();
     const sent = (await user.api.v3('/v3/auth/withdraw/details', { id })).json();
     expect(sent.txid).toMatch(/^[0-9a-f]{64}$/);
