@@ -7,7 +7,7 @@ import { syncCurrencies } from './ledger/store.js';
 import { openMailer } from './mail/open.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
-import { startWalletServices } from './wallet/server-wiring.js';
+import { seedDemoAddresses, startWalletServices } from './wallet/server-wiring.js';
 import { createWallet } from './wallet/setup.js';
 
 // A wrong setting or reference file stops the start with one clear line instead of a stack trace.
@@ -46,6 +46,7 @@ if (masterKey.created && config.masterKey.kind === 'file') {
 if (config.seedDemo) {
   for (const who of DEMO_ACCOUNTS) {
     const demo = await seedDemo(db, secretBox, reference, config.dataDir, who);
+    await seedDemoAddresses(wallet, demo.accountId, app.log);
     app.log.info(
       {
         email: who.email,

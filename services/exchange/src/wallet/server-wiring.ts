@@ -3,6 +3,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
 import type { App } from '../http/typed.js';
 import type { ReferenceData } from '../reference/load.js';
+import type { WalletLog } from './context.js';
 import { startOperatorEndpoint } from './operator.js';
 import type { Wallet } from './wallet.js';
 
@@ -44,4 +45,18 @@ export async function startWalletServices(app: App, services: WalletServices): P
   services.wallet.useLog(app.log);
   services.wallet.start();
   app.log.info({ coins: services.wallet.currencies, operatorPort: endpoint.port }, 'wallet started');
+}
+
+/**
+ * The demo account gets a deposit address in every sandbox coin at start (once), so that its
+ * `deposit/info` shows one right away and a simulated deposit can be sent to it.
+ */
+export async function seedDemoAddresses(wallet: Wallet, accountId: number, log: WalletLog): Promise<void> {
+  const sandbox = wallet.sandbox;
+  for (const currency of wallet.currencies) {
+    if (wallet.context.custodyOf(currency) !== sandbox) continue;
+    await wallet.createAddress(accountId, currency).catch((error: unknown) => {
+      log.warn({ err: error, currency }, 'demo deposit address not created');
+    });
+  }
 }

@@ -66,10 +66,14 @@ describe('wallet as a new user tries it (npm start on the embedded database)', (
       return { status: response.status, json: (await response.json()) as Record<string, any> };
     };
     try {
-      expect((await v3('/v3/auth/deposit/info', { currency: 'btc' })).json.address).toBeNull();
-      expect((await v3('/v3/auth/payment_addresses', { currency: 'btc' })).json).toEqual({ success: true });
+      // The demo account has its sandbox addresses from the start.
       const { address } = (await v3('/v3/auth/deposit/info', { currency: 'btc' })).json;
       expect(address).toMatch(/^bc1q/);
+      expect((await v3('/v3/auth/payment_addresses', { currency: 'btc' })).status).toBe(400);
+      expect((await v3('/v3/auth/deposit/info', { currency: 'xrp' })).json).toMatchObject({
+        address: expect.stringMatching(/^r/),
+        memo: expect.stringMatching(/^\d+$/),
+      });
       expect(statSync(path.join(dataDir, 'operator.json')).mode & 0o777).toBe(0o600);
 
       // The server holds the PGlite directory: the tool forwards the command to it.
