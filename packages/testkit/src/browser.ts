@@ -30,6 +30,8 @@ export interface TestBrowser {
 export interface LaunchOptions {
   /** @default true */
   readonly javaScriptEnabled?: boolean;
+  /** Lets test code inject scripts (axe-core) into pages whose Content-Security-Policy forbids it. @default false */
+  readonly bypassCSP?: boolean;
   /** @default { width: 1000, height: 900 } */
   readonly viewport?: { width: number; height: number };
 }
@@ -47,6 +49,7 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
       headless: true,
       args: ARGS,
       javaScriptEnabled: options.javaScriptEnabled ?? true,
+      bypassCSP: options.bypassCSP ?? false,
       viewport: options.viewport ?? { width: 1000, height: 900 },
       timeout: 60_000,
     });
