@@ -59,7 +59,10 @@ describe('hosted payment page in a real browser (chromium)', () => {
 
   let counter = 0;
   /** Creates an invoice over the API and opens its page the way a merchant site does: a form post of the payload. */
-  async function openInvoice(browser: TestBrowser, amount = 500): Promise<{ page: Page; reference: string; id: string }> {
+  async function openInvoice(
+    browser: TestBrowser,
+    amount = 500,
+  ): Promise<{ page: Page; reference: string; id: string }> {
     const reference = `browser-${Date.now()}-${counter++}`;
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
@@ -103,7 +106,7 @@ describe('hosted payment page in a real browser (chromium)', () => {
 
     // Keyboard only: Tab reaches the card number first, then expiry and code; Enter submits.
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('card_number');
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('card_number');
     await page.keyboard.type('4242424242424242');
     expect(await page.inputValue('#card_number')).toBe('4242 4242 4242 4242');
     await page.keyboard.press('Tab');
@@ -116,11 +119,20 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await page.screenshot({ path: `${ARTIFACTS}hosted-page-success.png`, fullPage: true });
     expect(await seriousViolations(page)).toEqual([]);
 
-    await Promise.all([page.waitForURL('**/return?**'), page.getByRole('link', { name: /Return to Exchange/ }).click()]);
+    await Promise.all([
+      page.waitForURL('**/return?**'),
+      page.getByRole('link', { name: /Return to Exchange/ }).click(),
+    ]);
     const back = new URL(page.url());
-    expect(Object.fromEntries(back.searchParams)).toEqual({ reference_id: reference, invoice_id: id, status: 'success' });
+    expect(Object.fromEntries(back.searchParams)).toEqual({
+      reference_id: reference,
+      invoice_id: id,
+      status: 'success',
+    });
 
-    await receiver.waitFor((all) => all.some((r) => r.body.reference_id === reference && r.body.status === 'success'));
+    await receiver.waitFor((all) =>
+      all.some((r) => r.body.reference_id === reference && r.body.status === 'success'),
+    );
     const mine = receiver.received.filter((r) => r.body.reference_id === reference);
     expect(mine.every((r) => r.signatureValid)).toBe(true);
     await page.close();
@@ -134,7 +146,7 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await page.getByText('This card number is not valid. Check it for typos.').waitFor();
     expect(page.url()).toBe(url);
     expect(await page.getAttribute('#card_number', 'aria-invalid')).toBe('true');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('card_number');
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('card_number');
     expect(await seriousViolations(page)).toEqual([]);
     await page.close();
   });
@@ -146,9 +158,14 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await page.getByRole('heading', { name: /Confirm your payment/ }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByLabel('Confirmation code').fill('123456');
-    await Promise.all([page.waitForURL('**/page?**'), page.getByRole('button', { name: 'Confirm payment' }).click()]);
+    await Promise.all([
+      page.waitForURL('**/page?**'),
+      page.getByRole('button', { name: 'Confirm payment' }).click(),
+    ]);
     await page.getByText('Payment successful').waitFor();
-    await receiver.waitFor((all) => all.some((r) => r.body.reference_id === reference && r.body.status === 'success'));
+    await receiver.waitFor((all) =>
+      all.some((r) => r.body.reference_id === reference && r.body.status === 'success'),
+    );
     await page.close();
   });
 
@@ -158,9 +175,14 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await Promise.all([page.waitForURL('**/page?**'), page.getByRole('button', { name: /^Pay / }).click()]);
     await page.getByText('Your card was declined').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await Promise.all([page.waitForURL('**/return?**'), page.getByRole('link', { name: /Return to Exchange/ }).click()]);
+    await Promise.all([
+      page.waitForURL('**/return?**'),
+      page.getByRole('link', { name: /Return to Exchange/ }).click(),
+    ]);
     expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
-    await receiver.waitFor((all) => all.some((r) => r.body.reference_id === reference && r.body.status === 'failed'));
+    await receiver.waitFor((all) =>
+      all.some((r) => r.body.reference_id === reference && r.body.status === 'failed'),
+    );
     await page.close();
   });
 
@@ -176,7 +198,9 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await fillCard(page, '4242 4242 4242 4242', '12/30', '123');
     await Promise.all([page.waitForURL('**/page?**'), page.getByRole('button', { name: /^Pay / }).click()]);
     await page.getByText('Payment successful').waitFor();
-    await receiver.waitFor((all) => all.some((r) => r.body.reference_id === reference && r.body.status === 'success'));
+    await receiver.waitFor((all) =>
+      all.some((r) => r.body.reference_id === reference && r.body.status === 'success'),
+    );
     await page.close();
   });
 });
