@@ -81,6 +81,28 @@ export function httpContract(target: Target): void {
         cvc,
       });
 
+    it('answers health and documents every route in OpenAPI', async () => {
+      expect(await (await fetch(`${gateway.url}/health`)).json()).toEqual({
+        status: 'ok',
+        storage: target.name,
+      });
+      const spec = (await (await fetch(`${gateway.url}/docs/json`)).json()) as {
+        paths: Record<string, unknown>;
+      };
+      for (const path of [
+        '/public-api/payment-prerequest',
+        '/public-api/payout-prerequest',
+        '/public-api/payment-invoices',
+        '/public-api/payment-invoices/process',
+        '/public-api/payment-invoices/pay',
+        '/merchant-api/payouts',
+        '/merchant-api/payouts/status',
+        '/merchant-api/invoices/status',
+      ]) {
+        expect(spec.paths).toHaveProperty([path]);
+      }
+    });
+
     describe('prerequests', () => {
       it('lists the deposit services of a public key, shaped as the spec', async () => {
         const { status, json } = await postJson('/public-api/payment-prerequest', {
