@@ -190,42 +190,42 @@ export async function updateConfirmations(
 export type CreditOutcome = 'credited' | 'already_credited' | 'not_pending' | 'unknown';
 
 /**
- * Credits a pending deposit exactly once: row lock, credit entry (idempotency key, by default
- * `deposit-credit:<id>`) and the status change commit together. A second call, concurrent or
- * later, answers `already_credited` and moves nothing.
+ * Credits a pending deposit exactly once, inside the caller's transaction (a fiat callback can record
+ * its own acknowledgement in the same one): row lock, credit entry (idempotency key, by default
+ * `deposit-credit:<id>`) and the status change commit together. A second call, concurrent or later,
+ * answers `already_credited` and moves nothing.
  */
-export async function creditDeposit(
-  db: Database,
-  id: number,
-  idempotencyKey?: string,
-): Promise<CreditOutcome> {
-  const external = await systemAccountId(db, 'external');
-  return db.transaction(async (tx) => {
-    const { rows } = await tx.query<DepositRow>(`SELECT ${COLUMNS} FROM deposits WHERE id = $1 FOR UPDATE`, [
-      id,
-    ]);
-    const row = rows[0];
-    if (!row) return 'unknown';
-    if (row.status === 'credited') return 'already_credited';
-    if (row.status !== 'pending') return 'not_pending';
-    const deposit = toDeposit(row);
-    const built = depositCredit(
-      id,
-      deposit.accountId,
-      external,
-      deposit.currency,
-      deposit.amount,
-      idempotencyKey,
-    );
-    if (!built.ok) throw new Error(`deposit ${id}: ${built.detail}`);
-    const entryId = await postInTransaction(tx, built.entry);
-    await tx.query(
-      `UPDATE deposits SET status = 'credited', credited_at = now(), updated_at = now(), credited_entry_id = $2
-        WHERE id = $1`,
-      [id, entryId],
-    );
-    return entryId === null ? 'already_credited' : 'credited';
-  });
+export async function creditDepositIn(tx: Sql, id: number, idempotencyKey?: string): Promise<CreditOutcome> {
+  const { rows } = await tx.query<DepositRow>(`SELECT ${COLUMNS} FROM deposits WHERE id = $1 FOR UPDATE`, [
+    id,
+  ]);
+  const row = rows[0];
+  if (!row) return 'unknown';
+  if (row.status === 'credited') return 'already_credited';
+  if (row.status !== 'pending') return 'not_pending';
+  const deposit = toDeposit(row);
+  const external = await systemAccountId(tx, 'external');
+  const built = depositCredit(
+    id,
+    deposit.accountId,
+    external,
+    deposit.currency,
+    deposit.amount,
+    idempotencyKey,
+  );
+  if (!built.ok) throw new Error(`deposit ${id}: ${built.detail}`);
+  const entryId = await postInTransaction(tx, built.entry);
+  await tx.query(
+    `UPDATE deposits SET status = 'credited', credited_at = now(), updated_at = now(), credited_entry_id = $2
+      WHERE id = $1`,
+    [id, entryId],
+  );
+  return entryId === null ? 'already_credited' : 'credited';
+}
+
+/** `creditDepositIn` in a transaction of its own. */
+export function creditDeposit(db: Database, id: number, idempotencyKey?: string): Promise<CreditOutcome> {
+  return db.transaction((tx) => creditDepositIn(tx, id, idempotencyKey));
 }
 
 /** Gives up a pending deposit (fiat: the payment failed or expired). */
