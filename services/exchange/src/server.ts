@@ -27,6 +27,7 @@ const app = await buildApp({
   nonceWindowMs: config.nonceWindowMs,
   bodyLimit: config.bodyLimit,
   orderPipelineDepth: config.orderPipelineDepth,
+  codeFailureLimits: config.codeFailureLimits,
   logger: { level: config.logLevel },
 });
 if (masterKey.created && config.masterKey.kind === 'file') {

@@ -18,6 +18,7 @@ import {
   type Scope,
   setApiKeyEnabled,
 } from '../apikeys/store.js';
+import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
 import { adjustment } from '../ledger/entry.js';
@@ -45,7 +46,8 @@ export const USAGE = `usage: exchange-admin <command>
   key issue <account> [--scopes read,trade,withdraw] [--label <text>]   prints the secret once
   key list <account>
   key disable|enable|revoke <public key>
-  reconcile                                     proves the ledger invariants; exit code 1 on failure`;
+  reconcile                                     proves the ledger invariants; exit code 1 on failure
+${CODE_USAGE}`;
 
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
@@ -104,6 +106,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       label: { type: 'string' },
       reason: { type: 'string' },
       amount: { type: 'string' },
+      account: { type: 'string' },
+      status: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -220,6 +224,15 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       if (command === 'balances') {
         const target = await account(ctx, sub);
         ctx.print({ account: target.id, email: target.email, balances: await balancesView(ctx, target.id) });
+        return 0;
+      }
+      if (command === 'code') {
+        try {
+          ctx.print(await runCodeCommand(ctx, sub, positionals[2], values));
+        } catch (error) {
+          if (error instanceof CodeCommandError) throw new CliError(error.message);
+          throw error;
+        }
         return 0;
       }
       if (command === 'reconcile') {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Encryption of API secrets at rest: AES-256-GCM under the master key, with the key's public part
@@ -8,11 +8,31 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 export interface SecretBox {
   seal(plaintext: string, associated: string): string;
   open(box: string, associated: string): string;
+  /**
+   * HMAC-SHA256 (hex) of `message` under a key derived from the master key for `purpose` (HKDF-SHA256),
+   * to find a secret by its hash without storing it in the clear (transfer codes). The master key
+   * itself never leaves the box; each purpose gets its own key.
+   */
+  keyedHash(purpose: string, message: string): string;
 }
 
 export function createSecretBox(masterKey: Buffer): SecretBox {
   if (masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
+  const derived = new Map<string, Buffer>();
+  const keyFor = (purpose: string): Buffer => {
+    let key = derived.get(purpose);
+    if (!key) {
+      key = Buffer.from(
+        hkdfSync('sha256', masterKey, Buffer.alloc(0), `exchange keyed hash: ${purpose}`, 32),
+      );
+      derived.set(purpose, key);
+    }
+    return key;
+  };
   return {
+    keyedHash(purpose, message) {
+      return createHmac('sha256', keyFor(purpose)).update(message, 'utf8').digest('hex');
+    },
     seal(plaintext, associated) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
