@@ -127,8 +127,12 @@ export class TransferCodes {
     return this.options.secretBox.keyedHash(HASH_PURPOSE, body);
   }
 
-  async escrowId(): Promise<number> {
-    this.#escrowId ??= await escrowAccountId(this.options.db);
+  /**
+   * Id of the escrow account, looked up once. Inside a transaction pass it as `sql`: PGlite runs one
+   * transaction at a time, so a query on the database from inside one would wait for itself.
+   */
+  async escrowId(sql: Sql = this.options.db): Promise<number> {
+    this.#escrowId ??= await escrowAccountId(sql);
     return this.#escrowId;
   }
 
@@ -257,7 +261,7 @@ export class TransferCodes {
       const now = this.options.now();
       await changeStatus(sql, code.id, code.status, { status: next.status, heldFrom: next.heldFrom, now });
       if (next.refund) {
-        await this.move(sql, code, await this.escrowId(), code.ownerId, 'cancel', context.note);
+        await this.move(sql, code, await this.escrowId(sql), code.ownerId, 'cancel', context.note);
       }
       return { ok: true, code: (await lockCodeById(sql, code.id))! };
     };
