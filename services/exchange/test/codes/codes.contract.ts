@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { CliError, runCli } from '../../src/cli/commands.js';
 import { checkCode, generateCode } from '../../src/codes/format.js';
 import { CodeCommandError, runCodeCommand } from '../../src/codes/operator.js';
 import type { App } from '../../src/http/typed.js';
@@ -394,6 +395,25 @@ export function codesContract(target: Target): void {
       expect((await owner.client.details(String(made[3]!.id))).json()).toMatchObject({ id: made[3]!.id });
       expect((await taker.client.details(made[3]!.id)).statusCode).toBe(404);
       expect((await owner.client.details(999_999)).statusCode).toBe(404);
+
+      // The operator tool lists and shows codes without their secret.
+      const printed: unknown[] = [];
+      const cli = (...argv: string[]) =>
+        runCli(argv, { db: target.db(), reference, secretBox, print: (value) => printed.push(value) });
+      expect(await cli('code', 'list', '--account', owner.svcid, '--status', 'redeemed')).toBe(0);
+      expect((printed[0] as { id: number }[]).map((c) => c.id).sort()).toEqual(
+        [made[2]!.id, made[5]!.id, made[7]!.id].sort(),
+      );
+      expect(await cli('code', 'show', made[1]!.sn)).toBe(0);
+      expect(printed[1]).toMatchObject({
+        id: made[1]!.id,
+        publicSegment: made[1]!.code.slice(0, 5),
+        status: 'active',
+      });
+      expect(JSON.stringify(printed)).not.toContain(made[1]!.code.split('-')[1]);
+      await expect(cli('code', 'list', '--status', 'lost')).rejects.toBeInstanceOf(CliError);
+      await expect(cli('code', 'show', 'nothing')).rejects.toBeInstanceOf(CliError);
+      await expect(cli('code', 'frobnicate', made[1]!.sn)).rejects.toBeInstanceOf(CliError);
     });
   });
 }
