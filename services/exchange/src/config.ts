@@ -12,6 +12,28 @@ export type MasterKeySource =
   | { readonly kind: 'value'; readonly key: Buffer }
   | { readonly kind: 'file'; readonly path: string; readonly createIfMissing: boolean };
 
+/** Outgoing mail (withdrawal and transfer-code confirmations) and the links in it. */
+export interface MailConfig {
+  /** SMTP server; unset = mails are written to `outboxDir`. (`SMTP_URL`, `smtp://` or `smtps://`) */
+  readonly smtpUrl: string | undefined;
+  /** @default unset (`SMTP_USER`) */
+  readonly smtpUser: string | undefined;
+  /** @default unset (`SMTP_PASSWORD`) */
+  readonly smtpPassword: string | undefined;
+  /** Refuse to send unless STARTTLS succeeds. @default false (`SMTP_REQUIRE_TLS`) */
+  readonly smtpRequireTls: boolean;
+  /** Verify the SMTP server's certificate. @default true (`SMTP_TLS_REJECT_UNAUTHORIZED`) */
+  readonly smtpTlsRejectUnauthorized: boolean;
+  /** @default 'Exchange <no-reply@exchange.invalid>' (`MAIL_FROM`) */
+  readonly from: string;
+  /** @default '<DATA_DIR>/outbox' (`MAIL_OUTBOX_DIR`) */
+  readonly outboxDir: string;
+  /** Base URL of the links in mails. @default 'http://<HOST>:<PORT>' (`PUBLIC_URL`) */
+  readonly publicUrl: string;
+  /** How long a confirm/cancel link works. @default 3600000 (`LINK_TTL_SECONDS`=3600, 60..604800) */
+  readonly linkTtlMs: number;
+}
+
 export interface Config {
   /** @default 3100 (`PORT`) */
   readonly port: number;
@@ -41,6 +63,7 @@ export interface Config {
    * @default 10, 30, 900000 ms (`SVC_CODE_FAILURES_PER_ACCOUNT`, `SVC_CODE_FAILURES_PER_ADDRESS`, `SVC_CODE_FAILURE_WINDOW_MS`)
    */
   readonly codeFailureLimits: FailureLimits;
+  readonly mail: MailConfig;
 }
 
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
@@ -108,9 +131,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
   }
+  const host = env.HOST || '127.0.0.1';
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl && !/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', 'expected smtp://host[:port] or smtps://host[:port]');
+  }
+  if (smtpUrl && new URL(smtpUrl).username) {
+    throw new ConfigError('SMTP_URL', 'put credentials in SMTP_USER and SMTP_PASSWORD, not in the URL');
+  }
+  const publicUrl = env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!/^https?:\/\/[^/]+/.test(publicUrl)) {
+    throw new ConfigError('PUBLIC_URL', 'expected an http:// or https:// URL');
+  }
+  const mail: MailConfig = Object.freeze({
+    smtpUrl,
+    smtpUser: env.SMTP_USER || undefined,
+    smtpPassword: env.SMTP_PASSWORD || undefined,
+    smtpRequireTls: boolean(env, 'SMTP_REQUIRE_TLS', false),
+    smtpTlsRejectUnauthorized: boolean(env, 'SMTP_TLS_REJECT_UNAUTHORIZED', true),
+    from: env.MAIL_FROM || 'Exchange <no-reply@exchange.invalid>',
+    outboxDir: env.MAIL_OUTBOX_DIR ? path.resolve(cwd, env.MAIL_OUTBOX_DIR) : path.join(dataDir, 'outbox'),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    linkTtlMs: integer(env, 'LINK_TTL_SECONDS', 3600, 60, 604_800) * 1000,
+  });
   return Object.freeze({
     port,
-    host: env.HOST || '127.0.0.1',
+    host,
     dataDir,
     storage: Object.freeze(storage),
     referenceFile: env.REFERENCE_FILE ? path.resolve(cwd, env.REFERENCE_FILE) : DEFAULT_REFERENCE_FILE,
@@ -143,5 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         86_400_000,
       ),
     }),
+    mail,
   });
 }

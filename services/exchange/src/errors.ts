@@ -37,7 +37,11 @@ export type ErrorName =
   | 'svc_code_not_refundable_yet'
   | 'svc_code_wrong_recipient'
   | 'svc_code_unknown_recipient'
-  | 'svc_code_too_many_failures';
+  | 'svc_code_too_many_failures'
+  // E-mailed confirm/cancel links (src/mail/links.ts)
+  | 'link_unknown'
+  | 'link_used'
+  | 'link_expired';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -114,6 +118,13 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 3109, status: 400 };
     case 'svc_code_too_many_failures':
       return { code: 3110, status: 429 };
+    // E-mailed confirm/cancel links
+    case 'link_unknown':
+      return { code: 3300, status: 404 };
+    case 'link_used':
+      return { code: 3301, status: 410 };
+    case 'link_expired':
+      return { code: 3302, status: 410 };
   }
 }
 

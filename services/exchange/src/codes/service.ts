@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { randomToken } from '../crypto/tokens.js';
@@ -20,8 +21,8 @@ import {
 } from './store.js';
 import { codeBoxAssociated } from './view.js';
 
-/** Purpose of the keyed hash that finds a code (SecretBox.keyedHash). */
-const HASH_PURPOSE = 'svc_code';
+/** Purpose of the key (SecretBox.deriveKey) of the keyed hash that finds a code. */
+const HASH_PURPOSE = 'svc_code lookup';
 
 export type CodeError =
   | RedeemRefusal
@@ -119,12 +120,15 @@ function isInsufficientFunds(error: unknown): boolean {
  */
 export class TransferCodes {
   #escrowId: number | undefined;
+  readonly #lookupKey: Buffer;
 
-  constructor(private readonly options: TransferCodesOptions) {}
+  constructor(private readonly options: TransferCodesOptions) {
+    this.#lookupKey = options.secretBox.deriveKey(HASH_PURPOSE);
+  }
 
-  /** The keyed hash a code is found by (of its 45-character body). */
+  /** The keyed hash a code is found by: HMAC-SHA256 of its 45-character body, hex. */
   hashOf(body: string): string {
-    return this.options.secretBox.keyedHash(HASH_PURPOSE, body);
+    return createHmac('sha256', this.#lookupKey).update(body, 'utf8').digest('hex');
   }
 
   /**

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Encryption of API secrets at rest: AES-256-GCM under the master key, with the key's public part
@@ -9,30 +9,15 @@ export interface SecretBox {
   seal(plaintext: string, associated: string): string;
   open(box: string, associated: string): string;
   /**
-   * HMAC-SHA256 (hex) of `message` under a key derived from the master key for `purpose` (HKDF-SHA256),
-   * to find a secret by its hash without storing it in the clear (transfer codes). The master key
-   * itself never leaves the box; each purpose gets its own key.
+   * A 32-byte key for one purpose (keyed hashes of link tokens, of transfer codes), derived from the
+   * master key with HKDF-SHA256, so one master key serves every purpose without reusing a key.
    */
-  keyedHash(purpose: string, message: string): string;
+  deriveKey(purpose: string): Buffer;
 }
 
 export function createSecretBox(masterKey: Buffer): SecretBox {
   if (masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
-  const derived = new Map<string, Buffer>();
-  const keyFor = (purpose: string): Buffer => {
-    let key = derived.get(purpose);
-    if (!key) {
-      key = Buffer.from(
-        hkdfSync('sha256', masterKey, Buffer.alloc(0), `exchange keyed hash: ${purpose}`, 32),
-      );
-      derived.set(purpose, key);
-    }
-    return key;
-  };
   return {
-    keyedHash(purpose, message) {
-      return createHmac('sha256', keyFor(purpose)).update(message, 'utf8').digest('hex');
-    },
     seal(plaintext, associated) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
@@ -47,6 +32,9 @@ export function createSecretBox(masterKey: Buffer): SecretBox {
       decipher.setAAD(Buffer.from(associated, 'utf8'));
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    },
+    deriveKey(purpose) {
+      return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `exchange:${purpose}`, 32));
     },
   };
 }

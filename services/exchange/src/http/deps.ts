@@ -1,5 +1,7 @@
 import type { AuthDeps } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
+import type { ActionLinks } from '../mail/links.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 
@@ -12,4 +14,8 @@ export interface RouteDeps {
   readonly orders: OrderService;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
+  /** Outgoing mail (SMTP or the outbox folder). */
+  readonly mailer: Mailer;
+  /** Single-use confirm/cancel links; features register their handler with `links.handle`. */
+  readonly links: ActionLinks;
 }
