@@ -67,6 +67,8 @@ const ERROR_OF: Record<CodeError, ErrorName> = {
   unknown_recipient: 'svc_code_unknown_recipient',
   too_many_failures: 'svc_code_too_many_failures',
   insufficient_funds: 'insufficient_funds',
+  mail_failed: 'unavailable',
+  // Operator actions only (never answered over HTTP).
   state: 'svc_code_not_found',
 };
 

@@ -77,7 +77,11 @@ export function redeemRefusal(
   return undefined;
 }
 
-export type CodeAction = 'hold' | 'release' | 'cancel' | 'confirm';
+/**
+ * `hold`, `release`, `cancel`: operator actions; `confirm`: the owner's confirmation link; `decline`:
+ * the owner's cancel link, or the confirmation links expiring unused (an unconfirmed code only).
+ */
+export type CodeAction = 'hold' | 'release' | 'cancel' | 'confirm' | 'decline';
 
 export type Transition =
   | {
@@ -120,6 +124,10 @@ export function transition(
       return refuse(status);
     case 'confirm':
       if (status === 'unconfirmed') return { ok: true, status: 'active', heldFrom: null, refund: false };
+      return refuse(`${status}, not unconfirmed`);
+    case 'decline':
+      // Not from onhold: a code under suspicion is settled by an operator, not by its owner's link.
+      if (status === 'unconfirmed') return { ok: true, status: 'canceled', heldFrom: null, refund: true };
       return refuse(`${status}, not unconfirmed`);
   }
 }

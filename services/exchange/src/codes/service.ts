@@ -30,6 +30,7 @@ export type CodeError =
   | 'too_many_failures'
   | 'insufficient_funds'
   | 'unknown_recipient'
+  | 'mail_failed'
   | 'state';
 
 export type CodeFailure = {
@@ -54,10 +55,14 @@ export interface NewCodeInput {
 }
 
 /**
- * Called in the creating transaction when a new code waits for e-mail confirmation (the owner has
- * withdraw_confirmation on): issues the confirmation links (src/mail) in the same transaction.
+ * E-mail confirmation of new codes of owners with withdraw_confirmation on (confirmation.ts):
+ * `issue` runs in the creating transaction (the links exist exactly when the code does), `send`
+ * after it committed, with what `issue` returned.
  */
-export type ConfirmationRequest = (tx: Sql, code: StoredCode) => Promise<void>;
+export interface ConfirmationRequest {
+  issue(tx: Sql, code: StoredCode): Promise<unknown>;
+  send(code: StoredCode, to: string, issued: unknown): Promise<void>;
+}
 
 export interface TransferCodesOptions {
   readonly db: Database;
@@ -153,6 +158,8 @@ export class TransferCodes {
       const now = this.options.now();
       const { code, parsed } = generateCode(input.currency);
       const status: CodeStatus = owner.withdrawConfirmation ? 'unconfirmed' : 'active';
+      const confirmation = status === 'unconfirmed' ? this.options.requestConfirmation : undefined;
+      let issued: unknown;
       try {
         const created = await retried(() =>
           db.transaction(async (tx) => {
@@ -172,12 +179,19 @@ export class TransferCodes {
               privateComment: input.privateComment,
             });
             await this.move(tx, row, ownerId, escrow, 'create');
-            if (status === 'unconfirmed' && this.options.requestConfirmation) {
-              await this.options.requestConfirmation(tx, row);
-            }
+            if (confirmation) issued = await confirmation.issue(tx, row);
             return row;
           }),
         );
+        if (confirmation) {
+          try {
+            await confirmation.send(created, owner.email, issued);
+          } catch {
+            // Without the mail the owner cannot confirm: give the money back rather than strand it.
+            await this.act(created.id, 'decline', { note: 'the confirmation e-mail could not be sent' });
+            return fail('mail_failed', 'the confirmation e-mail could not be sent; the code was cancelled');
+          }
+        }
         return { ok: true, code: created };
       } catch (error) {
         if (isInsufficientFunds(error)) {

@@ -226,13 +226,31 @@ export async function listCodes(
 export async function userAccount(
   db: Sql,
   id: number,
-): Promise<{ id: number; svcid: string; withdrawConfirmation: boolean } | undefined> {
-  const { rows } = await db.query<{ id: number; svcid: string; withdraw_confirmation: boolean }>(
-    `SELECT id, svcid, withdraw_confirmation FROM accounts WHERE id = $1 AND kind = 'user'`,
-    [id],
-  );
+): Promise<{ id: number; email: string; svcid: string; withdrawConfirmation: boolean } | undefined> {
+  const { rows } = await db.query<{
+    id: number;
+    email: string;
+    svcid: string;
+    withdraw_confirmation: boolean;
+  }>(`SELECT id, email, svcid, withdraw_confirmation FROM accounts WHERE id = $1 AND kind = 'user'`, [id]);
   const row = rows[0];
-  return row ? { id: row.id, svcid: row.svcid, withdrawConfirmation: row.withdraw_confirmation } : undefined;
+  return row
+    ? { id: row.id, email: row.email, svcid: row.svcid, withdrawConfirmation: row.withdraw_confirmation }
+    : undefined;
+}
+
+/** Unconfirmed codes none of whose confirmation links can still be used at `now` (expired unused). */
+export async function unconfirmedWithoutLinks(db: Sql, now: number): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `SELECT c.id FROM svc_codes c
+      WHERE c.status = 'unconfirmed'
+        AND NOT EXISTS (SELECT 1 FROM action_links l
+                         WHERE l.purpose = 'svc_code' AND l.subject_id = c.id
+                           AND l.used_at IS NULL AND l.expires_at > $1::timestamptz)
+      ORDER BY c.id LIMIT 1000`,
+    [iso(now)],
+  );
+  return rows.map((row) => row.id);
 }
 
 /** Is there a user account with this svcid (a recipient)? */
