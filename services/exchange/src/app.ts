@@ -35,6 +35,8 @@ import { v2MemberRoutes } from './routes/v2-members.js';
 import { v2OrderRoutes } from './routes/v2-orders.js';
 import { v3OrderRoutes } from './routes/v3-orders.js';
 import { walletRoutes } from './routes/wallets.js';
+import { walletMethodRoutes } from './wallet/setup.js';
+import type { Wallet } from './wallet/wallet.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -54,6 +56,8 @@ export interface AppOptions {
   readonly orderPipelineDepth?: number;
   /** Limits of failed transfer-code redemptions (src/codes/limits.ts). @default 10 per account, 30 per address, 15 min */
   readonly codeFailureLimits?: FailureLimits;
+  /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
+  readonly wallet?: Wallet;
   /**
    * Outgoing mail and the links in it; the app closes the mailer when it closes.
    * @default an outbox folder under the system's temporary directory, links to http://127.0.0.1:3100, valid 1 h
@@ -115,6 +119,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       nonceWindowMs: options.nonceWindowMs ?? 300_000,
       keys: new ApiKeyCache(),
     },
+    ...(options.wallet ? { wallet: options.wallet } : {}),
   };
   registerErrorHandler(app);
   registerJsonBody(app);
@@ -152,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
   registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
+  walletMethodRoutes(app, deps);
   linkRoutes(app, links);
   return app;
 }

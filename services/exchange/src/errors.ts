@@ -38,6 +38,14 @@ export type ErrorName =
   | 'svc_code_wrong_recipient'
   | 'svc_code_unknown_recipient'
   | 'svc_code_too_many_failures'
+  // Wallet: crypto deposits and withdrawals (src/wallet/, issue 14), codes 3000-3099.
+  | 'address_exists'
+  | 'invalid_address'
+  | 'invalid_memo'
+  | 'amount_below_minimum'
+  | 'custody_unavailable'
+  | 'fiat_unavailable'
+  | 'not_a_coin'
   // E-mailed confirm/cancel links (src/mail/links.ts)
   | 'link_unknown'
   | 'link_used'
@@ -118,6 +126,21 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 3109, status: 400 };
     case 'svc_code_too_many_failures':
       return { code: 3110, status: 429 };
+    // Wallet (issue 14).
+    case 'address_exists':
+      return { code: 3000, status: 400 };
+    case 'invalid_address':
+      return { code: 3001, status: 400 };
+    case 'invalid_memo':
+      return { code: 3002, status: 400 };
+    case 'amount_below_minimum':
+      return { code: 3003, status: 400 };
+    case 'custody_unavailable':
+      return { code: 3004, status: 503 };
+    case 'fiat_unavailable':
+      return { code: 3005, status: 503 };
+    case 'not_a_coin':
+      return { code: 3006, status: 400 };
     // E-mailed confirm/cancel links
     case 'link_unknown':
       return { code: 3300, status: 404 };

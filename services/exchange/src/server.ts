@@ -7,6 +7,8 @@ import { syncCurrencies } from './ledger/store.js';
 import { openMailer } from './mail/open.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
+import { startWalletServices } from './wallet/server-wiring.js';
+import { createWallet } from './wallet/setup.js';
 
 // A wrong setting or reference file stops the start with one clear line instead of a stack trace.
 process.on('uncaughtException', (error) => {
@@ -21,8 +23,10 @@ const masterKey = resolveMasterKey(config.masterKey);
 const db = await openStorage(config.storage);
 await syncCurrencies(db, reference);
 const secretBox = createSecretBox(masterKey.key);
+const wallet = await createWallet({ db, reference, config: config.wallet });
 const mailer = openMailer(config.mail);
 const app = await buildApp({
+  wallet,
   db,
   reference,
   secretBox,
@@ -72,4 +76,5 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 await app.listen({ port: config.port, host: config.host });

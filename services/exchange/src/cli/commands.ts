@@ -26,6 +26,8 @@ import { reconcile } from '../ledger/reconcile.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
+import { depositCommand, OperatorError } from '../wallet/operator.js';
+import type { Wallet } from '../wallet/wallet.js';
 
 export interface CliContext {
   readonly db: Database;
@@ -33,6 +35,8 @@ export interface CliContext {
   readonly secretBox: SecretBox;
   /** Receives each result as a JSON-serialisable value. */
   readonly print: (value: unknown) => void;
+  /** The wallet, for the sandbox deposit commands. */
+  readonly wallet?: Wallet;
 }
 
 export const USAGE = `usage: exchange-admin <command>
@@ -47,6 +51,9 @@ export const USAGE = `usage: exchange-admin <command>
   key list <account>
   key disable|enable|revoke <public key>
   reconcile                                     proves the ledger invariants; exit code 1 on failure
+  deposit simulate <currency> <address> <amount> [--memo <m>] [--confirmations <n>]
+                                 sandbox custody: an incoming transfer appears; prints its txid
+  deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
 ${CODE_USAGE}`;
 
 /** A refusal to show the operator; exit code 2. */
@@ -108,6 +115,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       amount: { type: 'string' },
       account: { type: 'string' },
       status: { type: 'string' },
+      memo: { type: 'string' },
+      confirmations: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -218,6 +227,26 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
           : await setApiKeyEnabled(ctx.db, publicKey, sub === 'enable');
       if (!done) throw new CliError(`no ${sub === 'revoke' ? '' : 'unrevoked '}key "${publicKey}"`);
       ctx.print({ publicKey, action: sub });
+      return 0;
+    }
+    case 'deposit simulate':
+    case 'deposit confirm': {
+      if (!ctx.wallet) throw new CliError('the wallet is not available');
+      try {
+        ctx.print(
+          await depositCommand(
+            { db: ctx.db, reference: ctx.reference, wallet: ctx.wallet },
+            [sub!, ...rest],
+            {
+              memo: values.memo,
+              confirmations: values.confirmations,
+            },
+          ),
+        );
+      } catch (error) {
+        if (error instanceof OperatorError) throw new CliError(error.message);
+        throw error;
+      }
       return 0;
     }
     default:

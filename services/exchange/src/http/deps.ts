@@ -4,6 +4,8 @@ import type { ActionLinks } from '../mail/links.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
+import type { FiatWithdrawals } from '../wallet/fiat-port.js';
+import type { Wallet } from '../wallet/wallet.js';
 
 /** What route modules need, wired by hand in app.ts. */
 export interface RouteDeps {
@@ -14,6 +16,10 @@ export interface RouteDeps {
   readonly orders: OrderService;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
+  /** Crypto deposits and withdrawals (src/wallet/); without it the wallet methods answer 503. */
+  readonly wallet?: Wallet;
+  /** Fiat withdrawals behind POST /v3/auth/withdraw (src/fiat/); without it they answer 503. */
+  readonly fiatWithdrawals?: FiatWithdrawals;
   /** Outgoing mail (SMTP or the outbox folder). */
   readonly mailer: Mailer;
   /** Single-use confirm/cancel links; features register their handler with `links.handle`. */
