@@ -1,6 +1,8 @@
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
+import { registerHistorySource } from '../wallet/history.js';
 import { confirmationRequest, expireUnconfirmed, registerLinkHandler } from './confirmation.js';
+import { CODE_HISTORY_SOURCES } from './history.js';
 import { DEFAULT_FAILURE_LIMITS, type FailureLimits } from './limits.js';
 import { transferCodeRoutes } from './routes.js';
 import { TransferCodes } from './service.js';
@@ -14,7 +16,8 @@ export interface TransferCodeOptions {
 
 /**
  * Wires transfer codes into the app (one call from app.ts): the service, its routes, the handler of
- * the owner's confirmation links and the sweeper that cancels codes left unconfirmed.
+ * the owner's confirmation links, the assets-history sources and the sweeper that cancels codes left
+ * unconfirmed.
  */
 export function registerTransferCodes(
   app: App,
@@ -36,6 +39,7 @@ export function registerTransferCodes(
     requestConfirmation: confirmationRequest(confirmationDeps),
   });
   registerLinkHandler(codes, confirmationDeps);
+  for (const source of CODE_HISTORY_SOURCES) registerHistorySource(source);
   transferCodeRoutes(app, deps, codes);
   let sweeping: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {

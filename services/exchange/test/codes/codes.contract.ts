@@ -143,6 +143,46 @@ export function codesContract(target: Target): void {
       expect((await alice.details(code.id)).json()).toMatchObject({ id: code.id, status: 'redeemed' });
       expect((await bob.details(code.id)).statusCode).toBe(404);
       expect((await bob.issued()).json()).toEqual([]);
+
+      // Assets history: an outgoing item of the owner, an incoming one (provider svc_code) of the redeemer.
+      const btcId = reference.currency('btc')!.id;
+      const out = (await alice.call('POST', '/v3/auth/assets-history/withdraws', {})).json<{
+        items: {
+          id: number;
+          type: string;
+          amount: number;
+          currency: number;
+          status: string;
+          destination: string;
+        }[];
+      }>();
+      expect(out.items.find((item) => item.id === code.id && item.destination === 'svc_code')).toEqual({
+        id: code.id,
+        type: 'withdraw',
+        created_at: code.created_at,
+        destination: 'svc_code',
+        currency: btcId,
+        amount: 0.01,
+        status: 'done',
+      });
+      const incoming = (await bob.call('POST', '/v3/auth/assets-history', {})).json<{
+        total_items: number;
+        items: { id: number; type: string; destination: string }[];
+        currencies: string[];
+      }>();
+      expect(incoming.items).toContainEqual({
+        id: code.id,
+        type: 'deposit',
+        created_at: after.redeemed_at,
+        destination: 'svc_code',
+        currency: btcId,
+        amount: 0.01,
+        status: 'done',
+      });
+      expect(
+        incoming.items.filter((item) => item.type === 'withdraw' && item.destination === 'svc_code'),
+      ).toEqual([]);
+      expect(incoming.currencies).toContain('btc');
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
 
