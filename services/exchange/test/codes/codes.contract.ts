@@ -200,6 +200,12 @@ export function codesContract(target: Target): void {
         .db()
         .query<{ reason: string }>('SELECT reason FROM journal_entries');
       const stored = [...rows.map((r) => r.row), ...entries.map((e) => e.reason)].join('\n');
+      // Pasting the whole code into the public check's path is refused and not logged either.
+      const pasted = await app.inject({
+        method: 'GET',
+        url: `/v3/svc_codes/${encodeURIComponent(code.code)}/check`,
+      });
+      expect(pasted.statusCode).toBe(400);
       const written = logs.join('');
       expect(written).toContain('/v3/auth/svc_codes/redeem');
       for (const full of issuedCodes) {
