@@ -4,6 +4,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { randomToken } from '../crypto/tokens.js';
 import { type Database, type Sql, sqlState } from '../db/database.js';
 import { transfer } from '../ledger/entry.js';
+import { FundsRefused, postInTransaction } from '../wallet/post.js';
 import { releaseAttempt, reserveAttempt } from './failures.js';
 import { checkCode, generateCode } from './format.js';
 import type { FailureLimits } from './limits.js';
@@ -14,7 +15,6 @@ import {
   insertCode,
   lockCodeByHash,
   lockCodeById,
-  postInTransaction,
   type StoredCode,
   svcidExists,
   userAccount,
@@ -113,6 +113,7 @@ async function retried<T>(run: () => Promise<T>, attempts = 8): Promise<T> {
 
 /** A balance guard refused the posting (src/ledger/store.ts): SVC01, or the table CHECK as backstop. */
 function isInsufficientFunds(error: unknown): boolean {
+  if (error instanceof FundsRefused) return true;
   const state = sqlState(error);
   const constraint = (error as { constraint?: string } | undefined)?.constraint;
   return state === 'SVC01' || (state === '23514' && constraint === 'balances_check');
@@ -299,12 +300,14 @@ export class TransferCodes {
     const reason = `svc_code ${code.sn} ${step}${note ? `: ${note}` : ''}`;
     const built = transfer(fromId, toId, code.currency, code.amount, reason);
     if (!built.ok) throw new Error(built.detail);
+    // The ledger's one-statement posting inside this transaction (src/wallet/post.ts), so the code's
+    // status and its money commit together; a refusal throws FundsRefused and the transaction rolls back.
     const posted = await postInTransaction(tx, {
       ...built.entry,
       kind: 'svc_code',
       idempotencyKey: `svc_code:${step}:${code.id}`,
     });
     // Each step of a code happens once (the status guard); a repeated key means storage is inconsistent.
-    if (!posted) throw new Error(`svc_code ${code.sn}: ${step} was already posted`);
+    if (posted === null) throw new Error(`svc_code ${code.sn}: ${step} was already posted`);
   }
 }

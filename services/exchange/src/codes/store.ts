@@ -1,6 +1,4 @@
 import type { Sql } from '../db/database.js';
-import type { JournalEntry } from '../ledger/entry.js';
-import { postingApplied, postingCtes, postingParameters } from '../ledger/store.js';
 import type { CodeStatus } from './rules.js';
 
 /** A transfer code as stored; `codeBox` is the sealed code (see service.ts). */
@@ -282,19 +280,4 @@ export async function liveCodeTotals(db: Sql): Promise<Map<string, bigint>> {
       WHERE status IN ('unconfirmed', 'active', 'onhold') GROUP BY currency`,
   );
   return new Map(rows.map((row) => [row.currency, BigInt(row.total)]));
-}
-
-const POST_IN_TX_SQL = `WITH ${postingCtes(1)}
-SELECT (SELECT id FROM e) AS entry_id,
-       CASE WHEN ${postingApplied(1)} THEN 0 ELSE ledger_refuse('insufficient_funds') END AS refused`;
-
-/**
- * Posts one journal entry inside the caller's transaction (the ledger's one-statement posting,
- * src/ledger/store.ts), so a code's status and its money move commit together. A balance that would
- * go negative aborts the statement with SQLSTATE SVC01, and with it the transaction. Returns false
- * when the idempotency key was posted before (nothing moved now).
- */
-export async function postInTransaction(tx: Sql, entry: JournalEntry): Promise<boolean> {
-  const { rows } = await tx.query<{ entry_id: number | null }>(POST_IN_TX_SQL, postingParameters(entry));
-  return rows[0]?.entry_id !== null && rows[0]?.entry_id !== undefined;
 }
