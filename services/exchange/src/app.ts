@@ -7,6 +7,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ApiKeyCache } from './auth/key-cache.js';
+import type { FailureLimits } from './codes/limits.js';
+import { registerTransferCodes } from './codes/register.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
 import type { RouteDeps } from './http/deps.js';
@@ -52,6 +54,8 @@ export interface AppOptions {
   readonly fees?: FeeRates;
   /** Order batch statements in flight at once (see OrderServiceOptions). @default 1 */
   readonly orderPipelineDepth?: number;
+  /** Limits of failed transfer-code redemptions (src/codes/limits.ts). @default 10 per account, 30 per address, 15 min */
+  readonly codeFailureLimits?: FailureLimits;
   /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
   readonly wallet?: Wallet;
   /**
@@ -152,6 +156,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v2OrderRoutes(app, deps);
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
+  registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
   walletMethodRoutes(app, deps);
   linkRoutes(app, links);
   return app;

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_FAILURE_LIMITS, type FailureLimits } from './codes/limits.js';
 
 /** Where the storage lives: a PostgreSQL server, or PGlite in a directory (the embedded default). */
 export type StorageConfig =
@@ -127,6 +128,11 @@ export interface Config {
    * while the previous one commits (src/orders/pipeline.ts). @default 1 (`ORDER_PIPELINE_DEPTH`, 1..8)
    */
   readonly orderPipelineDepth: number;
+  /**
+   * Failed transfer-code redemptions allowed per account and per client address within one window.
+   * @default 10, 30, 900000 ms (`SVC_CODE_FAILURES_PER_ACCOUNT`, `SVC_CODE_FAILURES_PER_ADDRESS`, `SVC_CODE_FAILURE_WINDOW_MS`)
+   */
+  readonly codeFailureLimits: FailureLimits;
   /** Crypto deposits and withdrawals (issue 14). */
   readonly wallet: WalletConfig;
   readonly mail: MailConfig;
@@ -245,6 +251,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     seedDemo: boolean(env, 'SEED_DEMO', storage.kind === 'pglite'),
     logLevel,
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
+    codeFailureLimits: Object.freeze({
+      perAccount: integer(
+        env,
+        'SVC_CODE_FAILURES_PER_ACCOUNT',
+        DEFAULT_FAILURE_LIMITS.perAccount,
+        1,
+        1_000_000,
+      ),
+      perAddress: integer(
+        env,
+        'SVC_CODE_FAILURES_PER_ADDRESS',
+        DEFAULT_FAILURE_LIMITS.perAddress,
+        1,
+        1_000_000,
+      ),
+      windowMs: integer(
+        env,
+        'SVC_CODE_FAILURE_WINDOW_MS',
+        DEFAULT_FAILURE_LIMITS.windowMs,
+        1_000,
+        86_400_000,
+      ),
+    }),
     wallet: walletConfig(env, cwd),
     mail,
   });

@@ -26,6 +26,18 @@ export type ErrorName =
   | 'unknown_key'
   | 'key_disabled'
   | 'scope_missing'
+  // Transfer codes (src/codes), 3100-3199.
+  | 'svc_code_invalid'
+  | 'svc_code_not_found'
+  | 'svc_code_currency_mismatch'
+  | 'svc_code_already_redeemed'
+  | 'svc_code_canceled'
+  | 'svc_code_on_hold'
+  | 'svc_code_unconfirmed'
+  | 'svc_code_not_refundable_yet'
+  | 'svc_code_wrong_recipient'
+  | 'svc_code_unknown_recipient'
+  | 'svc_code_too_many_failures'
   // Wallet: crypto deposits and withdrawals (src/wallet/, issue 14), codes 3000-3099.
   | 'address_exists'
   | 'invalid_address'
@@ -91,6 +103,29 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    // Transfer codes (src/codes).
+    case 'svc_code_invalid':
+      return { code: 3100, status: 400 };
+    case 'svc_code_not_found':
+      return { code: 3101, status: 404 };
+    case 'svc_code_currency_mismatch':
+      return { code: 3102, status: 400 };
+    case 'svc_code_already_redeemed':
+      return { code: 3103, status: 409 };
+    case 'svc_code_canceled':
+      return { code: 3104, status: 409 };
+    case 'svc_code_on_hold':
+      return { code: 3105, status: 409 };
+    case 'svc_code_unconfirmed':
+      return { code: 3106, status: 409 };
+    case 'svc_code_not_refundable_yet':
+      return { code: 3107, status: 409 };
+    case 'svc_code_wrong_recipient':
+      return { code: 3108, status: 403 };
+    case 'svc_code_unknown_recipient':
+      return { code: 3109, status: 400 };
+    case 'svc_code_too_many_failures':
+      return { code: 3110, status: 429 };
     // Wallet (issue 14).
     case 'address_exists':
       return { code: 3000, status: 400 };

@@ -33,6 +33,7 @@ const app = await buildApp({
   nonceWindowMs: config.nonceWindowMs,
   bodyLimit: config.bodyLimit,
   orderPipelineDepth: config.orderPipelineDepth,
+  codeFailureLimits: config.codeFailureLimits,
   logger: { level: config.logLevel },
   mail: { mailer, publicUrl: config.mail.publicUrl, linkTtlMs: config.mail.linkTtlMs },
 });

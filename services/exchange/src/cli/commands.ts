@@ -18,6 +18,7 @@ import {
   type Scope,
   setApiKeyEnabled,
 } from '../apikeys/store.js';
+import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
 import { adjustment } from '../ledger/entry.js';
@@ -52,7 +53,8 @@ export const USAGE = `usage: exchange-admin <command>
   reconcile                                     proves the ledger invariants; exit code 1 on failure
   deposit simulate <currency> <address> <amount> [--memo <m>] [--confirmations <n>]
                                  sandbox custody: an incoming transfer appears; prints its txid
-  deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations`;
+  deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
+${CODE_USAGE}`;
 
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
@@ -111,6 +113,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       label: { type: 'string' },
       reason: { type: 'string' },
       amount: { type: 'string' },
+      account: { type: 'string' },
+      status: { type: 'string' },
       memo: { type: 'string' },
       confirmations: { type: 'string' },
     },
@@ -249,6 +253,15 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       if (command === 'balances') {
         const target = await account(ctx, sub);
         ctx.print({ account: target.id, email: target.email, balances: await balancesView(ctx, target.id) });
+        return 0;
+      }
+      if (command === 'code') {
+        try {
+          ctx.print(await runCodeCommand(ctx, sub, positionals[2], values));
+        } catch (error) {
+          if (error instanceof CodeCommandError) throw new CliError(error.message);
+          throw error;
+        }
         return 0;
       }
       if (command === 'reconcile') {

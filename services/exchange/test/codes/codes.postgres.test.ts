@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { codesContract } from './codes.contract.js';
+
+codesContract(usePostgresTarget());

@@ -1,0 +1,4 @@
+import { usePgliteTarget } from '../support/targets.js';
+import { securityContract } from './security.contract.js';
+
+securityContract(usePgliteTarget());
