@@ -4,8 +4,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ApiKeyCache } from './auth/key-cache.js';
+import { defaultPaygateConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
+import { registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -43,6 +45,8 @@ export interface AppOptions {
   readonly fees?: FeeRates;
   /** Order batch statements in flight at once (see OrderServiceOptions). @default 1 */
   readonly orderPipelineDepth?: number;
+  /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
+  readonly paygate?: PaygateConfig;
 }
 
 /**
@@ -72,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     db: options.db,
     reference: options.reference,
     now,
+    paygate: options.paygate ?? defaultPaygateConfig(),
     auth: {
       db: options.db,
       secretBox: options.secretBox,
@@ -115,5 +120,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v2OrderRoutes(app, deps);
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
+  registerFiat(app, deps);
   return app;
 }

@@ -25,7 +25,18 @@ export type ErrorName =
   | 'nonce_out_of_window'
   | 'unknown_key'
   | 'key_disabled'
-  | 'scope_missing';
+  | 'scope_missing'
+  // fiat deposits and withdrawals through the payment gateway (src/fiat/), codes 3200-3299
+  | 'fiat_only'
+  | 'gateway_unavailable'
+  | 'gateway_refused'
+  | 'unknown_service'
+  | 'invalid_field'
+  | 'amount_out_of_limits'
+  | 'fund_source_not_found'
+  | 'callback_refused'
+  | 'unknown_reference'
+  | 'callback_mismatch';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -79,6 +90,27 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    // fiat (src/fiat/)
+    case 'fiat_only':
+      return { code: 3200, status: 400 };
+    case 'gateway_unavailable':
+      return { code: 3201, status: 502 };
+    case 'gateway_refused':
+      return { code: 3202, status: 400 };
+    case 'unknown_service':
+      return { code: 3203, status: 400 };
+    case 'invalid_field':
+      return { code: 3204, status: 400 };
+    case 'amount_out_of_limits':
+      return { code: 3205, status: 400 };
+    case 'fund_source_not_found':
+      return { code: 3206, status: 404 };
+    case 'callback_refused':
+      return { code: 3207, status: 401 };
+    case 'unknown_reference':
+      return { code: 3208, status: 404 };
+    case 'callback_mismatch':
+      return { code: 3209, status: 409 };
   }
 }
 

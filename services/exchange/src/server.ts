@@ -27,6 +27,7 @@ const app = await buildApp({
   nonceWindowMs: config.nonceWindowMs,
   bodyLimit: config.bodyLimit,
   orderPipelineDepth: config.orderPipelineDepth,
+  paygate: config.paygate,
   logger: { level: config.logLevel },
 });
 if (masterKey.created && config.masterKey.kind === 'file') {

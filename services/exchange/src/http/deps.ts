@@ -1,4 +1,5 @@
 import type { AuthDeps } from '../auth/authenticate.js';
+import type { PaygateConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
@@ -12,4 +13,6 @@ export interface RouteDeps {
   readonly orders: OrderService;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
+  /** The payment gateway settings (fiat: merchant public keys of the account object, src/fiat/). */
+  readonly paygate: PaygateConfig;
 }
