@@ -1,0 +1,127 @@
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { Catalog } from './catalog/catalog.js';
+import type { Database } from './db/database.js';
+import type { RouteDeps } from './http/deps.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { registerJsonBody } from './http/json-body.js';
+import { ErrorResponse } from './http/schemas.js';
+import type { App } from './http/typed.js';
+import { Worker } from './payments/worker.js';
+import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
+import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
+import { assetRoutes } from './routes/assets.js';
+import { healthRoutes } from './routes/health.js';
+import { hostedPageRoutes } from './routes/hosted-page.js';
+import { invoiceRoutes } from './routes/invoices.js';
+import { merchantRoutes } from './routes/merchant.js';
+import { prerequestRoutes } from './routes/prerequests.js';
+
+export interface AppOptions {
+  readonly db: Database;
+  readonly catalog: Catalog;
+  /** The gateway's public address; form actions and logo links use it. */
+  readonly publicUrl: string;
+  /** Fastify logger option. @default false */
+  readonly logger?: FastifyServerOptions['logger'];
+  /** Clock in ms. @default Date.now */
+  readonly now?: () => number;
+  /** @default 65536 */
+  readonly bodyLimit?: number;
+  /** @default 300 */
+  readonly signatureWindowSeconds?: number;
+  /** @default 1800 */
+  readonly invoiceTtlSeconds?: number;
+  /** @default 2000 */
+  readonly payoutSettleMs?: number;
+  /** @default the sandbox processors */
+  readonly cards?: CardProcessor;
+  readonly payoutProcessor?: PayoutProcessor;
+  /** Background loop (expiry, payouts, callbacks); false leaves it stopped (tests drive `worker.runOnce()`). @default true */
+  readonly startWorker?: boolean;
+  /** @default 500 */
+  readonly workerIntervalMs?: number;
+  /** @default 1000 */
+  readonly callbackRetryBaseMs?: number;
+  /** @default 300000 */
+  readonly callbackRetryMaxMs?: number;
+  /** @default 10000 */
+  readonly callbackTimeoutMs?: number;
+}
+
+export interface Gateway {
+  readonly app: App;
+  readonly worker: Worker;
+}
+
+/** Builds the HTTP app and its background worker over opened storage; closing the app stops the worker. */
+export async function buildApp(options: AppOptions): Promise<Gateway> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 65_536,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const now = options.now ?? Date.now;
+  const deps: RouteDeps = {
+    db: options.db,
+    catalog: options.catalog,
+    cards: options.cards ?? sandboxCardProcessor(),
+    payoutProcessor: options.payoutProcessor ?? sandboxPayoutProcessor(),
+    now,
+    invoiceTtlMs: (options.invoiceTtlSeconds ?? 1_800) * 1_000,
+    payoutSettleMs: options.payoutSettleMs ?? 2_000,
+    publicUrl: options.publicUrl.replace(/\/+$/, ''),
+    signatureWindowSeconds: options.signatureWindowSeconds ?? 300,
+  };
+  const worker = new Worker(
+    deps,
+    {
+      db: options.db,
+      catalog: options.catalog,
+      now,
+      log: app.log,
+      retryBaseMs: options.callbackRetryBaseMs ?? 1_000,
+      retryMaxMs: options.callbackRetryMaxMs ?? 300_000,
+      timeoutMs: options.callbackTimeoutMs ?? 10_000,
+    },
+    options.workerIntervalMs ?? 500,
+    app.log,
+  );
+  app.addHook('onClose', async () => {
+    await worker.stop();
+  });
+  registerErrorHandler(app);
+  registerJsonBody(app);
+  await app.register(formbody);
+  app.addSchema(ErrorResponse);
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Payment gateway API',
+        version: '1.0.0',
+        description:
+          'Public API (prerequests, invoices), the hosted payment page, and the merchant API (payouts, ' +
+          'status), signed with the merchant secret. Every JSON error is `{"error": {"code", "name", "message", "field"?}}`.',
+      },
+      components: {
+        securitySchemes: {
+          paygateMerchant: { type: 'apiKey', in: 'header', name: 'x-paygate-merchant' },
+          paygateTimestamp: { type: 'apiKey', in: 'header', name: 'x-paygate-timestamp' },
+          paygateSignature: { type: 'apiKey', in: 'header', name: 'x-paygate-signature' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  healthRoutes(app, deps);
+  prerequestRoutes(app, deps);
+  invoiceRoutes(app, deps);
+  hostedPageRoutes(app, deps);
+  merchantRoutes(app, deps);
+  assetRoutes(app, deps);
+  if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
+  return { app, worker };
+}

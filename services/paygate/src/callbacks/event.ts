@@ -1,0 +1,53 @@
+import type { Invoice } from '../store/invoices.js';
+import type { Payout } from '../store/payouts.js';
+
+/** The callback body of gateway-contract.md "Callbacks". */
+export interface CallbackEvent {
+  readonly event_id: string;
+  readonly object: 'invoice' | 'payout';
+  readonly id: string;
+  readonly reference_id: string;
+  readonly status: string;
+  readonly currency: string;
+  readonly amount: string;
+  readonly fee: string;
+  readonly service: string;
+  readonly test_mode: boolean;
+  readonly occurred_at: string;
+}
+
+/**
+ * One event per change: the id names the object and the status it reached, so a status is
+ * announced once whatever retries happen (`inv_x:success`).
+ */
+export function invoiceEvent(invoice: Invoice): CallbackEvent {
+  return {
+    event_id: `${invoice.id}:${invoice.status}`,
+    object: 'invoice',
+    id: invoice.id,
+    reference_id: invoice.referenceId,
+    status: invoice.status,
+    currency: invoice.currency,
+    amount: invoice.amount,
+    fee: invoice.fee,
+    service: invoice.service,
+    test_mode: invoice.testMode,
+    occurred_at: invoice.updatedAt.toISOString(),
+  };
+}
+
+export function payoutEvent(payout: Payout): CallbackEvent {
+  return {
+    event_id: `${payout.id}:${payout.status}`,
+    object: 'payout',
+    id: payout.id,
+    reference_id: payout.referenceId,
+    status: payout.status,
+    currency: payout.currency,
+    amount: payout.amount,
+    fee: payout.fee,
+    service: payout.service,
+    test_mode: payout.testMode,
+    occurred_at: payout.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,91 @@
+import type { Sql } from '../db/database.js';
+import type { CallbackEvent } from './event.js';
+
+/**
+ * The durable outbox: an event is written in the same transaction as the change it reports, so a
+ * change is never committed without its callback, and a restart loses nothing.
+ */
+export async function enqueueCallback(
+  tx: Sql,
+  merchantId: string,
+  event: CallbackEvent,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6)
+     ON CONFLICT (event_id) DO NOTHING`,
+    [event.event_id, merchantId, event.object, event.id, JSON.stringify(event), now.toISOString()],
+  );
+}
+
+export interface PendingCallback {
+  readonly id: number;
+  readonly eventId: string;
+  readonly merchantId: string;
+  readonly body: string;
+  readonly attempts: number;
+}
+
+/**
+ * Claims up to `limit` due callbacks by pushing their next attempt `leaseMs` ahead (so a second
+ * gateway process, or the next tick, does not send them at the same time). Only the oldest
+ * undelivered event of each object is due: a merchant sees an object's statuses in order.
+ */
+export async function claimDueCallbacks(
+  tx: Sql,
+  now: Date,
+  leaseMs: number,
+  limit: number,
+): Promise<PendingCallback[]> {
+  const { rows } = await tx.query<{
+    id: number;
+    event_id: string;
+    merchant_id: string;
+    body: string;
+    attempts: number;
+  }>(
+    `UPDATE callback_outbox SET next_attempt_at = $2
+     WHERE id IN (
+       SELECT o.id FROM callback_outbox o
+       WHERE o.delivered_at IS NULL AND o.next_attempt_at <= $1
+         AND NOT EXISTS (
+           SELECT 1 FROM callback_outbox e
+           WHERE e.object_type = o.object_type AND e.object_id = o.object_id
+             AND e.delivered_at IS NULL AND e.id < o.id)
+       ORDER BY o.next_attempt_at, o.id
+       LIMIT $3
+       FOR UPDATE SKIP LOCKED)
+     RETURNING id, event_id, merchant_id, body, attempts`,
+    [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit],
+  );
+  return rows.map((row) => ({
+    id: Number(row.id),
+    eventId: row.event_id,
+    merchantId: row.merchant_id,
+    body: row.body,
+    attempts: row.attempts,
+  }));
+}
+
+export async function markDelivered(sql: Sql, id: number, now: Date): Promise<void> {
+  await sql.query('UPDATE callback_outbox SET delivered_at = $2, attempts = attempts + 1 WHERE id = $1', [
+    id,
+    now.toISOString(),
+  ]);
+}
+
+export async function markFailed(sql: Sql, id: number, nextAttemptAt: Date, error: string): Promise<void> {
+  await sql.query(
+    'UPDATE callback_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1',
+    [id, nextAttemptAt.toISOString(), error.slice(0, 500)],
+  );
+}
+
+/** What a test or an operator can read about one merchant's callbacks. */
+export async function pendingCallbackCount(sql: Sql): Promise<number> {
+  const { rows } = await sql.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM callback_outbox WHERE delivered_at IS NULL',
+  );
+  return Number(rows[0]?.n ?? 0);
+}

@@ -1,0 +1,168 @@
+import { readFileSync } from 'node:fs';
+import { Value } from 'typebox/value';
+import { parse } from 'yaml';
+import { feeRuleProblem } from '../domain/fees.js';
+import type { FieldRule } from '../domain/fields.js';
+import { parseAmount } from '../domain/money.js';
+import type { Catalog, Merchant, Method, Service } from './catalog.js';
+import { GatewayFile } from './schema.js';
+
+export class CatalogError extends Error {
+  constructor(file: string, problem: string) {
+    super(`gateway config ${file}: ${problem}`);
+    this.name = 'CatalogError';
+  }
+}
+
+/** The environment variable holding a merchant's secret: `PAYGATE_MERCHANT_SECRET_<ID in upper case>`. */
+export function merchantSecretVariable(merchantId: string): string {
+  return `PAYGATE_MERCHANT_SECRET_${merchantId.toUpperCase()}`;
+}
+
+function httpUrl(value: string, where: string, file: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CatalogError(file, `${where} is not a URL: "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CatalogError(file, `${where} must be an http(s) URL`);
+  }
+  return value;
+}
+
+/**
+ * Validates a parsed gateway document and builds the catalog. `secrets` maps environment variable
+ * names (`PAYGATE_MERCHANT_SECRET_EXCHANGE`) to values.
+ */
+export function buildCatalog(
+  document: unknown,
+  secrets: ReadonlyMap<string, string>,
+  file = '<inline>',
+): Catalog {
+  if (!Value.Check(GatewayFile, document)) {
+    const first = Value.Errors(GatewayFile, document)[0];
+    throw new CatalogError(file, `${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
+  }
+  const data = document;
+  const precision = new Map(Object.entries(data.currencies).map(([code, c]) => [code, c.precision]));
+
+  const merchants = new Map<string, Merchant>();
+  const keys = new Map<string, { merchant: Merchant; currency: string }>();
+  for (const [id, m] of Object.entries(data.merchants)) {
+    const variable = merchantSecretVariable(id);
+    const fromEnv = secrets.get(variable);
+    const secret = fromEnv ?? m.sandbox_secret;
+    if (!secret)
+      throw new CatalogError(file, `merchant ${id}: set ${variable} (no sandbox_secret in the file)`);
+    if (!m.test_mode && (fromEnv === undefined || fromEnv === m.sandbox_secret || fromEnv.length < 16)) {
+      throw new CatalogError(
+        file,
+        `merchant ${id} is live (test_mode: false): ${variable} must be set to a secret of 16+ characters other than the sandbox one`,
+      );
+    }
+    const merchant: Merchant = {
+      id,
+      name: m.name,
+      description: m.description,
+      icon: m.icon,
+      website: m.website,
+      testMode: m.test_mode,
+      publicKeys: new Map(Object.entries(m.public_keys)),
+      callbackUrl: httpUrl(m.callback_url, `merchant ${id} callback_url`, file),
+      returnUrl: httpUrl(m.return_url, `merchant ${id} return_url`, file),
+      secret,
+    };
+    for (const [currency, key] of merchant.publicKeys) {
+      if (!precision.has(currency))
+        throw new CatalogError(file, `merchant ${id}: unknown currency ${currency}`);
+      if (keys.has(key)) throw new CatalogError(file, `public key ${key} is used twice`);
+      keys.set(key, { merchant, currency });
+    }
+    merchants.set(id, merchant);
+  }
+
+  const methods = new Map<string, Method>();
+  for (const [code, m] of Object.entries(data.methods)) {
+    methods.set(code, { code, ...m });
+  }
+
+  const services = new Map<string, Service>();
+  for (const [code, s] of Object.entries(data.services)) {
+    const where = `service ${code}`;
+    const decimals = precision.get(s.currency);
+    if (decimals === undefined) throw new CatalogError(file, `${where}: unknown currency ${s.currency}`);
+    if (!methods.has(s.method)) throw new CatalogError(file, `${where}: unknown method ${s.method}`);
+    const min = parseAmount(String(s.amount_min), decimals);
+    const max = parseAmount(String(s.amount_max), decimals);
+    if (!min.ok)
+      throw new CatalogError(file, `${where}: amount_min must be a positive amount (${min.reason})`);
+    if (!max.ok)
+      throw new CatalogError(file, `${where}: amount_max must be a positive amount (${max.reason})`);
+    if (min.minor > max.minor)
+      throw new CatalogError(file, `${where}: amount_min is greater than amount_max`);
+    const fee = {
+      rate: String(s.fee.rate),
+      fixed: String(s.fee.fixed),
+      min: String(s.fee.min),
+      max: String(s.fee.max),
+    };
+    const feeProblem = feeRuleProblem(fee, decimals);
+    if (feeProblem) throw new CatalogError(file, `${where}: fee ${feeProblem}`);
+    const seen = new Set<string>();
+    const fields: FieldRule[] = [];
+    for (const f of s.fields) {
+      if (seen.has(f.key)) throw new CatalogError(file, `${where}: field ${f.key} is listed twice`);
+      seen.add(f.key);
+      try {
+        new RegExp(f.regexp);
+      } catch {
+        throw new CatalogError(file, `${where}: field ${f.key} has an invalid regexp`);
+      }
+      fields.push({ ...f });
+    }
+    fields.sort((a, b) => a.position - b.position);
+    services.set(code, {
+      code,
+      method: s.method,
+      currency: s.currency,
+      flow: s.flow,
+      fields,
+      amountMin: String(s.amount_min),
+      amountMax: String(s.amount_max),
+      limits: { min: min.minor, max: max.minor },
+      fee,
+    });
+  }
+
+  return {
+    merchants,
+    methods,
+    services,
+    precision,
+    byPublicKey: (key) => keys.get(key),
+    servicesFor(currency, flow) {
+      return [...services.values()]
+        .filter((s) => s.currency === currency && s.flow === flow)
+        .sort((a, b) => (methods.get(a.method)?.position ?? 0) - (methods.get(b.method)?.position ?? 0));
+    },
+  };
+}
+
+/** Reads and validates the gateway configuration file; throws CatalogError naming the problem. */
+export function loadCatalog(file: string, secrets: ReadonlyMap<string, string>): Catalog {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CatalogError(file, `cannot read it (${(error as Error).message})`);
+  }
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new CatalogError(file, `is not valid YAML (${(error as Error).message})`);
+  }
+  return buildCatalog(document, secrets, file);
+}

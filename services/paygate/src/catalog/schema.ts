@@ -1,0 +1,81 @@
+import { type Static, Type } from 'typebox';
+
+/** Shape of the gateway configuration file (`config/gateway.yaml`). */
+
+const Id = Type.String({ pattern: '^[a-z][a-z0-9_]{1,47}$' });
+const Currency = Type.String({ pattern: '^[A-Z]{3}$' });
+// YAML numbers are accepted and read back through their decimal text (never float arithmetic).
+const Decimal = Type.Union([Type.String({ pattern: '^\\d+(\\.\\d+)?$' }), Type.Number({ minimum: 0 })]);
+const Texts = Type.Record(Type.String({ pattern: '^[a-z]{2}$' }), Type.String());
+
+export const FieldFile = Type.Object(
+  {
+    key: Type.String({ pattern: '^[a-z][a-z0-9_]{0,47}$' }),
+    type: Type.String({ minLength: 1 }),
+    label: Texts,
+    hint: Texts,
+    example: Type.Union([Type.String(), Type.Null()]),
+    regexp: Type.String({ minLength: 1 }),
+    required: Type.Boolean(),
+    position: Type.Integer({ minimum: 0 }),
+    check: Type.Optional(Type.Literal('luhn')),
+  },
+  { additionalProperties: false },
+);
+
+export const MerchantFile = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    description: Type.String(),
+    icon: Type.String(),
+    website: Type.String(),
+    test_mode: Type.Boolean(),
+    public_keys: Type.Record(Currency, Type.String({ pattern: '^pk_[A-Za-z0-9_]{8,64}$' })),
+    callback_url: Type.String({ minLength: 1 }),
+    return_url: Type.String({ minLength: 1 }),
+    /** Used when PAYGATE_MERCHANT_SECRET_<ID> is unset; refused for a merchant not in test mode. */
+    sandbox_secret: Type.Optional(Type.String({ minLength: 8 })),
+  },
+  { additionalProperties: false },
+);
+
+export const MethodFile = Type.Object(
+  {
+    category: Type.String({ minLength: 1 }),
+    name: Texts,
+    description: Type.String(),
+    metadata: Type.Array(Type.Unknown()),
+    position: Type.Integer({ minimum: 0 }),
+    hide: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export const ServiceFile = Type.Object(
+  {
+    method: Id,
+    currency: Currency,
+    flow: Type.Union([Type.Literal('hpp'), Type.Literal('payout')]),
+    fields: Type.Array(FieldFile),
+    amount_min: Decimal,
+    amount_max: Decimal,
+    fee: Type.Object(
+      { rate: Decimal, fixed: Decimal, min: Decimal, max: Decimal },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const GatewayFile = Type.Object(
+  {
+    currencies: Type.Record(Currency, Type.Object({ precision: Type.Integer({ minimum: 0, maximum: 8 }) })),
+    merchants: Type.Record(Id, MerchantFile),
+    methods: Type.Record(Id, MethodFile),
+    services: Type.Record(Id, ServiceFile),
+  },
+  { additionalProperties: false },
+);
+
+export type GatewayFile = Static<typeof GatewayFile>;
+export type FieldFile = Static<typeof FieldFile>;

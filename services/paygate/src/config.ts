@@ -1,0 +1,123 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where the storage lives: a PostgreSQL server, or PGlite in a directory (the embedded default). */
+export type StorageConfig =
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number }
+  | { readonly kind: 'pglite'; readonly dataDir: string | undefined };
+
+export interface Config {
+  /** @default 3200 (`PORT`) */
+  readonly port: number;
+  /** @default '127.0.0.1' (`HOST`) */
+  readonly host: string;
+  /** The address payers' browsers and merchants reach the gateway at; form actions use it. @default `http://127.0.0.1:<PORT>` (`PUBLIC_URL`) */
+  readonly publicUrl: string;
+  /** @default './data/paygate' relative to the working directory (`DATA_DIR`) */
+  readonly dataDir: string;
+  readonly storage: StorageConfig;
+  /** Merchants, methods and services. @default the bundled `config/gateway.yaml` (`PAYGATE_CONFIG`) */
+  readonly catalogFile: string;
+  /** Every `PAYGATE_MERCHANT_SECRET_<ID>` variable, by name. */
+  readonly merchantSecrets: ReadonlyMap<string, string>;
+  /** Largest accepted difference between a merchant request's timestamp and server time. @default 300 (`SIGNATURE_WINDOW_SECONDS`) */
+  readonly signatureWindowSeconds: number;
+  /** An unpaid invoice expires after this long. @default 1800 (`INVOICE_TTL_SECONDS`) */
+  readonly invoiceTtlSeconds: number;
+  /** How long the sandbox payout processor takes to settle a payout. @default 2000 (`PAYOUT_SETTLE_MS`) */
+  readonly payoutSettleMs: number;
+  /** How often the background loop looks for due callbacks, payouts and expiries. @default 500 (`WORKER_INTERVAL_MS`) */
+  readonly workerIntervalMs: number;
+  /** First retry delay of a callback; doubles on every failure. @default 1000 (`CALLBACK_RETRY_BASE_MS`) */
+  readonly callbackRetryBaseMs: number;
+  /** Largest retry delay of a callback. @default 300000 (`CALLBACK_RETRY_MAX_MS`) */
+  readonly callbackRetryMaxMs: number;
+  /** Time allowed for one callback request. @default 10000 (`CALLBACK_TIMEOUT_MS`) */
+  readonly callbackTimeoutMs: number;
+  /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
+  readonly bodyLimit: number;
+  /** @default 'info' (`LOG_LEVEL`) */
+  readonly logLevel: string;
+}
+
+export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../config/gateway.yaml', import.meta.url));
+
+export class ConfigError extends Error {
+  constructor(setting: string, problem: string) {
+    super(`invalid setting ${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
+  return value;
+}
+
+const SECRET_PREFIX = 'PAYGATE_MERCHANT_SECRET_';
+
+/** Reads the configuration from the environment once; fails fast naming the wrong setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const dataDir = path.resolve(cwd, env.DATA_DIR || './data/paygate');
+  const databaseUrl = env.DATABASE_URL;
+  let storage: StorageConfig;
+  if (databaseUrl) {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+      throw new ConfigError('DATABASE_URL', 'expected a postgres:// or postgresql:// URL');
+    }
+    storage = {
+      kind: 'postgres',
+      url: databaseUrl,
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    };
+  } else {
+    storage = { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') };
+  }
+  const port = integer(env, 'PORT', 3200, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  let publicUrl = env.PUBLIC_URL || `http://127.0.0.1:${port}`;
+  try {
+    const url = new URL(publicUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+    publicUrl = publicUrl.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `expected an http(s) URL, got "${publicUrl}"`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
+  }
+  const merchantSecrets = new Map<string, string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(SECRET_PREFIX) || value === undefined || value === '') continue;
+    if (value.length < 8) throw new ConfigError(name, 'a merchant secret needs at least 8 characters');
+    merchantSecrets.set(name, value);
+  }
+  const callbackRetryBaseMs = integer(env, 'CALLBACK_RETRY_BASE_MS', 1_000, 10, 3_600_000);
+  const callbackRetryMaxMs = integer(env, 'CALLBACK_RETRY_MAX_MS', 300_000, 10, 86_400_000);
+  if (callbackRetryMaxMs < callbackRetryBaseMs) {
+    throw new ConfigError('CALLBACK_RETRY_MAX_MS', 'must not be below CALLBACK_RETRY_BASE_MS');
+  }
+  return Object.freeze({
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    storage: Object.freeze(storage),
+    catalogFile: env.PAYGATE_CONFIG ? path.resolve(cwd, env.PAYGATE_CONFIG) : DEFAULT_CATALOG_FILE,
+    merchantSecrets,
+    signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 300, 1, 3_600),
+    invoiceTtlSeconds: integer(env, 'INVOICE_TTL_SECONDS', 1_800, 10, 604_800),
+    payoutSettleMs: integer(env, 'PAYOUT_SETTLE_MS', 2_000, 0, 3_600_000),
+    workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
+    callbackRetryBaseMs,
+    callbackRetryMaxMs,
+    callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 100, 120_000),
+    bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
+    logLevel,
+  });
+}

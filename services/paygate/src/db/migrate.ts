@@ -1,0 +1,75 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Database } from './database.js';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** The versioned migrations shipped with the service: `NNN_name.sql`, applied in order. */
+export function bundledMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: readFileSync(`${MIGRATIONS_DIR}${file}`, 'utf8'),
+    }));
+}
+
+/**
+ * Applies every migration not yet recorded in `schema_migrations`, each in its own transaction.
+ * An advisory lock makes concurrent start-ups against one PostgreSQL wait for each other.
+ * Returns the versions applied now.
+ */
+export async function migrate(db: Database, migrations = bundledMigrations()): Promise<number[]> {
+  await db.query(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (
+       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    const done = await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(726374)');
+      const { rows } = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [
+        migration.version,
+      ]);
+      if (rows.length > 0) return false;
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}
+
+/**
+ * Splits a migration into statements at a `;` that ends a line outside a `$$`-quoted function body
+ * (PGlite's parameterised query takes one statement at a time). Comment lines are dropped.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current: string[] = [];
+  let inBody = false;
+  for (const line of sql.split('\n')) {
+    if (!inBody && /^\s*--/.test(line)) continue;
+    current.push(line);
+    // Each `$$` opens or closes a body.
+    if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inBody = !inBody;
+    if (!inBody && /;\s*$/.test(line)) {
+      statements.push(current.join('\n').trim().replace(/;$/, ''));
+      current = [];
+    }
+  }
+  statements.push(current.join('\n').trim());
+  return statements.filter((statement) => statement.length > 0);
+}

@@ -1,0 +1,95 @@
+/**
+ * The closed set of errors the gateway answers with. Every error body has one shape,
+ * `{"error": {"code": <int>, "name": <string>, "message": <string>, "field"?: <string>}}`, the
+ * exchange's shape plus `field` when one input is at fault (gateway-contract.md).
+ */
+export type ErrorName =
+  | 'internal'
+  | 'validation_failed'
+  | 'malformed_json'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'not_found'
+  | 'unavailable'
+  | 'unknown_public_key'
+  | 'currency_mismatch'
+  | 'unknown_service'
+  | 'invalid_amount'
+  | 'amount_out_of_limits'
+  | 'invalid_field'
+  | 'reference_conflict'
+  | 'invoice_not_found'
+  | 'payout_not_found'
+  | 'unknown_merchant'
+  | 'bad_signature'
+  | 'stale_timestamp';
+
+export interface ErrorSpec {
+  readonly code: number;
+  readonly status: number;
+}
+
+/** Maps each error to its numeric code and HTTP status; the switch is exhaustive. */
+export function errorSpec(name: ErrorName): ErrorSpec {
+  switch (name) {
+    case 'internal':
+      return { code: 1000, status: 500 };
+    case 'validation_failed':
+      return { code: 1001, status: 400 };
+    case 'malformed_json':
+      return { code: 1002, status: 400 };
+    case 'body_too_large':
+      return { code: 1003, status: 413 };
+    case 'unsupported_media_type':
+      return { code: 1004, status: 415 };
+    case 'not_found':
+      return { code: 1005, status: 404 };
+    case 'unavailable':
+      return { code: 1011, status: 503 };
+    case 'unknown_public_key':
+      return { code: 4001, status: 404 };
+    case 'currency_mismatch':
+      return { code: 4002, status: 400 };
+    case 'unknown_service':
+      return { code: 4003, status: 404 };
+    case 'invalid_amount':
+      return { code: 4004, status: 400 };
+    case 'amount_out_of_limits':
+      return { code: 4005, status: 422 };
+    case 'invalid_field':
+      return { code: 4006, status: 400 };
+    case 'reference_conflict':
+      return { code: 4007, status: 409 };
+    case 'invoice_not_found':
+      return { code: 4008, status: 404 };
+    case 'payout_not_found':
+      return { code: 4009, status: 404 };
+    case 'unknown_merchant':
+      return { code: 4010, status: 401 };
+    case 'bad_signature':
+      return { code: 4011, status: 401 };
+    case 'stale_timestamp':
+      return { code: 4012, status: 401 };
+  }
+}
+
+/** An expected failure crossing the HTTP edge; the error handler renders it. */
+export class ApiError extends Error {
+  readonly errorName: ErrorName;
+  /** The input at fault, when there is one (`amount`, `service`, a field key). */
+  readonly field: string | undefined;
+  constructor(name: ErrorName, message: string, field?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.errorName = name;
+    this.field = field;
+  }
+}
+
+export interface ErrorBody {
+  error: { code: number; name: ErrorName; message: string; field?: string };
+}
+
+export function errorBody(name: ErrorName, message: string, field?: string): ErrorBody {
+  return { error: { code: errorSpec(name).code, name, message, ...(field ? { field } : {}) } };
+}

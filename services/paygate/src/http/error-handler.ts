@@ -1,0 +1,38 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, type ErrorName, errorBody, errorSpec } from '../errors.js';
+
+function classify(error: FastifyError): { name: ErrorName; message: string; field?: string } {
+  if (error instanceof ApiError) {
+    return { name: error.errorName, message: error.message, ...(error.field ? { field: error.field } : {}) };
+  }
+  if (error.validation) return { name: 'validation_failed', message: error.message };
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { name: 'body_too_large', message: 'request body is larger than the limit' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { name: 'unsupported_media_type', message: error.message };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { name: 'validation_failed', message: error.message };
+  }
+  if (error instanceof SyntaxError || (error.statusCode !== undefined && error.statusCode < 500)) {
+    return { name: 'validation_failed', message: error.message };
+  }
+  return { name: 'internal', message: 'internal error' };
+}
+
+/** The one error handler: every failure leaves as `{error: {code, name, message, field?}}`; 5xx never leak details. */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { name, message, field } = classify(error);
+    const { status } = errorSpec(name);
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: name, reason: message }, 'request refused');
+    void reply.status(status).send(errorBody(name, message, field));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply
+      .status(404)
+      .send(errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
+  });
+}

@@ -1,0 +1,18 @@
+import type { Catalog } from '../catalog/catalog.js';
+import type { Database } from '../db/database.js';
+import type { CardProcessor } from '../processor/card.js';
+import type { PayoutProcessor } from '../processor/payout.js';
+
+/** What the payment operations need, wired by hand in app.ts. */
+export interface PaymentDeps {
+  readonly db: Database;
+  readonly catalog: Catalog;
+  readonly cards: CardProcessor;
+  readonly payoutProcessor: PayoutProcessor;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+  readonly invoiceTtlMs: number;
+  readonly payoutSettleMs: number;
+  /** The gateway's public address, e.g. `http://127.0.0.1:3200`. */
+  readonly publicUrl: string;
+}

@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { invoiceEvent } from '../callbacks/event.js';
+import { enqueueCallback } from '../callbacks/outbox.js';
+import type { Merchant, Service } from '../catalog/catalog.js';
+import type { Sql } from '../db/database.js';
+import { validateFields } from '../domain/fields.js';
+import { type InvoiceStatus, invoiceCanMove, invoiceHasExpired } from '../domain/invoice.js';
+import { ApiError } from '../errors.js';
+import {
+  expiredInvoiceIds,
+  findInvoice,
+  findInvoiceByReference,
+  type Invoice,
+  insertInvoice,
+  updateInvoice,
+} from '../store/invoices.js';
+import { priceAmount } from './amounts.js';
+import type { PaymentDeps } from './deps.js';
+
+export interface CreateInvoiceInput {
+  readonly publicKey: string;
+  readonly referenceId: string;
+  readonly description: string;
+  readonly service: string;
+  readonly serviceFields: Readonly<Record<string, unknown>>;
+  readonly currency: string;
+  readonly amount: string | number;
+}
+
+/** Resolves a public key and checks the request's currency is the key's. */
+export function merchantOfKey(
+  deps: Pick<PaymentDeps, 'catalog'>,
+  publicKey: string,
+  currency: string,
+): { merchant: Merchant; currency: string } {
+  const found = deps.catalog.byPublicKey(publicKey);
+  if (!found) throw new ApiError('unknown_public_key', 'no merchant has this public key', 'public_key');
+  if (currency.toUpperCase() !== found.currency) {
+    throw new ApiError(
+      'currency_mismatch',
+      `this public key is for ${found.currency}, not ${currency.toUpperCase()}`,
+      'currency',
+    );
+  }
+  return found;
+}
+
+/** A deposit service of the currency; `default` picks the first (cards come first). */
+export function depositService(deps: Pick<PaymentDeps, 'catalog'>, code: string, currency: string): Service {
+  const service =
+    code === 'default' ? deps.catalog.servicesFor(currency, 'hpp')[0] : deps.catalog.services.get(code);
+  if (service?.flow !== 'hpp' || service.currency !== currency) {
+    throw new ApiError('unknown_service', `no deposit service "${code}" in ${currency}`, 'service');
+  }
+  return service;
+}
+
+/**
+ * Creates an invoice, or answers the existing one of the same (merchant, reference) when amount,
+ * currency and service match (409 otherwise). Writes the `created` callback in the same transaction.
+ */
+export async function createInvoice(
+  deps: PaymentDeps,
+  input: CreateInvoiceInput,
+): Promise<{ invoice: Invoice; merchant: Merchant; created: boolean }> {
+  const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
+  const service = depositService(deps, input.service, currency);
+  const priced = priceAmount(deps.catalog, service, input.amount);
+  const fields = validateFields(service.fields, input.serviceFields);
+  if (!fields.ok) throw new ApiError('invalid_field', fields.message, fields.field);
+  const now = new Date(deps.now());
+  return deps.db.transaction(async (tx) => {
+    const inserted = await insertInvoice(tx, {
+      id: `inv_${randomBytes(10).toString('hex')}`,
+      merchantId: merchant.id,
+      referenceId: input.referenceId,
+      service: service.code,
+      currency,
+      amount: priced.text.amount,
+      fee: priced.text.fee,
+      total: priced.text.total,
+      description: input.description,
+      serviceFields: fields.values,
+      testMode: merchant.testMode,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + deps.invoiceTtlMs),
+    });
+    if (inserted) {
+      await enqueueCallback(tx, merchant.id, invoiceEvent(inserted), now);
+      return { invoice: inserted, merchant, created: true };
+    }
+    const existing = await findInvoiceByReference(tx, merchant.id, input.referenceId);
+    if (!existing) throw new Error('invoice conflict without a row');
+    if (
+      existing.amount !== priced.text.amount ||
+      existing.currency !== currency ||
+      existing.service !== service.code
+    ) {
+      throw new ApiError(
+        'reference_conflict',
+        `reference_id ${input.referenceId} already has an invoice of ${existing.amount} ${existing.currency} (${existing.service})`,
+        'reference_id',
+      );
+    }
+    return { invoice: existing, merchant, created: false };
+  });
+}
+
+/** Moves a locked invoice to `status` and writes its callback; refuses a move the machine forbids. */
+async function move(
+  tx: Sql,
+  invoice: Invoice,
+  change: { status: InvoiceStatus; cardMasked?: string; processorToken?: string; failureReason?: string },
+  now: Date,
+): Promise<Invoice> {
+  if (!invoiceCanMove(invoice.status, change.status)) {
+    throw new Error(`invoice ${invoice.id}: ${invoice.status} -> ${change.status} is not allowed`);
+  }
+  const updated = await updateInvoice(tx, invoice.id, { ...change, at: now });
+  await enqueueCallback(tx, invoice.merchantId, invoiceEvent(updated), now);
+  return updated;
+}
+
+export type PaymentStep =
+  | { readonly kind: 'moved'; readonly invoice: Invoice }
+  /** The invoice was not in the state this step needs (paid already, expired, ...): nothing changed. */
+  | { readonly kind: 'unchanged'; readonly invoice: Invoice };
+
+/**
+ * Runs `step` on the invoice locked in a transaction, after expiring it if its time is up. The lock
+ * is what makes two concurrent submissions of the page charge once: the second sees the new state.
+ */
+async function withLockedInvoice(
+  deps: PaymentDeps,
+  invoiceId: string,
+  step: (tx: Sql, invoice: Invoice, now: Date) => Promise<PaymentStep>,
+): Promise<PaymentStep> {
+  const now = new Date(deps.now());
+  return deps.db.transaction(async (tx) => {
+    const invoice = await findInvoice(tx, invoiceId, true);
+    if (!invoice) throw new ApiError('invoice_not_found', 'no such invoice');
+    if (invoiceHasExpired(invoice.status, invoice.expiresAt.getTime(), now.getTime())) {
+      return { kind: 'unchanged', invoice: await move(tx, invoice, { status: 'expired' }, now) };
+    }
+    return step(tx, invoice, now);
+  });
+}
+
+/** Charges a checked card for a `created` invoice. */
+export function payWithCard(deps: PaymentDeps, invoiceId: string, cardNumber: string): Promise<PaymentStep> {
+  return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
+    if (invoice.status !== 'created') return { kind: 'unchanged', invoice };
+    const charge = deps.cards.charge({ number: cardNumber });
+    const card = { cardMasked: charge.masked, processorToken: charge.token };
+    switch (charge.result) {
+      case 'approved':
+        return { kind: 'moved', invoice: await move(tx, invoice, { status: 'success', ...card }, now) };
+      case 'challenge':
+        return { kind: 'moved', invoice: await move(tx, invoice, { status: 'processing', ...card }, now) };
+      case 'declined':
+      case 'insufficient_funds':
+        return {
+          kind: 'moved',
+          invoice: await move(tx, invoice, { status: 'failed', failureReason: charge.result, ...card }, now),
+        };
+    }
+  });
+}
+
+/** Completes the 3-D Secure step of a `processing` invoice. */
+export function confirmChallenge(deps: PaymentDeps, invoiceId: string, code: string): Promise<PaymentStep> {
+  return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
+    if (invoice.status !== 'processing' || !invoice.processorToken) return { kind: 'unchanged', invoice };
+    const result = deps.cards.confirmChallenge(invoice.processorToken, code);
+    const change =
+      result === 'approved'
+        ? { status: 'success' as const }
+        : { status: 'failed' as const, failureReason: 'authentication_failed' };
+    return { kind: 'moved', invoice: await move(tx, invoice, change, now) };
+  });
+}
+
+/** The sandbox e-wallet page's approve/decline buttons (methods other than cards). */
+export function decideWalletPayment(
+  deps: PaymentDeps,
+  invoiceId: string,
+  approve: boolean,
+): Promise<PaymentStep> {
+  return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
+    if (invoice.status !== 'created') return { kind: 'unchanged', invoice };
+    const change = approve
+      ? { status: 'success' as const }
+      : { status: 'failed' as const, failureReason: 'declined' };
+    return { kind: 'moved', invoice: await move(tx, invoice, change, now) };
+  });
+}
+
+/** The payer left the page with "Cancel payment": the invoice fails so the merchant can move on. */
+export function cancelInvoice(deps: PaymentDeps, invoiceId: string): Promise<PaymentStep> {
+  return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
+    if (invoice.status !== 'created') return { kind: 'unchanged', invoice };
+    return {
+      kind: 'moved',
+      invoice: await move(tx, invoice, { status: 'failed', failureReason: 'canceled_by_payer' }, now),
+    };
+  });
+}
+
+/** Expires open invoices whose time is up; returns how many. */
+export async function expireDueInvoices(deps: PaymentDeps, limit = 50): Promise<number> {
+  const ids = await expiredInvoiceIds(deps.db, new Date(deps.now()), limit);
+  for (const id of ids)
+    await withLockedInvoice(deps, id, async (_tx, invoice) => ({ kind: 'unchanged', invoice }));
+  return ids.length;
+}

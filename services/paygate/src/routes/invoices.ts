@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import type { RouteDeps } from '../http/deps.js';
+import { InvoiceSchema, invoiceJson } from '../http/format.js';
+import { AmountInput, errorResponses } from '../http/schemas.js';
+import type { App } from '../http/typed.js';
+import { createInvoice } from '../payments/invoices.js';
+import { pageToken } from '../payments/page-token.js';
+
+export const PROCESS_PATH = '/public-api/payment-invoices/process';
+
+const ActivePayment = Type.Object({
+  flow: Type.Literal('hpp'),
+  method: Type.Literal('POST'),
+  action: Type.String({ description: 'the hosted payment page: submit the payload here as a form' }),
+  payload: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+});
+
+const InvoiceResponse = Type.Object({
+  data: Type.Object({ ...InvoiceSchema.properties, active_payment: ActivePayment }),
+});
+
+/** `POST /public-api/payment-invoices`: an invoice for a deposit and the form that opens its page. */
+export function invoiceRoutes(app: App, deps: RouteDeps): void {
+  app.post(
+    '/public-api/payment-invoices',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'Create a payment invoice (idempotent per merchant and reference_id)',
+        description:
+          'Answers 201 with a new invoice, or 200 with the existing one when the same reference_id comes ' +
+          'again with the same amount, currency and service (409 otherwise). `active_payment.payload` is ' +
+          'submitted as a form to `active_payment.action` to open the hosted payment page.',
+        body: Type.Object({
+          public_key: Type.String({ minLength: 1, maxLength: 128 }),
+          reference_id: Type.String({ minLength: 1, maxLength: 64 }),
+          description: Type.Optional(Type.String({ maxLength: 500 })),
+          service: Type.String({ minLength: 1, maxLength: 64, description: 'service code, or "default"' }),
+          service_fields: Type.Optional(
+            Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()])),
+          ),
+          currency: Type.String({ minLength: 3, maxLength: 3, description: 'either case' }),
+          amount: AmountInput,
+        }),
+        response: { 200: InvoiceResponse, 201: InvoiceResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const { invoice, merchant, created } = await createInvoice(deps, {
+        publicKey: body.public_key,
+        referenceId: body.reference_id,
+        description: body.description ?? '',
+        service: body.service,
+        serviceFields: body.service_fields ?? {},
+        currency: body.currency,
+        amount: body.amount,
+      });
+      return reply.status(created ? 201 : 200).send({
+        data: {
+          ...invoiceJson(invoice),
+          active_payment: {
+            flow: 'hpp' as const,
+            method: 'POST' as const,
+            action: `${deps.publicUrl}${PROCESS_PATH}`,
+            payload: [
+              { name: 'invoice_id', value: invoice.id },
+              { name: 'token', value: pageToken(merchant.secret, invoice.id) },
+            ],
+          },
+        },
+      });
+    },
+  );
+}

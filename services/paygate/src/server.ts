@@ -1,0 +1,54 @@
+import { buildApp } from './app.js';
+import { CatalogError, loadCatalog } from './catalog/load.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openStorage } from './db/open.js';
+
+// A wrong setting or gateway file stops the start with one clear line instead of a stack trace.
+process.on('uncaughtException', (error) => {
+  const clear = error instanceof ConfigError || error instanceof CatalogError;
+  console.error(clear ? `paygate: ${error.message}` : error);
+  process.exit(1);
+});
+
+const config = loadConfig();
+const catalog = loadCatalog(config.catalogFile, config.merchantSecrets);
+const db = await openStorage(config.storage);
+const { app } = await buildApp({
+  db,
+  catalog,
+  publicUrl: config.publicUrl,
+  bodyLimit: config.bodyLimit,
+  signatureWindowSeconds: config.signatureWindowSeconds,
+  invoiceTtlSeconds: config.invoiceTtlSeconds,
+  payoutSettleMs: config.payoutSettleMs,
+  workerIntervalMs: config.workerIntervalMs,
+  callbackRetryBaseMs: config.callbackRetryBaseMs,
+  callbackRetryMaxMs: config.callbackRetryMaxMs,
+  callbackTimeoutMs: config.callbackTimeoutMs,
+  logger: { level: config.logLevel },
+});
+for (const merchant of catalog.merchants.values()) {
+  app.log.info(
+    { merchant: merchant.id, testMode: merchant.testMode, callbackUrl: merchant.callbackUrl },
+    'merchant ready',
+  );
+}
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  try {
+    await app.close();
+    await db.close();
+    process.exit(0);
+  } catch (error) {
+    app.log.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+await app.listen({ port: config.port, host: config.host });
