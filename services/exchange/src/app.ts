@@ -28,6 +28,8 @@ import { v2MemberRoutes } from './routes/v2-members.js';
 import { v2OrderRoutes } from './routes/v2-orders.js';
 import { v3OrderRoutes } from './routes/v3-orders.js';
 import { walletRoutes } from './routes/wallets.js';
+import { walletMethodRoutes } from './wallet/setup.js';
+import type { Wallet } from './wallet/wallet.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -45,6 +47,8 @@ export interface AppOptions {
   readonly fees?: FeeRates;
   /** Order batch statements in flight at once (see OrderServiceOptions). @default 1 */
   readonly orderPipelineDepth?: number;
+  /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
+  readonly wallet?: Wallet;
   /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
   readonly paygate?: PaygateConfig;
 }
@@ -84,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       nonceWindowMs: options.nonceWindowMs ?? 300_000,
       keys: new ApiKeyCache(),
     },
+    ...(options.wallet ? { wallet: options.wallet } : {}),
   };
   registerErrorHandler(app);
   registerJsonBody(app);
@@ -120,6 +125,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v2OrderRoutes(app, deps);
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
+  walletMethodRoutes(app, deps);
   registerFiat(app, deps);
   return app;
 }

@@ -5,6 +5,8 @@ import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
 import { loadReferenceData } from './reference/load.js';
+import { forwardToServer } from './wallet/operator.js';
+import { createWallet } from './wallet/setup.js';
 
 /**
  * Operator tool: `npm run admin -w services/exchange -- <command>` (same settings as the server).
@@ -17,7 +19,16 @@ if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
 }
 const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);
-const db = await openStorage(config.storage).catch((error: unknown) => {
+const db = await openStorage(config.storage).catch(async (error: unknown) => {
+  // The embedded database is in use by the running server: sandbox deposit commands go to it.
+  if (argv[0] === 'deposit' && /in use by process/.test(String(error))) {
+    const answer = await forwardToServer(config.dataDir, argv).catch(() => undefined);
+    if (answer) {
+      if (answer.output !== undefined) console.log(JSON.stringify(answer.output, null, 2));
+      if (answer.error) console.error(answer.error);
+      process.exit(answer.code);
+    }
+  }
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(2);
 });
@@ -25,10 +36,14 @@ let code = 1;
 try {
   await syncCurrencies(db, reference);
   const secretBox = createSecretBox(resolveMasterKey(config.masterKey).key);
+  // Only the deposit commands need the wallet (and, for a node custody, its node).
+  const wallet =
+    argv[0] === 'deposit' ? await createWallet({ db, reference, config: config.wallet }) : undefined;
   code = await runCli(argv, {
     db,
     reference,
     secretBox,
+    ...(wallet ? { wallet } : {}),
     print: (value) =>
       console.log(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)),
   });

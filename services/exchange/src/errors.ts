@@ -26,6 +26,14 @@ export type ErrorName =
   | 'unknown_key'
   | 'key_disabled'
   | 'scope_missing'
+  // Wallet: crypto deposits and withdrawals (src/wallet/, issue 14), codes 3000-3099.
+  | 'address_exists'
+  | 'invalid_address'
+  | 'invalid_memo'
+  | 'amount_below_minimum'
+  | 'custody_unavailable'
+  | 'fiat_unavailable'
+  | 'not_a_coin'
   // fiat deposits and withdrawals through the payment gateway (src/fiat/), codes 3200-3299
   | 'fiat_only'
   | 'gateway_unavailable'
@@ -90,6 +98,21 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    // Wallet (issue 14).
+    case 'address_exists':
+      return { code: 3000, status: 400 };
+    case 'invalid_address':
+      return { code: 3001, status: 400 };
+    case 'invalid_memo':
+      return { code: 3002, status: 400 };
+    case 'amount_below_minimum':
+      return { code: 3003, status: 400 };
+    case 'custody_unavailable':
+      return { code: 3004, status: 503 };
+    case 'fiat_unavailable':
+      return { code: 3005, status: 503 };
+    case 'not_a_coin':
+      return { code: 3006, status: 400 };
     // fiat (src/fiat/)
     case 'fiat_only':
       return { code: 3200, status: 400 };

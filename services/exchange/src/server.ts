@@ -6,6 +6,8 @@ import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
+import { startWalletServices } from './wallet/server-wiring.js';
+import { createWallet } from './wallet/setup.js';
 
 // A wrong setting or reference file stops the start with one clear line instead of a stack trace.
 process.on('uncaughtException', (error) => {
@@ -20,7 +22,9 @@ const masterKey = resolveMasterKey(config.masterKey);
 const db = await openStorage(config.storage);
 await syncCurrencies(db, reference);
 const secretBox = createSecretBox(masterKey.key);
+const wallet = await createWallet({ db, reference, config: config.wallet });
 const app = await buildApp({
+  wallet,
   db,
   reference,
   secretBox,
@@ -68,4 +72,5 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 await app.listen({ port: config.port, host: config.host });

@@ -25,6 +25,8 @@ import { reconcile } from '../ledger/reconcile.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
+import { depositCommand, OperatorError } from '../wallet/operator.js';
+import type { Wallet } from '../wallet/wallet.js';
 
 export interface CliContext {
   readonly db: Database;
@@ -32,6 +34,8 @@ export interface CliContext {
   readonly secretBox: SecretBox;
   /** Receives each result as a JSON-serialisable value. */
   readonly print: (value: unknown) => void;
+  /** The wallet, for the sandbox deposit commands. */
+  readonly wallet?: Wallet;
 }
 
 export const USAGE = `usage: exchange-admin <command>
@@ -45,7 +49,10 @@ export const USAGE = `usage: exchange-admin <command>
   key issue <account> [--scopes read,trade,withdraw] [--label <text>]   prints the secret once
   key list <account>
   key disable|enable|revoke <public key>
-  reconcile                                     proves the ledger invariants; exit code 1 on failure`;
+  reconcile                                     proves the ledger invariants; exit code 1 on failure
+  deposit simulate <currency> <address> <amount> [--memo <m>] [--confirmations <n>]
+                                 sandbox custody: an incoming transfer appears; prints its txid
+  deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations`;
 
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
@@ -104,6 +111,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       label: { type: 'string' },
       reason: { type: 'string' },
       amount: { type: 'string' },
+      memo: { type: 'string' },
+      confirmations: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -214,6 +223,26 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
           : await setApiKeyEnabled(ctx.db, publicKey, sub === 'enable');
       if (!done) throw new CliError(`no ${sub === 'revoke' ? '' : 'unrevoked '}key "${publicKey}"`);
       ctx.print({ publicKey, action: sub });
+      return 0;
+    }
+    case 'deposit simulate':
+    case 'deposit confirm': {
+      if (!ctx.wallet) throw new CliError('the wallet is not available');
+      try {
+        ctx.print(
+          await depositCommand(
+            { db: ctx.db, reference: ctx.reference, wallet: ctx.wallet },
+            [sub!, ...rest],
+            {
+              memo: values.memo,
+              confirmations: values.confirmations,
+            },
+          ),
+        );
+      } catch (error) {
+        if (error instanceof OperatorError) throw new CliError(error.message);
+        throw error;
+      }
       return 0;
     }
     default:

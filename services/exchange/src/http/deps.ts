@@ -3,6 +3,8 @@ import type { PaygateConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
+import type { FiatWithdrawals } from '../wallet/fiat-port.js';
+import type { Wallet } from '../wallet/wallet.js';
 
 /** What route modules need, wired by hand in app.ts. */
 export interface RouteDeps {
@@ -13,6 +15,10 @@ export interface RouteDeps {
   readonly orders: OrderService;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
+  /** Crypto deposits and withdrawals (src/wallet/); without it the wallet methods answer 503. */
+  readonly wallet?: Wallet;
+  /** Fiat withdrawals behind POST /v3/auth/withdraw (src/fiat/); without it they answer 503. */
+  readonly fiatWithdrawals?: FiatWithdrawals;
   /** The payment gateway settings (fiat: merchant public keys of the account object, src/fiat/). */
   readonly paygate: PaygateConfig;
 }

@@ -15,13 +15,14 @@ describe('reference data', () => {
       'eth',
       'usdt',
       'xrp',
+      'ltc',
       'uah',
       'usd',
       'eur',
       'rub',
     ]);
     expect(data.currency('XRP')?.has_memo).toBe(true);
-    for (const id of ['btcuah', 'ethuah', 'btcusdt', 'ethbtc', 'usdtuah', 'xrpuah'])
+    for (const id of ['btcuah', 'ethuah', 'btcusdt', 'ethbtc', 'usdtuah', 'xrpuah', 'ltcusdt'])
       expect(data.market(id)).toBeDefined();
     const btc = data.rates.find((r) => r.currency === 'btc');
     expect(btc).toMatchObject({ btc: 1, usd: 37250.5 });
