@@ -7,7 +7,7 @@ import { ApiKeyCache } from './auth/key-cache.js';
 import { defaultPaygateConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
-import { registerFiat } from './fiat/register.js';
+import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -51,6 +51,8 @@ export interface AppOptions {
   readonly wallet?: Wallet;
   /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
   readonly paygate?: PaygateConfig;
+  /** Fiat: payout dispatcher timing and the withdrawal confirmation mail (src/fiat/register.ts). */
+  readonly fiat?: FiatOptions;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await orders.close();
   });
-  const deps: RouteDeps = {
+  const base: RouteDeps = {
     orders,
     db: options.db,
     reference: options.reference,
@@ -90,6 +92,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     ...(options.wallet ? { wallet: options.wallet } : {}),
   };
+  // Fiat (src/fiat/): the gateway client, the payout dispatcher and the port behind /v3/auth/withdraw.
+  const fiat = createFiat(base, { log: app.log, ...options.fiat });
+  const deps: RouteDeps = { ...base, fiatWithdrawals: fiat.withdrawals };
   registerErrorHandler(app);
   registerJsonBody(app);
   await app.register(formbody);
@@ -126,6 +131,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
   walletMethodRoutes(app, deps);
-  registerFiat(app, deps);
+  registerFiat(app, fiat);
   return app;
 }

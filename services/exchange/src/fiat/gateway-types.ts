@@ -16,6 +16,8 @@ export const ServiceField = Type.Object({
   regexp: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   required: Type.Optional(Type.Boolean()),
   position: Type.Optional(Type.Number()),
+  /** An extra check the gateway applies, e.g. "luhn" for card numbers. */
+  check: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type ServiceField = Static<typeof ServiceField>;
 

@@ -190,6 +190,47 @@ export function checkFields(
   return { ok: true, fields: accepted };
 }
 
+/** The Luhn checksum of a card number (digits only). */
+export function luhnValid(digits: string): boolean {
+  if (!/^\d{12,19}$/.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i += 1) {
+    let digit = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * A card number field (the `payment_card` method's `card_number`, or a field the gateway marks
+ * `check: "luhn"`) must pass the Luhn check too: a mistyped number is refused before any money moves
+ * rather than by the gateway after the funds are locked.
+ */
+export function checkCardNumbers(
+  fields: Readonly<Record<string, string>>,
+  service: Pick<GatewayService, 'method' | 'fields'>,
+): FieldCheck {
+  for (const field of service.fields) {
+    const value = fields[field.key];
+    if (value === undefined) continue;
+    const isCard =
+      field.check === 'luhn' || (service.method === 'payment_card' && field.key === 'card_number');
+    if (isCard && !luhnValid(value)) {
+      return {
+        ok: false,
+        field: field.key,
+        problem: 'pattern',
+        message: `${field.label?.en ?? field.key} (${field.key}) is not a valid card number (Luhn check)`,
+      };
+    }
+  }
+  return { ok: true, fields };
+}
+
 /** A field regexp from the gateway; one that does not compile refuses every value. */
 function safeRegExp(source: string): RegExp | undefined {
   try {

@@ -111,3 +111,17 @@ describe('fiat rules', () => {
     expect(maskValue('abc')).toBe('***');
   });
 });
+
+describe('card numbers', () => {
+  it('refuses a card number failing the Luhn check of a payment_card service', async () => {
+    const { checkCardNumbers, luhnValid } = await import('../../src/fiat/rules.js');
+    expect(luhnValid('4242424242424242')).toBe(true);
+    expect(luhnValid('4000000000000119')).toBe(true);
+    expect(luhnValid('4242424242424241')).toBe(false);
+    expect(checkCardNumbers({ card_number: '4242424242424241' }, card)).toMatchObject({
+      ok: false,
+      field: 'card_number',
+    });
+    expect(checkCardNumbers({ card_number: '4242424242424242' }, card)).toMatchObject({ ok: true });
+  });
+});
