@@ -81,9 +81,19 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     );
     expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
     const details = await api.v3('/v3/auth/deposit/details', { id: deposit.deposit_id });
-    if (details.statusCode === 200) {
-      expect(details.json()).toMatchObject({ status: 'done', provider: 'payment_card_uah_hpp' });
-    }
+    expect(details.statusCode).toBe(200);
+    expect(details.json()).toMatchObject({
+      id: deposit.deposit_id,
+      type: 'deposit',
+      currency: 5,
+      amount: '500',
+      status: 'done',
+      provider: 'payment_card_uah_hpp',
+    });
+    const history = (await api.v3('/v3/auth/assets-history/deposits', {})).json();
+    expect(history.items).toContainEqual(
+      expect.objectContaining({ id: deposit.deposit_id, type: 'deposit', amount: 500, status: 'done' }),
+    );
 
     // The gateway's event delivered again (a lost acknowledgement): acknowledged, not applied again.
     const { rows } = await platform.db.query<{ body: unknown }>(

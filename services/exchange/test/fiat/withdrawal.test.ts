@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { updateAccount } from '../../src/accounts/store.js';
 import { defaultPaygateConfig } from '../../src/config.js';
 import { PaygateClient } from '../../src/fiat/client.js';
 import { balancesOf } from '../../src/ledger/store.js';
+import { transitionWithdrawal } from '../../src/wallet/withdrawal-store.js';
 import { accountWithKey, credit } from '../support/accounts.js';
 import { client } from '../support/client.js';
 import { eventually, useFiatPlatform } from './platform.js';
@@ -50,15 +52,14 @@ describe('fiat withdrawals through the gateway', () => {
     expect(done.details_box).toBeNull();
     expect(await uah(user.account.id)).toEqual({ available: 1000n * UAH - 101_500_000n, locked: 0n });
     const details = await api.v3('/v3/auth/withdraw/details', { id: result.withdrawal_id });
-    if (details.statusCode === 200) {
-      expect(details.json()).toMatchObject({
-        amount: '100',
-        fee: '1.5',
-        total_amount: '101.5',
-        status: 'done',
-        destination: expect.stringContaining('424242******4242'),
-      });
-    }
+    expect(details.statusCode).toBe(200);
+    expect(details.json()).toMatchObject({
+      amount: '100',
+      fee: '1.5',
+      total_amount: '101.5',
+      status: 'done',
+      destination: expect.stringContaining('424242******4242'),
+    });
   });
 
   it('takes the fee from the amount with withdrawall (1000 UAH at 1.5 %: 985.22 paid, fee 14.78)', async () => {
@@ -136,6 +137,13 @@ describe('fiat withdrawals through the gateway', () => {
     });
     expect(failed.failure).toMatch(/processor/);
     expect(await uah(user.account.id)).toEqual({ available: 500n * UAH, locked: 0n });
+    expect((await api.v3('/v3/auth/withdraw/details', { id: result.withdrawal_id })).json().status).toBe(
+      'canceled',
+    );
+    const history = (await api.v3('/v3/auth/assets-history/withdraws', {})).json();
+    expect(history.items).toContainEqual(
+      expect.objectContaining({ id: result.withdrawal_id, type: 'withdraw', status: 'canceled' }),
+    );
   });
 
   it('pays to a saved fund source, added through the API and shown masked', async () => {
@@ -184,6 +192,38 @@ describe('fiat withdrawals through the gateway', () => {
     });
     expect(again.ok && again.status).toBe(200);
     expect(again.ok && first.ok && again.value.id === first.value.id).toBe(true);
+    expect(await uah(user.account.id)).toEqual({ available: 500n * UAH - 101_500_000n, locked: 0n });
+  });
+
+  it('honours withdraw_confirmation: nothing is sent until confirmed; unconfirmed requests expire and release', async () => {
+    const { user, api } = await funded(500n * UAH);
+    await updateAccount(platform.db, user.account.id, { withdrawConfirmation: true });
+    const body = { amount: 100, gateway: 'payment_card_uah', fields: { card_number: '4242424242424242' } };
+    const first = (await withdraw(api, body)).json()[0];
+    expect(first).toMatchObject({ status: 'awaiting_confirmation' });
+    const second = (await withdraw(api, body)).json()[0];
+    expect(await uah(user.account.id)).toEqual({
+      available: 500n * UAH - 203_000_000n,
+      locked: 203_000_000n,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600)); // three dispatcher rounds
+    expect((await withdrawal(first.withdrawal_id))?.status).toBe('awaiting_confirmation');
+
+    // The confirm link's handler (the wallet's) queues the request; the dispatcher then pays it.
+    await platform.db.transaction((tx) =>
+      transitionWithdrawal(tx, first.withdrawal_id, ['awaiting_confirmation'], 'queued'),
+    );
+    await eventually(async () =>
+      (await withdrawal(first.withdrawal_id))?.status === 'done' ? true : undefined,
+    );
+    // The other one is never confirmed: once its links expire, its funds come back.
+    await platform.db.query(
+      `UPDATE withdrawals SET confirm_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [second.withdrawal_id],
+    );
+    await eventually(async () =>
+      (await withdrawal(second.withdrawal_id))?.status === 'expired' ? true : undefined,
+    );
     expect(await uah(user.account.id)).toEqual({ available: 500n * UAH - 101_500_000n, locked: 0n });
   });
 });
