@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { httpContract } from './http.contract.js';
+
+httpContract(usePostgresTarget());

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { buildCatalog, CatalogError } from '../../src/catalog/load.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { bundledDocument } from '../support/catalog.js';
+
+describe('config', () => {
+  it('embeds every default', () => {
+    const config = loadConfig({}, '/srv');
+    expect(config).toMatchObject({
+      port: 3200,
+      host: '127.0.0.1',
+      publicUrl: 'http://127.0.0.1:3200',
+      dataDir: '/srv/data/paygate',
+      storage: { kind: 'pglite', dataDir: '/srv/data/paygate/pgdata' },
+      signatureWindowSeconds: 300,
+      invoiceTtlSeconds: 1800,
+      payoutSettleMs: 2000,
+      callbackRetryBaseMs: 1000,
+      callbackRetryMaxMs: 300000,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('fails fast naming the wrong setting', () => {
+    expect(() => loadConfig({ PORT: 'x' })).toThrow(new ConfigError('PORT', 'expected an integer, got "x"'));
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ PUBLIC_URL: 'ftp://x' })).toThrow(/PUBLIC_URL/);
+    expect(() => loadConfig({ PAYGATE_MERCHANT_SECRET_EXCHANGE: 'short' })).toThrow(
+      /PAYGATE_MERCHANT_SECRET_EXCHANGE/,
+    );
+    expect(() => loadConfig({ CALLBACK_RETRY_BASE_MS: '5000', CALLBACK_RETRY_MAX_MS: '1000' })).toThrow(
+      /CALLBACK_RETRY_MAX_MS/,
+    );
+  });
+
+  it('collects merchant secrets from the environment', () => {
+    const config = loadConfig({ PAYGATE_MERCHANT_SECRET_EXCHANGE: 'a-long-merchant-secret' });
+    expect(config.merchantSecrets.get('PAYGATE_MERCHANT_SECRET_EXCHANGE')).toBe('a-long-merchant-secret');
+  });
+});
+
+describe('gateway file', () => {
+  it('loads the bundled merchants, methods and services', () => {
+    const catalog = buildCatalog(bundledDocument(), new Map());
+    expect(catalog.byPublicKey('pk_test_exchange_uah')?.currency).toBe('UAH');
+    expect(catalog.byPublicKey('pk_test_exchange_usd')?.merchant.secret).toBe('sandbox-exchange-secret');
+    expect([...catalog.methods.keys()]).toEqual([
+      'payment_card',
+      'advcash_wallet',
+      'payeer',
+      'perfectmoney_account',
+      'perfectmoney_transfer',
+    ]);
+    for (const currency of ['UAH', 'USD', 'RUB']) {
+      expect(catalog.servicesFor(currency, 'hpp').length).toBeGreaterThan(0);
+      expect(catalog.servicesFor(currency, 'payout').length).toBeGreaterThan(0);
+    }
+    const secret = buildCatalog(
+      bundledDocument(),
+      new Map([['PAYGATE_MERCHANT_SECRET_EXCHANGE', 'from-the-env']]),
+    );
+    expect(secret.merchants.get('exchange')?.secret).toBe('from-the-env');
+  });
+
+  it('refuses a live merchant on the sandbox secret, and names broken entries', () => {
+    const doc = bundledDocument() as { merchants: { exchange: { test_mode: boolean } } };
+    doc.merchants.exchange.test_mode = false;
+    expect(() => buildCatalog(doc, new Map())).toThrow(/PAYGATE_MERCHANT_SECRET_EXCHANGE/);
+    expect(() =>
+      buildCatalog(doc, new Map([['PAYGATE_MERCHANT_SECRET_EXCHANGE', 'sandbox-exchange-secret']])),
+    ).toThrow(CatalogError);
+    expect(
+      buildCatalog(
+        doc,
+        new Map([['PAYGATE_MERCHANT_SECRET_EXCHANGE', 'a-real-live-secret-123']]),
+      ).merchants.get('exchange')?.testMode,
+    ).toBe(false);
+
+    const badService = bundledDocument() as {
+      services: Record<string, { method: string; amount_min: string }>;
+    };
+    (badService.services.payment_card_uah as { method: string }).method = 'carrier_pigeon';
+    expect(() => buildCatalog(badService, new Map())).toThrow(
+      /service payment_card_uah: unknown method carrier_pigeon/,
+    );
+    const badLimits = bundledDocument() as { services: Record<string, { amount_min: string }> };
+    (badLimits.services.payment_card_uah as { amount_min: string }).amount_min = '999999999';
+    expect(() => buildCatalog(badLimits, new Map())).toThrow(/amount_min is greater than amount_max/);
+    expect(() => buildCatalog({ merchants: {} }, new Map())).toThrow(CatalogError);
+  });
+});
