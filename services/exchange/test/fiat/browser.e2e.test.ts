@@ -44,12 +44,12 @@ describe('fiat deposit end to end in a browser', () => {
   /** Submits `{action, params}` from a page of the merchant's site, as a client app does. */
   async function openForm(action: string, params: { name: string; value: string }[]): Promise<Page> {
     const page = await browser.context.newPage();
-    const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    const attr = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     const inputs = params
-      .map((p) => `<input type="hidden" name="${escape(p.name)}" value="${escape(p.value)}">`)
+      .map((p) => `<input type="hidden" name="${attr(p.name)}" value="${attr(p.value)}">`)
       .join('');
     await page.setContent(
-      `<form method="post" action="${escape(action)}">${inputs}<button>Pay</button></form>`,
+      `<form method="post" action="${attr(action)}">${inputs}<button>Pay</button></form>`,
     );
     await Promise.all([page.waitForURL(`${platform.gatewayUrl}/**`), page.click('button')]);
     return page;
