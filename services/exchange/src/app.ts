@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -13,6 +16,9 @@ import { registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import { ActionLinks } from './mail/links.js';
+import type { Mailer } from './mail/mailer.js';
+import { createOutboxMailer } from './mail/outbox.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
 import type { ReferenceData } from './reference/load.js';
@@ -21,6 +27,7 @@ import { currencyRoutes } from './routes/currencies.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { feeRoutes } from './routes/fees.js';
 import { healthRoutes } from './routes/health.js';
+import { linkRoutes } from './routes/links.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { marketRoutes } from './routes/markets.js';
 import { timestampRoutes } from './routes/timestamp.js';
@@ -49,6 +56,11 @@ export interface AppOptions {
   readonly orderPipelineDepth?: number;
   /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
   readonly wallet?: Wallet;
+  /**
+   * Outgoing mail and the links in it; the app closes the mailer when it closes.
+   * @default an outbox folder under the system's temporary directory, links to http://127.0.0.1:3100, valid 1 h
+   */
+  readonly mail?: { readonly mailer: Mailer; readonly publicUrl: string; readonly linkTtlMs: number };
   /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
   readonly paygate?: PaygateConfig;
   /** Fiat: payout dispatcher timing and the withdrawal confirmation mail (src/fiat/register.ts). */
@@ -77,7 +89,27 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await orders.close();
   });
+  const mail = options.mail ?? {
+    mailer: createOutboxMailer(
+      mkdtempSync(path.join(tmpdir(), 'exchange-outbox-')),
+      'Exchange <no-reply@exchange.invalid>',
+    ),
+    publicUrl: 'http://127.0.0.1:3100',
+    linkTtlMs: 3_600_000,
+  };
+  app.addHook('onClose', async () => {
+    await mail.mailer.close();
+  });
+  const links = new ActionLinks({
+    db: options.db,
+    key: options.secretBox.deriveKey('action-links'),
+    publicUrl: mail.publicUrl,
+    ttlMs: mail.linkTtlMs,
+    now,
+  });
   const base: RouteDeps = {
+    mailer: mail.mailer,
+    links,
     orders,
     db: options.db,
     reference: options.reference,
@@ -131,6 +163,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
   walletMethodRoutes(app, deps);
+  linkRoutes(app, links);
   registerFiat(app, fiat);
   return app;
 }

@@ -81,6 +81,28 @@ function walletConfig(env: NodeJS.ProcessEnv, cwd: string): WalletConfig {
   });
 }
 
+/** Outgoing mail (withdrawal and transfer-code confirmations) and the links in it. */
+export interface MailConfig {
+  /** SMTP server; unset = mails are written to `outboxDir`. (`SMTP_URL`, `smtp://` or `smtps://`) */
+  readonly smtpUrl: string | undefined;
+  /** @default unset (`SMTP_USER`) */
+  readonly smtpUser: string | undefined;
+  /** @default unset (`SMTP_PASSWORD`) */
+  readonly smtpPassword: string | undefined;
+  /** Refuse to send unless STARTTLS succeeds. @default false (`SMTP_REQUIRE_TLS`) */
+  readonly smtpRequireTls: boolean;
+  /** Verify the SMTP server's certificate. @default true (`SMTP_TLS_REJECT_UNAUTHORIZED`) */
+  readonly smtpTlsRejectUnauthorized: boolean;
+  /** @default 'Exchange <no-reply@exchange.invalid>' (`MAIL_FROM`) */
+  readonly from: string;
+  /** @default '<DATA_DIR>/outbox' (`MAIL_OUTBOX_DIR`) */
+  readonly outboxDir: string;
+  /** Base URL of the links in mails. @default 'http://<HOST>:<PORT>' (`PUBLIC_URL`) */
+  readonly publicUrl: string;
+  /** How long a confirm/cancel link works. @default 3600000 (`LINK_TTL_SECONDS`=3600, 60..604800) */
+  readonly linkTtlMs: number;
+}
+
 export interface Config {
   /** @default 3100 (`PORT`) */
   readonly port: number;
@@ -107,6 +129,7 @@ export interface Config {
   readonly orderPipelineDepth: number;
   /** Crypto deposits and withdrawals (issue 14). */
   readonly wallet: WalletConfig;
+  readonly mail: MailConfig;
   /** The payment gateway for fiat deposits and withdrawals (src/fiat/). */
   readonly paygate: PaygateConfig;
 }
@@ -237,9 +260,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
   }
+  const host = env.HOST || '127.0.0.1';
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl && !/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', 'expected smtp://host[:port] or smtps://host[:port]');
+  }
+  if (smtpUrl && new URL(smtpUrl).username) {
+    throw new ConfigError('SMTP_URL', 'put credentials in SMTP_USER and SMTP_PASSWORD, not in the URL');
+  }
+  const publicUrl = env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!/^https?:\/\/[^/]+/.test(publicUrl)) {
+    throw new ConfigError('PUBLIC_URL', 'expected an http:// or https:// URL');
+  }
+  const mail: MailConfig = Object.freeze({
+    smtpUrl,
+    smtpUser: env.SMTP_USER || undefined,
+    smtpPassword: env.SMTP_PASSWORD || undefined,
+    smtpRequireTls: boolean(env, 'SMTP_REQUIRE_TLS', false),
+    smtpTlsRejectUnauthorized: boolean(env, 'SMTP_TLS_REJECT_UNAUTHORIZED', true),
+    from: env.MAIL_FROM || 'Exchange <no-reply@exchange.invalid>',
+    outboxDir: env.MAIL_OUTBOX_DIR ? path.resolve(cwd, env.MAIL_OUTBOX_DIR) : path.join(dataDir, 'outbox'),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    linkTtlMs: integer(env, 'LINK_TTL_SECONDS', 3600, 60, 604_800) * 1000,
+  });
   return Object.freeze({
     port,
-    host: env.HOST || '127.0.0.1',
+    host,
     dataDir,
     storage: Object.freeze(storage),
     referenceFile: env.REFERENCE_FILE ? path.resolve(cwd, env.REFERENCE_FILE) : DEFAULT_REFERENCE_FILE,
@@ -250,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     logLevel,
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
     wallet: walletConfig(env, cwd),
+    mail,
     paygate: paygate(env),
   });
 }

@@ -34,6 +34,10 @@ export type ErrorName =
   | 'custody_unavailable'
   | 'fiat_unavailable'
   | 'not_a_coin'
+  // E-mailed confirm/cancel links (src/mail/links.ts)
+  | 'link_unknown'
+  | 'link_used'
+  | 'link_expired'
   // fiat deposits and withdrawals through the payment gateway (src/fiat/), codes 3200-3299
   | 'fiat_only'
   | 'gateway_unavailable'
@@ -113,6 +117,13 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 3005, status: 503 };
     case 'not_a_coin':
       return { code: 3006, status: 400 };
+    // E-mailed confirm/cancel links
+    case 'link_unknown':
+      return { code: 3300, status: 404 };
+    case 'link_used':
+      return { code: 3301, status: 410 };
+    case 'link_expired':
+      return { code: 3302, status: 410 };
     // fiat (src/fiat/)
     case 'fiat_only':
       return { code: 3200, status: 400 };

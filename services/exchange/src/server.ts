@@ -4,6 +4,7 @@ import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
+import { openMailer } from './mail/open.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
 import { startWalletServices } from './wallet/server-wiring.js';
@@ -23,6 +24,7 @@ const db = await openStorage(config.storage);
 await syncCurrencies(db, reference);
 const secretBox = createSecretBox(masterKey.key);
 const wallet = await createWallet({ db, reference, config: config.wallet });
+const mailer = openMailer(config.mail);
 const app = await buildApp({
   wallet,
   db,
@@ -33,7 +35,9 @@ const app = await buildApp({
   orderPipelineDepth: config.orderPipelineDepth,
   paygate: config.paygate,
   logger: { level: config.logLevel },
+  mail: { mailer, publicUrl: config.mail.publicUrl, linkTtlMs: config.mail.linkTtlMs },
 });
+app.log.info({ mail: mailer.description }, `outgoing mail goes to the ${mailer.description}`);
 if (masterKey.created && config.masterKey.kind === 'file') {
   app.log.warn(
     { file: config.masterKey.path },

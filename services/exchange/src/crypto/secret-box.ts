@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Encryption of API secrets at rest: AES-256-GCM under the master key, with the key's public part
@@ -8,6 +8,11 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 export interface SecretBox {
   seal(plaintext: string, associated: string): string;
   open(box: string, associated: string): string;
+  /**
+   * A 32-byte key for one purpose (keyed hashes of link tokens, of transfer codes), derived from the
+   * master key with HKDF-SHA256, so one master key serves every purpose without reusing a key.
+   */
+  deriveKey(purpose: string): Buffer;
 }
 
 export function createSecretBox(masterKey: Buffer): SecretBox {
@@ -27,6 +32,9 @@ export function createSecretBox(masterKey: Buffer): SecretBox {
       decipher.setAAD(Buffer.from(associated, 'utf8'));
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    },
+    deriveKey(purpose) {
+      return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `exchange:${purpose}`, 32));
     },
   };
 }

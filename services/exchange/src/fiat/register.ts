@@ -4,8 +4,10 @@ import { fiatDepositRoutes } from '../routes/fiat-deposit.js';
 import { fundSourceRoutes } from '../routes/fund-sources.js';
 import { paygateCallbackRoutes } from '../routes/paygate-callback.js';
 import { paygateReturnRoutes } from '../routes/paygate-return.js';
+import { mailConfirmation, WITHDRAWAL_LINK_PURPOSE } from '../wallet/confirmation-mail.js';
 import type { FiatWithdrawals } from '../wallet/fiat-port.js';
 import type { WithdrawalConfirmation } from '../wallet/wallet.js';
+import { releaseWithdrawal, transitionWithdrawal } from '../wallet/withdrawal-store.js';
 import { PaygateClient } from './client.js';
 import type { FiatDeps } from './deps.js';
 import { PayoutDispatcher, type PayoutDispatcherOptions } from './payouts.js';
@@ -14,8 +16,7 @@ import { fiatWithdrawals } from './withdrawals.js';
 export interface FiatOptions extends PayoutDispatcherOptions {
   /**
    * The confirmation mail of a withdrawal (links with purpose 'withdrawal', whose handler is the
-   * wallet's): the same object the wallet is given. Without it a request of an account with
-   * `withdraw_confirmation` still waits for confirmation, but no mail is sent.
+   * wallet's). @default the wallet's mail (`mailConfirmation` over the app's links and mailer)
    */
   readonly confirmation?: WithdrawalConfirmation;
   /** How long a request waits for its confirmation when the links give no expiry. @default 3600000 */
@@ -38,7 +39,7 @@ export function createFiat(deps: RouteDeps, options: FiatOptions = {}): Fiat {
   };
   const dispatcher = new PayoutDispatcher(fiatDeps, options);
   const withdrawals = fiatWithdrawals(fiatDeps, {
-    ...(options.confirmation ? { confirmation: options.confirmation } : {}),
+    confirmation: options.confirmation ?? mailConfirmation(deps.links, deps.mailer, deps.reference),
     confirmationTtlMs: options.confirmationTtlMs ?? 3_600_000,
     queued: () => dispatcher.kick(),
   });
@@ -51,6 +52,23 @@ export function registerFiat(app: App, fiat: Fiat): void {
   fiatDepositRoutes(app, fiat.deps);
   paygateCallbackRoutes(app, fiat.deps);
   paygateReturnRoutes(app, fiat.deps);
+  if (!fiat.deps.wallet) {
+    // The 'withdrawal' links are the wallet's (confirm: queued, cancel: funds released, for both
+    // rails). An app without the wallet (crypto custody off) handles them the same way here.
+    fiat.deps.links.handle(WITHDRAWAL_LINK_PURPOSE, async (tx, id, action) => {
+      if (action === 'confirm') {
+        const done = await transitionWithdrawal(tx, id, ['awaiting_confirmation'], 'queued');
+        if (done) setImmediate(() => fiat.dispatcher.kick());
+        return done
+          ? { ok: true, message: `withdrawal ${id} confirmed; it will be sent shortly` }
+          : { ok: false, message: `withdrawal ${id} is no longer waiting for confirmation` };
+      }
+      const released = await releaseWithdrawal(tx, id, 'canceled', null, ['awaiting_confirmation']);
+      return released
+        ? { ok: true, message: `withdrawal ${id} canceled; the funds are available again` }
+        : { ok: false, message: `withdrawal ${id} is no longer waiting for confirmation` };
+    });
+  }
   app.addHook('onReady', async () => {
     fiat.dispatcher.start();
     // Requests left queued or sending by a previous run go out now rather than after a poll.

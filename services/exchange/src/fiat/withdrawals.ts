@@ -47,7 +47,7 @@ export function openDetails(box: SecretBox, accountId: number, sealed: string): 
 /** What the fiat withdraw flow shares with the wallet's: the confirmation mail, and the dispatcher's kick. */
 export interface WithdrawalHooks {
   /** Issues the 'withdrawal' confirm/cancel links in the creating transaction; mails them after the commit. */
-  readonly confirmation?: WithdrawalConfirmation;
+  readonly confirmation: WithdrawalConfirmation;
   /** How long a request waits for its confirmation when the links give no expiry. */
   readonly confirmationTtlMs: number;
   /** Called after the commit of a request that needs no confirmation (the payout dispatcher's kick). */
@@ -158,7 +158,7 @@ export function fiatWithdrawals(deps: FiatDeps, hooks: WithdrawalHooks): FiatWit
             status: confirm ? 'awaiting_confirmation' : 'queued',
             confirmExpiresAt: confirm ? new Date(deps.now() + hooks.confirmationTtlMs) : null,
           });
-          if (confirm && hooks.confirmation) {
+          if (confirm) {
             const prepared = await hooks.confirmation.prepare(tx, withdrawal, account.email);
             deliver = prepared.deliver;
             await tx.query('UPDATE withdrawals SET confirm_expires_at = $2 WHERE id = $1', [

@@ -1,6 +1,8 @@
 import type { AuthDeps } from '../auth/authenticate.js';
 import type { PaygateConfig } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { ActionLinks } from '../mail/links.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 import type { FiatWithdrawals } from '../wallet/fiat-port.js';
@@ -19,6 +21,10 @@ export interface RouteDeps {
   readonly wallet?: Wallet;
   /** Fiat withdrawals behind POST /v3/auth/withdraw (src/fiat/); without it they answer 503. */
   readonly fiatWithdrawals?: FiatWithdrawals;
+  /** Outgoing mail (SMTP or the outbox folder). */
+  readonly mailer: Mailer;
+  /** Single-use confirm/cancel links; features register their handler with `links.handle`. */
+  readonly links: ActionLinks;
   /** The payment gateway settings (fiat: merchant public keys of the account object, src/fiat/). */
   readonly paygate: PaygateConfig;
 }

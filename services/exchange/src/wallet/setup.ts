@@ -14,6 +14,7 @@ import type { ReferenceData } from '../reference/load.js';
 import { assetsHistoryRoutes } from '../routes/assets-history.js';
 import { depositRoutes } from '../routes/deposits.js';
 import { withdrawalRoutes } from '../routes/withdrawals.js';
+import { mailConfirmation, WITHDRAWAL_LINK_PURPOSE } from './confirmation-mail.js';
 import type { WalletLog } from './context.js';
 import { Wallet, type WithdrawalConfirmation } from './wallet.js';
 
@@ -82,7 +83,11 @@ export async function createWallet(setup: WalletSetup): Promise<Wallet> {
 /** app.ts: the wallet's routes, and its loop stopped when the app closes. */
 export function walletMethodRoutes(app: App, deps: RouteDeps): void {
   const wallet = deps.wallet;
-  if (wallet) app.addHook('onClose', () => wallet.close());
+  if (wallet) {
+    app.addHook('onClose', () => wallet.close());
+    deps.links.handle(WITHDRAWAL_LINK_PURPOSE, (tx, id, action) => wallet.handleLink(tx, id, action));
+    wallet.useConfirmation(mailConfirmation(deps.links, deps.mailer, deps.reference));
+  }
   depositRoutes(app, deps);
   withdrawalRoutes(app, deps);
   assetsHistoryRoutes(app, deps);

@@ -69,9 +69,11 @@ export class Wallet {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> | undefined;
   private closed = false;
+  private confirmation: WithdrawalConfirmation | undefined;
 
   constructor(options: WalletOptions) {
     this.options = options;
+    this.confirmation = options.confirmation;
     const confirmations = options.confirmations ?? {};
     this.context = {
       db: options.db,
@@ -81,6 +83,11 @@ export class Wallet {
       log: options.log ?? silentLog,
       now: options.now ?? Date.now,
     };
+  }
+
+  /** Sends confirmation mails through `confirmation` from now on (wired once the app's links exist). */
+  useConfirmation(confirmation: WithdrawalConfirmation): void {
+    this.confirmation = confirmation;
   }
 
   /** Logs to `log` from now on (the server's logger exists only after the app is built). */
@@ -177,8 +184,8 @@ export class Wallet {
             ? new Date(this.context.now() + (this.options.confirmationTtlMs ?? 3_600_000))
             : null,
         });
-        if (confirm && this.options.confirmation) {
-          const prepared = await this.options.confirmation.prepare(tx, withdrawal, account.email);
+        if (confirm && this.confirmation) {
+          const prepared = await this.confirmation.prepare(tx, withdrawal, account.email);
           deliver = prepared.deliver;
           await tx.query('UPDATE withdrawals SET confirm_expires_at = $2 WHERE id = $1', [
             withdrawal.id,

@@ -14,6 +14,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { defaultPaygateConfig } from '../../src/config.js';
 import type { App } from '../../src/http/typed.js';
+import { createSmtpMailer } from '../../src/mail/smtp.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 import { reference, secretBox, usePostgresTarget } from '../support/targets.js';
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -27,6 +29,8 @@ export interface FiatPlatform {
   readonly gatewayUrl: string;
   readonly gateway: ServiceProcess;
   readonly db: ReturnType<ReturnType<typeof usePostgresTarget>['db']>;
+  /** Receives the exchange's mail (withdrawal confirmations) over real SMTP. */
+  readonly mail: SmtpSink;
   /** Stops the gateway process and starts it again on the same port and database. */
   restartGateway(): Promise<void>;
 }
@@ -41,7 +45,8 @@ export function useFiatPlatform(): FiatPlatform {
   const target = usePostgresTarget();
   const gatewayDb = useTestDatabase('paygate');
   let exchange: App | undefined;
-  let running: RunningApp | undefined;
+  let exchangeUrl = '';
+  let sink: SmtpSink | undefined;
   let gateway: ServiceProcess | undefined;
   let gatewayPort = 0;
   let configDir = '';
@@ -62,18 +67,33 @@ export function useFiatPlatform(): FiatPlatform {
   beforeAll(async () => {
     gatewayPort = await freePort();
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const exchangePort = await freePort();
+    exchangeUrl = `http://127.0.0.1:${exchangePort}`;
+    sink = await startSmtpSink();
     exchange = await buildApp({
       db: target.db(),
       reference,
       secretBox,
       paygate: { ...defaultPaygateConfig(), url: gatewayUrl, timeoutMs: 5_000 },
       fiat: { pollMs: 200, resendAfterMs: 1_000 },
+      mail: {
+        mailer: createSmtpMailer({
+          url: sink.url,
+          user: undefined,
+          password: undefined,
+          from: 'exchange@example.com',
+          requireTls: false,
+          tlsRejectUnauthorized: true,
+        }),
+        publicUrl: exchangeUrl,
+        linkTtlMs: 3_600_000,
+      },
     });
-    running = await listenOnFreePort(exchange);
+    await exchange.listen({ port: exchangePort, host: '127.0.0.1' });
     configDir = mkdtempSync(path.join(tmpdir(), 'fiat-e2e-'));
     const yaml = readFileSync(path.join(GATEWAY_DIR, 'config/gateway.yaml'), 'utf8').replaceAll(
       'http://127.0.0.1:3100/v3/paygate/',
-      `${running.url}/v3/paygate/`,
+      `${exchangeUrl}/v3/paygate/`,
     );
     const configFile = path.join(configDir, 'gateway.yaml');
     writeFileSync(configFile, yaml);
@@ -92,7 +112,8 @@ export function useFiatPlatform(): FiatPlatform {
 
   afterAll(async () => {
     await gateway?.stop();
-    await running?.close();
+    await exchange?.close();
+    await sink?.close();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
 
@@ -102,7 +123,10 @@ export function useFiatPlatform(): FiatPlatform {
       return exchange;
     },
     get exchangeUrl() {
-      return running!.url;
+      return exchangeUrl;
+    },
+    get mail() {
+      return sink!;
     },
     get gatewayUrl() {
       return `http://127.0.0.1:${gatewayPort}`;

@@ -3,9 +3,9 @@ import { updateAccount } from '../../src/accounts/store.js';
 import { defaultPaygateConfig } from '../../src/config.js';
 import { PaygateClient } from '../../src/fiat/client.js';
 import { balancesOf } from '../../src/ledger/store.js';
-import { transitionWithdrawal } from '../../src/wallet/withdrawal-store.js';
 import { accountWithKey, credit } from '../support/accounts.js';
 import { client } from '../support/client.js';
+import { linksOf } from '../support/smtp-sink.js';
 import { eventually, useFiatPlatform } from './platform.js';
 
 const platform = useFiatPlatform();
@@ -195,35 +195,52 @@ describe('fiat withdrawals through the gateway', () => {
     expect(await uah(user.account.id)).toEqual({ available: 500n * UAH - 101_500_000n, locked: 0n });
   });
 
-  it('honours withdraw_confirmation: nothing is sent until confirmed; unconfirmed requests expire and release', async () => {
+  it('honours withdraw_confirmation: nothing is sent before the mailed link confirms; cancel and expiry release', async () => {
     const { user, api } = await funded(500n * UAH);
     await updateAccount(platform.db, user.account.id, { withdrawConfirmation: true });
     const body = { amount: 100, gateway: 'payment_card_uah', fields: { card_number: '4242424242424242' } };
-    const first = (await withdraw(api, body)).json()[0];
-    expect(first).toMatchObject({ status: 'awaiting_confirmation' });
-    const second = (await withdraw(api, body)).json()[0];
+    const mailed = async () => {
+      const [result] = (await withdraw(api, body)).json();
+      expect(result).toMatchObject({ status: 'awaiting_confirmation' });
+      const mail = await platform.mail.waitFor(
+        (m) => m.subject?.includes(`(request ${result.withdrawal_id})`) === true,
+      );
+      expect(mail.text).toContain('payment_card_uah 424242******4242');
+      expect(mail.text).not.toContain('4242424242424242');
+      const [confirm, cancel] = linksOf(mail);
+      return { id: result.withdrawal_id as number, confirm: confirm!, cancel: cancel! };
+    };
+    const first = await mailed();
+    const second = await mailed();
+    const third = await mailed();
     expect(await uah(user.account.id)).toEqual({
-      available: 500n * UAH - 203_000_000n,
-      locked: 203_000_000n,
+      available: 500n * UAH - 304_500_000n,
+      locked: 304_500_000n,
     });
     await new Promise((resolve) => setTimeout(resolve, 600)); // three dispatcher rounds
-    expect((await withdrawal(first.withdrawal_id))?.status).toBe('awaiting_confirmation');
+    expect((await withdrawal(first.id))?.status).toBe('awaiting_confirmation');
 
-    // The confirm link's handler (the wallet's) queues the request; the dispatcher then pays it.
-    await platform.db.transaction((tx) =>
-      transitionWithdrawal(tx, first.withdrawal_id, ['awaiting_confirmation'], 'queued'),
-    );
-    await eventually(async () =>
-      (await withdrawal(first.withdrawal_id))?.status === 'done' ? true : undefined,
-    );
-    // The other one is never confirmed: once its links expire, its funds come back.
+    // A GET only shows the page; the POST of the confirm link queues it and the dispatcher pays it.
+    expect((await fetch(first.confirm)).status).toBe(200);
+    expect((await withdrawal(first.id))?.status).toBe('awaiting_confirmation');
+    expect(
+      (await fetch(first.confirm, { method: 'POST', headers: { accept: 'application/json' } })).status,
+    ).toBe(200);
+    await eventually(async () => ((await withdrawal(first.id))?.status === 'done' ? true : undefined));
+    expect(
+      (await fetch(first.confirm, { method: 'POST', headers: { accept: 'application/json' } })).status,
+    ).toBe(410);
+    // Cancelled by its link: funds back at once.
+    expect(
+      (await fetch(second.cancel, { method: 'POST', headers: { accept: 'application/json' } })).status,
+    ).toBe(200);
+    expect((await withdrawal(second.id))?.status).toBe('canceled');
+    // Never confirmed: once it expires, its funds come back.
     await platform.db.query(
       `UPDATE withdrawals SET confirm_expires_at = now() - interval '1 second' WHERE id = $1`,
-      [second.withdrawal_id],
+      [third.id],
     );
-    await eventually(async () =>
-      (await withdrawal(second.withdrawal_id))?.status === 'expired' ? true : undefined,
-    );
+    await eventually(async () => ((await withdrawal(third.id))?.status === 'expired' ? true : undefined));
     expect(await uah(user.account.id)).toEqual({ available: 500n * UAH - 101_500_000n, locked: 0n });
   });
 });

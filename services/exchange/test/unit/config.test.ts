@@ -38,4 +38,37 @@ describe('configuration', () => {
     expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: '0' })).toThrow(/ORDER_PIPELINE_DEPTH/);
     expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: 'deep' })).toThrow(/ORDER_PIPELINE_DEPTH/);
   });
+
+  it('writes mail to an outbox under the data folder unless SMTP_URL is set; links point at the listen address', () => {
+    const config = loadConfig({ PORT: '3999' }, '/srv');
+    expect(config.mail).toMatchObject({
+      smtpUrl: undefined,
+      outboxDir: '/srv/data/exchange/outbox',
+      publicUrl: 'http://127.0.0.1:3999',
+      linkTtlMs: 3_600_000,
+      smtpRequireTls: false,
+      smtpTlsRejectUnauthorized: true,
+    });
+    const smtp = loadConfig({
+      SMTP_URL: 'smtps://mail.example.com:465',
+      SMTP_USER: 'u',
+      SMTP_PASSWORD: 'p',
+      PUBLIC_URL: 'https://x.example.com/',
+      LINK_TTL_SECONDS: '600',
+    });
+    expect(smtp.mail).toMatchObject({
+      smtpUrl: 'smtps://mail.example.com:465',
+      smtpUser: 'u',
+      publicUrl: 'https://x.example.com',
+      linkTtlMs: 600_000,
+    });
+  });
+
+  it('names the wrong mail setting', () => {
+    expect(() => loadConfig({ SMTP_URL: 'mail.example.com' })).toThrow(/SMTP_URL/);
+    expect(() => loadConfig({ SMTP_URL: 'smtp://user:pw@mail.example.com' })).toThrow(/SMTP_URL.*SMTP_USER/);
+    expect(() => loadConfig({ PUBLIC_URL: 'ftp://x' })).toThrow(/PUBLIC_URL/);
+    expect(() => loadConfig({ LINK_TTL_SECONDS: '5' })).toThrow(/LINK_TTL_SECONDS/);
+    expect(() => loadConfig({ SMTP_REQUIRE_TLS: 'sometimes' })).toThrow(/SMTP_REQUIRE_TLS/);
+  });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { type AppOptions, buildApp } from '../../src/app.js';
 import { runCli } from '../../src/cli/commands.js';
 import { loadConfig, type WalletConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
@@ -26,12 +26,13 @@ export interface WalletApp {
 export function useWalletApp(
   target: Target,
   setup: Partial<Omit<WalletSetup, 'db' | 'reference'>> = {},
+  appOptions: () => Partial<AppOptions> = () => ({}),
 ): WalletApp {
   let app: App | undefined;
   let wallet: Wallet | undefined;
   beforeAll(async () => {
     wallet = await createWallet({ db: target.db(), reference, config: testWalletConfig(), ...setup });
-    app = await buildApp({ db: target.db(), reference, secretBox, wallet });
+    app = await buildApp({ db: target.db(), reference, secretBox, wallet, ...appOptions() });
   });
   afterAll(async () => {
     await app?.close();

@@ -1,0 +1,4 @@
+import { usePgliteTarget } from '../support/targets.js';
+import { linksContract } from './links.contract.js';
+
+linksContract(usePgliteTarget());

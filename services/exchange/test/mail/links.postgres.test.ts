@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { linksContract } from './links.contract.js';
+
+linksContract(usePostgresTarget());
