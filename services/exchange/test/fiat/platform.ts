@@ -2,12 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  listenOnFreePort,
-  type RunningApp,
-  type ServiceProcess,
-  startServiceProcess,
-} from '@platform/testkit/app';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { freePort } from '@platform/testkit/ports';
 import { afterAll, beforeAll } from 'vitest';
