@@ -28,6 +28,8 @@ export interface TestBrowser {
 }
 
 export interface LaunchOptions {
+  /** @default CHROMIUM_PATH (`/usr/bin/chromium`, or the CHROMIUM_PATH variable) */
+  readonly executablePath?: string;
   /** @default true */
   readonly javaScriptEnabled?: boolean;
   /** Lets test code inject scripts (axe-core) into pages whose Content-Security-Policy forbids it. @default false */
@@ -41,11 +43,12 @@ export interface LaunchOptions {
  * Playwright as the persistent context's directory). A missing chromium fails naming the package.
  */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBrowser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new MissingBinaryError('chromium', 'chromium');
+  const executablePath = options.executablePath ?? CHROMIUM_PATH;
+  if (!existsSync(executablePath)) throw new MissingBinaryError('chromium', 'chromium');
   const profile = await mkdtemp(join(tmpdir(), 'testkit-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
+      executablePath,
       headless: true,
       args: ARGS,
       javaScriptEnabled: options.javaScriptEnabled ?? true,

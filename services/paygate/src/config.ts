@@ -18,8 +18,11 @@ export interface Config {
   readonly storage: StorageConfig;
   /** Merchants, methods and services. @default the bundled `config/gateway.yaml` (`PAYGATE_CONFIG`) */
   readonly catalogFile: string;
-  /** Every `PAYGATE_MERCHANT_SECRET_<ID>` variable, by name. */
-  readonly merchantSecrets: ReadonlyMap<string, string>;
+  /**
+   * Every `PAYGATE_MERCHANT_SECRET_<ID>`, `PAYGATE_MERCHANT_CALLBACK_URL_<ID>` and
+   * `PAYGATE_MERCHANT_RETURN_URL_<ID>` variable, by name (the gateway file's loader reads them).
+   */
+  readonly merchantEnv: ReadonlyMap<string, string>;
   /** Largest accepted difference between a merchant request's timestamp and server time. @default 300 (`SIGNATURE_WINDOW_SECONDS`) */
   readonly signatureWindowSeconds: number;
   /** An unpaid invoice expires after this long. @default 1800 (`INVOICE_TTL_SECONDS`) */
@@ -59,6 +62,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 }
 
 const SECRET_PREFIX = 'PAYGATE_MERCHANT_SECRET_';
+const MERCHANT_PREFIX = /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|RETURN_URL)_[A-Z0-9_]+$/;
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
@@ -91,11 +95,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
   }
-  const merchantSecrets = new Map<string, string>();
+  const merchantEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith(SECRET_PREFIX) || value === undefined || value === '') continue;
-    if (value.length < 8) throw new ConfigError(name, 'a merchant secret needs at least 8 characters');
-    merchantSecrets.set(name, value);
+    if (!MERCHANT_PREFIX.test(name) || value === undefined || value === '') continue;
+    if (name.startsWith(SECRET_PREFIX) && value.length < 8) {
+      throw new ConfigError(name, 'a merchant secret needs at least 8 characters');
+    }
+    merchantEnv.set(name, value);
   }
   const callbackRetryBaseMs = integer(env, 'CALLBACK_RETRY_BASE_MS', 1_000, 10, 3_600_000);
   const callbackRetryMaxMs = integer(env, 'CALLBACK_RETRY_MAX_MS', 300_000, 10, 86_400_000);
@@ -109,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir,
     storage: Object.freeze(storage),
     catalogFile: env.PAYGATE_CONFIG ? path.resolve(cwd, env.PAYGATE_CONFIG) : DEFAULT_CATALOG_FILE,
-    merchantSecrets,
+    merchantEnv,
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 300, 1, 3_600),
     invoiceTtlSeconds: integer(env, 'INVOICE_TTL_SECONDS', 1_800, 10, 604_800),
     payoutSettleMs: integer(env, 'PAYOUT_SETTLE_MS', 2_000, 0, 3_600_000),

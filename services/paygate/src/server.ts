@@ -12,7 +12,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const config = loadConfig();
-const catalog = loadCatalog(config.catalogFile, config.merchantSecrets);
+const catalog = loadCatalog(config.catalogFile, config.merchantEnv);
 const db = await openStorage(config.storage);
 const { app } = await buildApp({
   db,

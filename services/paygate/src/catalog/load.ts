@@ -14,9 +14,13 @@ export class CatalogError extends Error {
   }
 }
 
-/** The environment variable holding a merchant's secret: `PAYGATE_MERCHANT_SECRET_<ID in upper case>`. */
-export function merchantSecretVariable(merchantId: string): string {
-  return `PAYGATE_MERCHANT_SECRET_${merchantId.toUpperCase()}`;
+/**
+ * The environment variable of a merchant setting: `PAYGATE_MERCHANT_SECRET_<ID in upper case>`, and
+ * `..._CALLBACK_URL_<ID>` / `..._RETURN_URL_<ID>` that override the file's URLs (tests and deployments
+ * that move the merchant).
+ */
+export function merchantVariable(kind: 'SECRET' | 'CALLBACK_URL' | 'RETURN_URL', merchantId: string): string {
+  return `PAYGATE_MERCHANT_${kind}_${merchantId.toUpperCase()}`;
 }
 
 function httpUrl(value: string, where: string, file: string): string {
@@ -33,12 +37,12 @@ function httpUrl(value: string, where: string, file: string): string {
 }
 
 /**
- * Validates a parsed gateway document and builds the catalog. `secrets` maps environment variable
- * names (`PAYGATE_MERCHANT_SECRET_EXCHANGE`) to values.
+ * Validates a parsed gateway document and builds the catalog. `merchantEnv` maps environment
+ * variable names (`PAYGATE_MERCHANT_SECRET_EXCHANGE`, ...) to values.
  */
 export function buildCatalog(
   document: unknown,
-  secrets: ReadonlyMap<string, string>,
+  merchantEnv: ReadonlyMap<string, string>,
   file = '<inline>',
 ): Catalog {
   if (!Value.Check(GatewayFile, document)) {
@@ -51,8 +55,8 @@ export function buildCatalog(
   const merchants = new Map<string, Merchant>();
   const keys = new Map<string, { merchant: Merchant; currency: string }>();
   for (const [id, m] of Object.entries(data.merchants)) {
-    const variable = merchantSecretVariable(id);
-    const fromEnv = secrets.get(variable);
+    const variable = merchantVariable('SECRET', id);
+    const fromEnv = merchantEnv.get(variable);
     const secret = fromEnv ?? m.sandbox_secret;
     if (!secret)
       throw new CatalogError(file, `merchant ${id}: set ${variable} (no sandbox_secret in the file)`);
@@ -70,8 +74,16 @@ export function buildCatalog(
       website: m.website,
       testMode: m.test_mode,
       publicKeys: new Map(Object.entries(m.public_keys)),
-      callbackUrl: httpUrl(m.callback_url, `merchant ${id} callback_url`, file),
-      returnUrl: httpUrl(m.return_url, `merchant ${id} return_url`, file),
+      callbackUrl: httpUrl(
+        merchantEnv.get(merchantVariable('CALLBACK_URL', id)) ?? m.callback_url,
+        `merchant ${id} callback_url`,
+        file,
+      ),
+      returnUrl: httpUrl(
+        merchantEnv.get(merchantVariable('RETURN_URL', id)) ?? m.return_url,
+        `merchant ${id} return_url`,
+        file,
+      ),
       secret,
     };
     for (const [currency, key] of merchant.publicKeys) {
@@ -151,7 +163,7 @@ export function buildCatalog(
 }
 
 /** Reads and validates the gateway configuration file; throws CatalogError naming the problem. */
-export function loadCatalog(file: string, secrets: ReadonlyMap<string, string>): Catalog {
+export function loadCatalog(file: string, merchantEnv: ReadonlyMap<string, string>): Catalog {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -164,5 +176,5 @@ export function loadCatalog(file: string, secrets: ReadonlyMap<string, string>):
   } catch (error) {
     throw new CatalogError(file, `is not valid YAML (${(error as Error).message})`);
   }
-  return buildCatalog(document, secrets, file);
+  return buildCatalog(document, merchantEnv, file);
 }

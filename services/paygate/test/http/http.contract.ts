@@ -25,6 +25,7 @@ export function httpContract(target: Target): void {
         now,
         startWorker: false,
         payoutSettleMs: 2_000,
+        invoiceTtlSeconds: 60,
       });
     });
     afterAll(async () => {
@@ -79,6 +80,28 @@ export function httpContract(target: Target): void {
         expiry,
         cvc,
       });
+
+    it('answers health and documents every route in OpenAPI', async () => {
+      expect(await (await fetch(`${gateway.url}/health`)).json()).toEqual({
+        status: 'ok',
+        storage: target.name,
+      });
+      const spec = (await (await fetch(`${gateway.url}/docs/json`)).json()) as {
+        paths: Record<string, unknown>;
+      };
+      for (const path of [
+        '/public-api/payment-prerequest',
+        '/public-api/payout-prerequest',
+        '/public-api/payment-invoices',
+        '/public-api/payment-invoices/process',
+        '/public-api/payment-invoices/pay',
+        '/merchant-api/payouts',
+        '/merchant-api/payouts/status',
+        '/merchant-api/invoices/status',
+      ]) {
+        expect(spec.paths).toHaveProperty([path]);
+      }
+    });
 
     describe('prerequests', () => {
       it('lists the deposit services of a public key, shaped as the spec', async () => {
@@ -409,6 +432,54 @@ export function httpContract(target: Target): void {
           amount: '500.00',
           service: 'payment_card_uah_hpp',
         });
+      });
+    });
+
+    describe('other ways an invoice ends', () => {
+      it('pays an e-wallet service on its sandbox page', async () => {
+        const created = await postJson('/public-api/payment-invoices', {
+          public_key: 'pk_test_exchange_usd',
+          reference_id: `wallet-${randomUUID()}`,
+          service: 'advcash_wallet_usd_hpp',
+          currency: 'USD',
+          amount: '20',
+        });
+        expect(created.status).toBe(201);
+        expect(created.json.data).toMatchObject({ amount: '20.00', fee: '0.50', total: '20.50' });
+        const payload = Object.fromEntries(
+          (created.json.data.active_payment.payload as { name: string; value: string }[]).map((p) => [
+            p.name,
+            p.value,
+          ]),
+        );
+        const page = await postForm(`${gateway.url}/public-api/payment-invoices/process`, payload);
+        expect(page.text).toContain('Approve 20.50 USD');
+        expect(page.text).not.toContain('card_number');
+        const card = await pay(payload as { invoice_id: string; token: string }, '4242424242424242');
+        expect(card.status).toBe(303); // a card cannot pay a wallet invoice: back to the page, unchanged
+        await postForm(`${gateway.url}/public-api/payment-invoices/wallet`, {
+          ...payload,
+          decision: 'approve',
+        });
+        expect((await invoiceStatus(created.json.data.reference_id)).status).toBe('success');
+      });
+
+      it("cancels on the payer's request, and expires an invoice nobody paid", async () => {
+        const canceled = await newInvoice(100);
+        await postForm(`${gateway.url}/public-api/payment-invoices/cancel`, canceled.payload);
+        expect(await invoiceStatus(canceled.reference)).toMatchObject({
+          status: 'failed',
+          failure_reason: 'canceled_by_payer',
+        });
+
+        const idle = await newInvoice(100);
+        offsetMs += 61_000;
+        await gateway.worker.runOnce();
+        expect((await invoiceStatus(idle.reference)).status).toBe('expired');
+        const late = await pay(idle.payload, '4242424242424242');
+        const page = await (await fetch(`${gateway.url}${late.location}`)).text();
+        expect(page).toContain('Payment expired');
+        expect((await invoiceStatus(idle.reference)).status).toBe('expired');
       });
     });
 

@@ -35,7 +35,7 @@ describe('config', () => {
 
   it('collects merchant secrets from the environment', () => {
     const config = loadConfig({ PAYGATE_MERCHANT_SECRET_EXCHANGE: 'a-long-merchant-secret' });
-    expect(config.merchantSecrets.get('PAYGATE_MERCHANT_SECRET_EXCHANGE')).toBe('a-long-merchant-secret');
+    expect(config.merchantEnv.get('PAYGATE_MERCHANT_SECRET_EXCHANGE')).toBe('a-long-merchant-secret');
   });
 });
 
