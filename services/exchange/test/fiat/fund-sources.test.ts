@@ -118,3 +118,25 @@ describe('saved fiat destinations (fund sources)', () => {
     expect(crypto.json().error).toMatchObject({ code: 3200, name: 'fiat_only' });
   });
 });
+
+describe('OpenAPI of the fiat routes', () => {
+  it('documents the deposit, fund source and gateway callback routes', async () => {
+    const app = await buildApp({ db: target.db(), reference, secretBox });
+    try {
+      const spec = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+      for (const path of [
+        '/v3/auth/deposit',
+        '/v3/auth/fund_sources/list',
+        '/v3/auth/fund_sources/add',
+        '/v3/auth/fund_sources/delete',
+        '/v3/paygate/callback',
+      ]) {
+        expect(spec.paths[path]?.post?.summary, path).toEqual(expect.any(String));
+      }
+      expect(spec.paths['/v3/paygate/return']?.get).toBeDefined();
+      expect(spec.paths['/v3/paygate/callback'].post.description).toContain('x-paygate-signature');
+    } finally {
+      await app.close();
+    }
+  });
+});
