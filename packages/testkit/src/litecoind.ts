@@ -36,7 +36,9 @@ export class RpcCallError extends Error {
 /**
  * A throw-away `litecoind -regtest` on free ports with its own data directory, under the watchdog
  * (it dies with the test process). `-fallbackfee` lets `sendtoaddress` work on an empty fee
- * estimator; `-walletrbf` makes wallet transactions replaceable, so a test can double-spend one.
+ * estimator; `-walletrbf` makes wallet transactions replaceable and
+ * `-mempoolreplacement` (off by default in Litecoin) lets the mempool take the replacement, so a test
+ * can double-spend one.
  * A missing binary fails naming the Debian package `litecoind`.
  */
 export async function startLitecoind(): Promise<Litecoind> {
@@ -83,6 +85,7 @@ export async function startLitecoind(): Promise<Litecoind> {
       '-fallbackfee=0.0001',
       '-txindex',
       '-walletrbf=1',
+      '-mempoolreplacement=1',
       '-printtoconsole',
     ],
   });

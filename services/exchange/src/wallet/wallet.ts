@@ -227,6 +227,12 @@ export class Wallet {
     action: 'confirm' | 'cancel',
   ): Promise<{ ok: boolean; message: string }> {
     if (action === 'confirm') {
+      // A request past its confirmation time is expired by the next round, never sent.
+      const { rows } = await tx.query<{ expired: boolean }>(
+        'SELECT confirm_expires_at <= $2 AS expired FROM withdrawals WHERE id = $1',
+        [id, new Date(this.context.now())],
+      );
+      if (rows[0]?.expired) return { ok: false, message: `withdrawal ${id} has expired` };
       const done = await transitionWithdrawal(tx, id, ['awaiting_confirmation'], 'queued');
       if (done) setImmediate(() => this.kick());
       return done

@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/accounts/store.js';
+import { issueApiKey } from '../../src/apikeys/store.js';
+import { reconcile } from '../../src/ledger/reconcile.js';
+import { credit } from '../support/accounts.js';
+import { type Client, client } from '../support/client.js';
+import { secretBox, usePostgresTarget } from '../support/targets.js';
+import { admin, useWalletApp } from './support.js';
+
+const target = usePostgresTarget();
+const w = useWalletApp(target);
+
+/** A small seeded generator, so a failing run can be repeated (seed in the test name). */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
+  return { next, int, pick: <T>(items: readonly T[]): T => items[int(0, items.length - 1)]! };
+}
+
+const SEED = 1411;
+const ACCOUNTS = 8;
+const ROUNDS = 60;
+const TO = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+
+interface Player {
+  id: number;
+  api: Client;
+  address: string;
+}
+
+async function checkInvariants(): Promise<void> {
+  const report = await reconcile(w.db());
+  expect(report.problems).toEqual([]);
+  const negative = await w.db().query(
+    `SELECT b.* FROM balances b JOIN accounts a ON a.id = b.account_id
+      WHERE NOT a.may_go_negative AND (b.available < 0 OR b.locked < 0)`,
+  );
+  expect(negative.rows).toEqual([]);
+  // Every deposit is credited at most once, and a credited deposit exactly once.
+  const credits = await w
+    .db()
+    .query<{ reason: string; n: number }>(
+      `SELECT reason, count(*)::int AS n FROM journal_entries WHERE kind = 'deposit' GROUP BY reason HAVING count(*) > 1`,
+    );
+  expect(credits.rows).toEqual([]);
+  const mismatch = await w.db().query(
+    `SELECT d.id, d.status, (SELECT count(*) FROM journal_entries e WHERE e.reason = 'deposit ' || d.id)::int AS entries
+       FROM deposits d
+      WHERE (d.status = 'credited') <> EXISTS (SELECT 1 FROM journal_entries e WHERE e.reason = 'deposit ' || d.id)`,
+  );
+  expect(mismatch.rows).toEqual([]);
+  // A withdrawal's funds are locked while it is open: locked btc covers the open withdrawals.
+  const uncovered = await w.db().query(
+    `SELECT o.account_id FROM (
+       SELECT account_id, sum(total_amount) AS held FROM withdrawals
+        WHERE currency = 'btc' AND status IN ('awaiting_confirmation', 'queued', 'sending') GROUP BY account_id) o
+       JOIN balances b ON b.account_id = o.account_id AND b.currency = 'btc'
+      WHERE b.locked < o.held`,
+  );
+  expect(uncovered.rows).toEqual([]);
+}
+
+describe('wallet invariants under random concurrent use', () => {
+  it(`deposits, confirmations, withdrawals (confirm, cancel, expire) and trading from ${ACCOUNTS} accounts (seed ${SEED})`, async () => {
+    const rng = random(SEED);
+    const players: Player[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const account = await w.db().transaction((tx) =>
+        createAccount(tx, {
+          email: `inv-${i}-${Date.now()}@example.com`,
+          withdrawConfirmation: i % 2 === 0,
+        }),
+      );
+      const { key, secret } = await issueApiKey(w.db(), secretBox, account.id, ['read', 'trade', 'withdraw']);
+      const api = client(w.app, key.publicKey, secret);
+      await api.v3('/v3/auth/payment_addresses', { currency: 'btc' });
+      const { address } = (await api.v3('/v3/auth/deposit/info', { currency: 'btc' })).json();
+      await credit(w.db(), account.id, 'uah', 2_000_000n * 10n ** 6n);
+      await credit(w.db(), account.id, 'btc', 10n ** 10n);
+      players.push({ id: account.id, api, address });
+    }
+    const txids: string[] = [];
+    const ops = {
+      async deposit() {
+        const p = rng.pick(players);
+        const amount = rng.pick(['0.00005', '0.01', '0.25', '1', '0.3333']);
+        const out = await admin(
+          w,
+          'deposit',
+          'simulate',
+          'btc',
+          p.address,
+          amount,
+          '--confirmations',
+          String(rng.int(0, 2)),
+        );
+        txids.push(out.txid as string);
+      },
+      async confirm() {
+        if (txids.length === 0) return;
+        await admin(w, 'deposit', 'confirm', rng.pick(txids), '--confirmations', String(rng.int(0, 4)));
+      },
+      async withdraw() {
+        const p = rng.pick(players);
+        await p.api.v3('/v3/auth/withdraw', {
+          withdraw_type: 'btc',
+          amount: rng.pick(['0.002', '0.05', '0.4', '3']),
+          address: TO,
+          withdrawall: rng.next() < 0.3,
+        });
+      },
+      async decide() {
+        const { rows } = await w
+          .db()
+          .query<{ id: number }>(
+            `SELECT id FROM withdrawals WHERE status = 'awaiting_confirmation' ORDER BY id`,
+          );
+        if (rows.length === 0) return;
+        const id = rng.pick(rows).id;
+        const choice = rng.int(0, 2);
+        if (choice === 2) {
+          await w.db().query(
+            `UPDATE withdrawals SET confirm_expires_at = now() - interval '1 second'
+              WHERE id = $1 AND status = 'awaiting_confirmation'`,
+            [id],
+          );
+          return;
+        }
+        await w.db().transaction((tx) => w.wallet().handleLink(tx, id, choice === 0 ? 'confirm' : 'cancel'));
+      },
+      async trade() {
+        const p = rng.pick(players);
+        const sell = rng.next() < 0.5;
+        await p.api.v3('/v3/auth/w/order/submit', {
+          symbol: 'btcuah',
+          type: 'limit',
+          amount: `${sell ? '-' : ''}${rng.pick(['0.01', '0.05', '0.2'])}`,
+          price: String(rng.int(95, 105) * 10_000),
+        });
+      },
+      async tick() {
+        await w.wallet().tick();
+      },
+    };
+    // Weighted: withdrawals and their confirmation decisions are the paths under test.
+    const names: (keyof typeof ops)[] = [
+      'deposit',
+      'confirm',
+      'withdraw',
+      'withdraw',
+      'decide',
+      'decide',
+      'trade',
+      'tick',
+    ];
+    for (let round = 0; round < ROUNDS; round++) {
+      const batch = Array.from({ length: rng.int(2, 5) }, () => rng.pick(names));
+      await Promise.all(batch.map((name) => ops[name]()));
+      await checkInvariants();
+    }
+    await w.wallet().tick();
+    await checkInvariants();
+    const { rows } = await w
+      .db()
+      .query<{ status: string; n: number }>(
+        'SELECT status, count(*)::int AS n FROM deposits GROUP BY status ORDER BY status',
+      );
+    // The run exercised each path (and not only refusals).
+    expect(rows.find((r) => r.status === 'credited')?.n ?? 0).toBeGreaterThan(0);
+    const withdrawals = await w.db().query<{ status: string }>('SELECT DISTINCT status FROM withdrawals');
+    expect(withdrawals.rows.map((r) => r.status).sort()).toEqual(
+      expect.arrayContaining(['canceled', 'done', 'expired']),
+    );
+    const trades = await w.db().query<{ n: number }>('SELECT count(*)::int AS n FROM trades');
+    expect(trades.rows[0]!.n).toBeGreaterThan(0);
+  }, 60_000);
+});
