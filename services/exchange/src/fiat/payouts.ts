@@ -21,6 +21,11 @@ export interface PayoutDispatcherOptions {
   /** A request left `sending` (no answer, or no callback yet) is sent again after this many ms. @default 10000 */
   readonly resendAfterMs?: number;
   readonly log?: FastifyBaseLogger;
+  /**
+   * Test-only fail point (`EXCHANGE_FAILPOINT`): `fiat-payout-after-send` kills the process with
+   * SIGKILL after the gateway accepted a payout and before the answer is recorded.
+   */
+  readonly failpoint?: string | undefined;
 }
 
 /**
@@ -147,6 +152,7 @@ export class PayoutDispatcher {
       fields,
     });
     if (answer.ok) {
+      if (this.options.failpoint === 'fiat-payout-after-send') process.kill(process.pid, 'SIGKILL');
       await this.deps.db.transaction((tx) =>
         applyPayoutState(tx, this.deps.reference, withdrawal.id, answer.value),
       );
