@@ -1,11 +1,11 @@
 import { CliError, runCli, USAGE } from './cli/commands.js';
-import { loadConfig } from './config.js';
+import { loadConfig, npmInvocationDir } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
 import { loadReferenceData } from './reference/load.js';
-import { forwardToServer } from './wallet/operator.js';
+import { forwardToServer, serverRunsIn } from './wallet/operator.js';
 import { createWallet } from './wallet/setup.js';
 
 /**
@@ -19,16 +19,23 @@ if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
 }
 const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);
-const db = await openStorage(config.storage).catch(async (error: unknown) => {
-  // The embedded database is in use by the running server: sandbox deposit commands go to it.
-  if (argv[0] === 'deposit' && /in use by process/.test(String(error))) {
-    const answer = await forwardToServer(config.dataDir, argv).catch(() => undefined);
+// `npm run admin -w services/exchange` runs in the package folder, while the root `npm start` keeps its
+// embedded data under the repository root: a sandbox deposit command goes to whichever running server
+// it finds, here or where npm was invoked.
+if (argv[0] === 'deposit' && config.storage.kind === 'pglite') {
+  const invoked = npmInvocationDir();
+  const dirs = [config.dataDir, ...(invoked ? [loadConfig(process.env, invoked).dataDir] : [])];
+  const running = dirs.find(serverRunsIn);
+  if (running) {
+    const answer = await forwardToServer(running, argv);
     if (answer) {
       if (answer.output !== undefined) console.log(JSON.stringify(answer.output, null, 2));
       if (answer.error) console.error(answer.error);
       process.exit(answer.code);
     }
   }
+}
+const db = await openStorage(config.storage).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(2);
 });

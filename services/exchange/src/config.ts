@@ -229,6 +229,19 @@ export function parseMasterKey(raw: string, setting: string): Buffer {
   return key;
 }
 
+/**
+ * The folder npm was invoked from (`INIT_CWD`), when different from the working directory: the
+ * operator tool runs in the package folder but the root `npm start` keeps its data under the root.
+ */
+export function npmInvocationDir(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): string | undefined {
+  const invoked = env.INIT_CWD;
+  if (!invoked || env.DATA_DIR || path.resolve(invoked) === path.resolve(cwd)) return undefined;
+  return invoked;
+}
+
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const dataDir = path.resolve(cwd, env.DATA_DIR || './data/exchange');

@@ -182,6 +182,25 @@ export async function startOperatorEndpoint(
   };
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** True when a running server wrote the operator file of `dataDir` (a stale file is ignored). */
+export function serverRunsIn(dataDir: string): boolean {
+  try {
+    const { pid } = JSON.parse(readFileSync(path.join(dataDir, OPERATOR_FILE), 'utf8')) as { pid: number };
+    return typeof pid === 'number' && pid !== process.pid && alive(pid);
+  } catch {
+    return false;
+  }
+}
+
 /** Sends a command to the running server of `dataDir`; undefined when no server endpoint is there. */
 export async function forwardToServer(
   dataDir: string,

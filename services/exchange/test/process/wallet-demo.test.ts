@@ -28,9 +28,14 @@ const env = {
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 function admin(...argv: string[]) {
+  return adminIn(cwd, cwd, ...argv);
+}
+
+/** The tool as `npm run admin -w services/exchange` runs it: in `dir`, invoked from `invokedFrom`. */
+function adminIn(dir: string, invokedFrom: string, ...argv: string[]) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', cliEntry, ...argv], {
-    cwd,
-    env: { ...process.env, ...env },
+    cwd: dir,
+    env: { ...process.env, ...env, INIT_CWD: invokedFrom },
     encoding: 'utf8',
   });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
@@ -74,7 +79,10 @@ describe('wallet as a new user tries it (npm start on the embedded database)', (
       const { txid, deposit } = JSON.parse(simulated.stdout);
       expect(txid).toMatch(/^[0-9a-f]{64}$/);
       expect(deposit).toMatchObject({ status: 'pending', confirmations: 1 });
-      const confirmed = admin('deposit', 'confirm', txid, '--confirmations', '2');
+      // Run from the package folder as `npm run admin -w ...` does, invoked where the server's data is.
+      const elsewhere = mkdtempSync(path.join(serviceDir, '.tmp', 'wallet-demo-pkg-'));
+      const confirmed = adminIn(elsewhere, cwd, 'deposit', 'confirm', txid, '--confirmations', '2');
+      rmSync(elsewhere, { recursive: true, force: true });
       expect(confirmed.code).toBe(0);
       expect(JSON.parse(confirmed.stdout).deposit).toMatchObject({ status: 'credited' });
       const history = (await v3('/v3/auth/assets-history', {})).json;
