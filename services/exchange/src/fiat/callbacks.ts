@@ -132,11 +132,18 @@ async function applyPayout(db: Database, reference: ReferenceData, event: Callba
     };
   }
   const outcome = await db.transaction((tx) =>
-    applyPayoutState(tx, reference, withdrawal.id, {
+    applyPayoutState(tx, withdrawal.id, {
       id: event.id,
       status: event.status,
       failure_reason: event.failure_reason ?? null,
     }),
   );
+  if (outcome === 'conflict') {
+    return {
+      ok: false,
+      error: 'callback_mismatch',
+      message: `payout ${event.status} contradicts withdrawal ${withdrawal.id}, which already ended; needs an operator`,
+    };
+  }
   return { ok: true, outcome };
 }

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Sql } from '../db/database.js';
-import type { ReferenceData } from '../reference/load.js';
 import {
   releaseWithdrawal,
   settleWithdrawal,
@@ -153,9 +152,15 @@ export class PayoutDispatcher {
     });
     if (answer.ok) {
       if (this.options.failpoint === 'fiat-payout-after-send') process.kill(process.pid, 'SIGKILL');
-      await this.deps.db.transaction((tx) =>
-        applyPayoutState(tx, this.deps.reference, withdrawal.id, answer.value),
+      const applied = await this.deps.db.transaction((tx) =>
+        applyPayoutState(tx, withdrawal.id, answer.value),
       );
+      if (applied === 'conflict') {
+        this.options.log?.error(
+          { withdrawal: withdrawal.id, payout: answer.value },
+          'payout contradicts the withdrawal',
+        );
+      }
       return;
     }
     const { failure } = answer;
@@ -191,25 +196,41 @@ async function forgetDetails(db: Sql, id: number): Promise<void> {
   );
 }
 
-/** Applies a payout state the gateway reported (an answer or a callback) to its withdrawal. */
+/**
+ * Applies a payout state the gateway reported (an answer or a callback) to its withdrawal. `conflict`:
+ * the withdrawal already ended the other way (released but paid, or paid but failed), which needs an
+ * operator; nothing is moved.
+ */
 export async function applyPayoutState(
   tx: Sql,
-  _reference: ReferenceData,
   withdrawalId: number,
   payout: Pick<Payout, 'id' | 'status' | 'failure_reason'>,
-): Promise<'settled' | 'released' | 'recorded'> {
+): Promise<'settled' | 'released' | 'recorded' | 'conflict'> {
+  const ended = async (expected: string) => {
+    const { rows } = await tx.query<{ status: string }>('SELECT status FROM withdrawals WHERE id = $1', [
+      withdrawalId,
+    ]);
+    return rows[0]?.status === expected;
+  };
   switch (payout.status) {
     case 'success':
-      await settleWithdrawal(tx, withdrawalId, String(payout.id), true);
+      if (!(await settleWithdrawal(tx, withdrawalId, String(payout.id), true)) && !(await ended('done'))) {
+        return 'conflict';
+      }
       await forgetDetails(tx, withdrawalId);
       return 'settled';
-    case 'failed':
-      await releaseWithdrawal(tx, withdrawalId, 'failed', payout.failure_reason ?? 'the payout failed', [
-        'queued',
-        'sending',
-      ]);
+    case 'failed': {
+      const released = await releaseWithdrawal(
+        tx,
+        withdrawalId,
+        'failed',
+        payout.failure_reason ?? 'the payout failed',
+        ['queued', 'sending'],
+      );
+      if (!released && !(await ended('failed'))) return 'conflict';
       await forgetDetails(tx, withdrawalId);
       return 'released';
+    }
     default:
       await tx.query(
         `UPDATE withdrawals SET external_id = $2, updated_at = now() WHERE id = $1 AND status = 'sending'`,
