@@ -91,9 +91,10 @@ async function applyInvoice(db: Database, reference: ReferenceData, event: Callb
   }
   // The gateway's id and the service the payer used, for the deposit's details.
   await db.query(
-    `UPDATE deposits SET external_id = $2, provider = coalesce($3, provider), updated_at = now()
+    `UPDATE deposits SET external_id = $2, provider = coalesce($3, provider),
+            reference_id = coalesce(reference_id, $4), updated_at = now()
       WHERE id = $1 AND status = 'pending'`,
-    [deposit.id, String(event.id), event.service ?? null],
+    [deposit.id, String(event.id), event.service ?? null, event.reference_id],
   );
   switch (event.status) {
     case 'success': {

@@ -83,6 +83,29 @@ describe('fiat withdrawals through the gateway', () => {
     expect(await uah(user.account.id)).toEqual({ available: 0n, locked: 0n });
   });
 
+  it('charges the service fee clamped to its minimum (10 USD at 2 % + 1, min 2: 12 debited)', async () => {
+    const user = await accountWithKey(platform.db, ['read', 'withdraw']);
+    await credit(platform.db, user.account.id, 'usd', 50n * 100_000_000n);
+    const api = client(() => platform.exchange, user.apiKey, user.secret);
+    const response = await api.v3('/v3/auth/withdraw', {
+      withdraw_type: 'usd',
+      amount: '10',
+      gateway: 'payment_card_usd',
+      fields: { card_number: '4242424242424242' },
+    });
+    expect(response.statusCode).toBe(200);
+    const [result] = response.json();
+    await eventually(async () =>
+      (await withdrawal(result.withdrawal_id))?.status === 'done' ? true : undefined,
+    );
+    expect((await api.v3('/v3/auth/withdraw/details', { id: result.withdrawal_id })).json()).toMatchObject({
+      amount: '10',
+      fee: '2',
+      total_amount: '12',
+      currency: 'usd',
+    });
+  });
+
   it('refuses an invalid card number, a missing field, an unknown gateway and limits before any money moves', async () => {
     const { user, api } = await funded(1000n * UAH);
     const cases: [Record<string, unknown>, string][] = [
