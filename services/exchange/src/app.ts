@@ -9,8 +9,10 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ApiKeyCache } from './auth/key-cache.js';
 import type { FailureLimits } from './codes/limits.js';
 import { registerTransferCodes } from './codes/register.js';
+import { defaultPaygateConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
+import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -63,6 +65,10 @@ export interface AppOptions {
    * @default an outbox folder under the system's temporary directory, links to http://127.0.0.1:3100, valid 1 h
    */
   readonly mail?: { readonly mailer: Mailer; readonly publicUrl: string; readonly linkTtlMs: number };
+  /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
+  readonly paygate?: PaygateConfig;
+  /** Fiat: payout dispatcher timing and the withdrawal confirmation mail (src/fiat/register.ts). */
+  readonly fiat?: FiatOptions;
 }
 
 /**
@@ -105,13 +111,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ttlMs: mail.linkTtlMs,
     now,
   });
-  const deps: RouteDeps = {
+  const base: RouteDeps = {
     mailer: mail.mailer,
     links,
     orders,
     db: options.db,
     reference: options.reference,
     now,
+    paygate: options.paygate ?? defaultPaygateConfig(),
     auth: {
       db: options.db,
       secretBox: options.secretBox,
@@ -121,6 +128,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     ...(options.wallet ? { wallet: options.wallet } : {}),
   };
+  // Fiat (src/fiat/): the gateway client, the payout dispatcher and the port behind /v3/auth/withdraw.
+  const fiat = createFiat(base, { log: app.log, ...options.fiat });
+  const deps: RouteDeps = { ...base, fiatWithdrawals: fiat.withdrawals };
   registerErrorHandler(app);
   registerJsonBody(app);
   await app.register(formbody);
@@ -159,5 +169,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
   walletMethodRoutes(app, deps);
   linkRoutes(app, links);
+  registerFiat(app, fiat);
   return app;
 }

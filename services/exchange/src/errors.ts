@@ -49,7 +49,18 @@ export type ErrorName =
   // E-mailed confirm/cancel links (src/mail/links.ts)
   | 'link_unknown'
   | 'link_used'
-  | 'link_expired';
+  | 'link_expired'
+  // fiat deposits and withdrawals through the payment gateway (src/fiat/), codes 3200-3299
+  | 'fiat_only'
+  | 'gateway_unavailable'
+  | 'gateway_refused'
+  | 'unknown_service'
+  | 'invalid_field'
+  | 'amount_out_of_limits'
+  | 'fund_source_not_found'
+  | 'callback_refused'
+  | 'unknown_reference'
+  | 'callback_mismatch';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -148,6 +159,27 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 3301, status: 410 };
     case 'link_expired':
       return { code: 3302, status: 410 };
+    // fiat (src/fiat/)
+    case 'fiat_only':
+      return { code: 3200, status: 400 };
+    case 'gateway_unavailable':
+      return { code: 3201, status: 502 };
+    case 'gateway_refused':
+      return { code: 3202, status: 400 };
+    case 'unknown_service':
+      return { code: 3203, status: 400 };
+    case 'invalid_field':
+      return { code: 3204, status: 400 };
+    case 'amount_out_of_limits':
+      return { code: 3205, status: 400 };
+    case 'fund_source_not_found':
+      return { code: 3206, status: 404 };
+    case 'callback_refused':
+      return { code: 3207, status: 401 };
+    case 'unknown_reference':
+      return { code: 3208, status: 404 };
+    case 'callback_mismatch':
+      return { code: 3209, status: 409 };
   }
 }
 

@@ -34,6 +34,8 @@ const app = await buildApp({
   bodyLimit: config.bodyLimit,
   orderPipelineDepth: config.orderPipelineDepth,
   codeFailureLimits: config.codeFailureLimits,
+  paygate: config.paygate,
+  fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },
   logger: { level: config.logLevel },
   mail: { mailer, publicUrl: config.mail.publicUrl, linkTtlMs: config.mail.linkTtlMs },
 });

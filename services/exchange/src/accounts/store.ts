@@ -1,9 +1,6 @@
 import { randomToken } from '../crypto/tokens.js';
 import type { Sql } from '../db/database.js';
 
-/** Fiat currencies for which each account gets a payment-gateway public key (spec: account.public_keys). */
-export const GATEWAY_CURRENCIES = ['uah', 'usd', 'rub'] as const;
-
 export interface Account {
   readonly id: number;
   readonly email: string;
@@ -12,8 +9,6 @@ export interface Account {
   readonly withdrawConfirmation: boolean;
   readonly announcements: boolean;
   readonly createdAt: Date;
-  /** Gateway public key per lower-case fiat currency. */
-  readonly gatewayKeys: Readonly<Record<string, string>>;
 }
 
 export interface NewAccount {
@@ -32,13 +27,10 @@ interface AccountRow {
   withdraw_confirmation: boolean;
   announcements: boolean;
   created_at: Date;
-  gateway_keys: Record<string, string> | null;
 }
 
 const SELECT_ACCOUNT = `
-  SELECT a.id, a.email, a.svcid, a.two_factor, a.withdraw_confirmation, a.announcements, a.created_at,
-         (SELECT json_object_agg(g.currency, g.public_key) FROM gateway_public_keys g WHERE g.account_id = a.id)
-           AS gateway_keys
+  SELECT a.id, a.email, a.svcid, a.two_factor, a.withdraw_confirmation, a.announcements, a.created_at
     FROM accounts a`;
 
 function toAccount(row: AccountRow): Account {
@@ -50,7 +42,6 @@ function toAccount(row: AccountRow): Account {
     withdrawConfirmation: row.withdraw_confirmation,
     announcements: row.announcements,
     createdAt: row.created_at,
-    gatewayKeys: row.gateway_keys ?? {},
   };
 }
 
@@ -61,7 +52,10 @@ export class DuplicateAccountError extends Error {
   }
 }
 
-/** Creates a user account with its gateway public keys, in the caller's transaction. */
+/**
+ * Creates a user account, in the caller's transaction. (The gateway public keys of the account object
+ * are the exchange's merchant keys from the configuration, the same for every account.)
+ */
 export async function createAccount(tx: Sql, input: NewAccount): Promise<Account> {
   const email = input.email.trim().toLowerCase();
   const taken = await tx.query<{ email: string; svcid: string }>(
@@ -81,13 +75,6 @@ export async function createAccount(tx: Sql, input: NewAccount): Promise<Account
     ],
   );
   const id = rows[0]!.id;
-  for (const currency of GATEWAY_CURRENCIES) {
-    await tx.query('INSERT INTO gateway_public_keys (account_id, currency, public_key) VALUES ($1, $2, $3)', [
-      id,
-      currency,
-      `pk_${currency}_${randomToken(32)}`,
-    ]);
-  }
   const account = await findAccount(tx, id);
   if (!account) throw new Error('account vanished after insert');
   return account;

@@ -1,4 +1,5 @@
 import type { AuthDeps } from '../auth/authenticate.js';
+import type { PaygateConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ActionLinks } from '../mail/links.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -24,4 +25,6 @@ export interface RouteDeps {
   readonly mailer: Mailer;
   /** Single-use confirm/cancel links; features register their handler with `links.handle`. */
   readonly links: ActionLinks;
+  /** The payment gateway settings (fiat: merchant public keys of the account object, src/fiat/). */
+  readonly paygate: PaygateConfig;
 }

@@ -45,9 +45,10 @@ export function accountRoutes(app: App, deps: RouteDeps): void {
         two_factor: account.twoFactor,
         withdraw_confirmation: account.withdrawConfirmation,
         public_keys: {
-          deposit_sdk_uah_public_key: account.gatewayKeys.uah ?? '',
-          deposit_sdk_usd_public_key: account.gatewayKeys.usd ?? '',
-          deposit_sdk_rub_public_key: account.gatewayKeys.rub ?? '',
+          // The exchange's merchant keys at the gateway: one per currency, the same for every account.
+          deposit_sdk_uah_public_key: deps.paygate.publicKeys.uah ?? '',
+          deposit_sdk_usd_public_key: deps.paygate.publicKeys.usd ?? '',
+          deposit_sdk_rub_public_key: deps.paygate.publicKeys.rub ?? '',
         },
         announcements: account.announcements,
       };

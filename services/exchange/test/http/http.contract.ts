@@ -75,7 +75,11 @@ export function httpContract(target: Target): void {
         two_factor: false,
         withdraw_confirmation: false,
         announcements: true,
-        public_keys: { deposit_sdk_uah_public_key: user.account.gatewayKeys.uah },
+        public_keys: {
+          deposit_sdk_uah_public_key: 'pk_test_exchange_uah',
+          deposit_sdk_usd_public_key: 'pk_test_exchange_usd',
+          deposit_sdk_rub_public_key: 'pk_test_exchange_rub',
+        },
       });
     });
 

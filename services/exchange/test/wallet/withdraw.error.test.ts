@@ -110,10 +110,11 @@ const refusals: [string, Record<string, unknown>, number, string][] = [
     'unknown_currency',
   ],
   [
-    'a fiat currency without the fiat side',
-    { withdraw_type: 'uah', amount: '100', gateway: 'payment_card_uah' },
-    503,
-    'fiat_unavailable',
+    // Fiat goes to the fiat side (src/fiat/), which refuses a crypto address before asking the gateway.
+    'a fiat currency with a crypto address',
+    { withdraw_type: 'uah', amount: '100', address: BTC_ADDRESS },
+    400,
+    'validation_failed',
   ],
 ];
 

@@ -1,0 +1,150 @@
+import type { Database, Sql } from '../db/database.js';
+import { parseAmount } from '../money/decimal.js';
+import type { ReferenceData } from '../reference/load.js';
+import { cancelDeposit, creditDeposit, depositById } from '../wallet/deposit-store.js';
+import { withdrawalById } from '../wallet/withdrawal-store.js';
+import { realToLedger } from './amounts.js';
+import type { CallbackBody } from './gateway-types.js';
+import { applyPayoutState } from './payouts.js';
+
+/** What the exchange did with one callback event (a value; the route turns failures into errors). */
+export type CallbackOutcome =
+  | { ok: true; outcome: 'credited' | 'canceled' | 'settled' | 'released' | 'recorded' | 'duplicate' }
+  | { ok: false; error: 'unknown_reference'; message: string }
+  | { ok: false; error: 'callback_mismatch'; message: string };
+
+type Applied = Exclude<CallbackOutcome, { outcome: 'duplicate' }>;
+
+/** The reference we gave the gateway: a deposit or withdrawal id as decimal text. */
+function referenceNumber(text: string): number | undefined {
+  return /^[1-9]\d{0,9}$/.test(text) && Number(text) <= 2_147_483_647 ? Number(text) : undefined;
+}
+
+/** The callback's amount in ledger units of `currency`, or undefined if it is not an amount of it. */
+function ledgerAmount(reference: ReferenceData, code: string, amount: string | number): bigint | undefined {
+  const currency = reference.currency(code);
+  if (!currency) return undefined;
+  const text = typeof amount === 'number' ? String(amount) : amount;
+  const parsed = parseAmount(text, currency.precision.real);
+  return parsed.ok ? realToLedger(reference, currency, parsed.value) : undefined;
+}
+
+async function alreadyApplied(db: Sql, event: CallbackBody): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM paygate_events WHERE object = $1 AND gateway_id = $2 AND event_id = $3',
+    [event.object, String(event.id), event.event_id],
+  );
+  return rows.length > 0;
+}
+
+async function recordEvent(db: Sql, event: CallbackBody, outcome: string): Promise<void> {
+  await db.query(
+    `INSERT INTO paygate_events (object, gateway_id, event_id, reference_id, status, outcome, body)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`,
+    [
+      event.object,
+      String(event.id),
+      event.event_id,
+      event.reference_id,
+      event.status,
+      outcome,
+      JSON.stringify(event),
+    ],
+  );
+}
+
+/**
+ * Applies one verified callback event. Idempotent twice over: an event already recorded is
+ * acknowledged without being applied, and the money movements carry ledger idempotency keys
+ * (`deposit-credit:<id>`, `withdrawal-settle:<id>`, `withdrawal-release:<id>`), so a deposit is
+ * credited once and a withdrawal settled or released once whatever the gateway redelivers.
+ */
+export async function applyCallback(
+  db: Database,
+  reference: ReferenceData,
+  event: CallbackBody,
+): Promise<CallbackOutcome> {
+  if (await alreadyApplied(db, event)) return { ok: true, outcome: 'duplicate' };
+  const applied =
+    event.object === 'invoice'
+      ? await applyInvoice(db, reference, event)
+      : await applyPayout(db, reference, event);
+  if (applied.ok) await recordEvent(db, event, applied.outcome);
+  return applied;
+}
+
+async function applyInvoice(db: Database, reference: ReferenceData, event: CallbackBody): Promise<Applied> {
+  const id = referenceNumber(event.reference_id);
+  const deposit = id === undefined ? undefined : await depositById(db, id);
+  if (!deposit || deposit.provider === null) {
+    return { ok: false, error: 'unknown_reference', message: `no fiat deposit "${event.reference_id}"` };
+  }
+  if (
+    deposit.currency !== event.currency.toLowerCase() ||
+    ledgerAmount(reference, deposit.currency, event.amount) !== deposit.amount
+  ) {
+    return {
+      ok: false,
+      error: 'callback_mismatch',
+      message: `the invoice (${event.amount} ${event.currency}) does not match deposit ${deposit.id}`,
+    };
+  }
+  // The gateway's id and the service the payer used, for the deposit's details.
+  await db.query(
+    `UPDATE deposits SET external_id = $2, provider = coalesce($3, provider),
+            reference_id = coalesce(reference_id, $4), updated_at = now()
+      WHERE id = $1 AND status = 'pending'`,
+    [deposit.id, String(event.id), event.service ?? null, event.reference_id],
+  );
+  switch (event.status) {
+    case 'success': {
+      const credited = await creditDeposit(db, deposit.id);
+      if (credited === 'credited' || credited === 'already_credited')
+        return { ok: true, outcome: 'credited' };
+      return {
+        ok: false,
+        error: 'callback_mismatch',
+        message: `deposit ${deposit.id} is ${deposit.status}; a paid invoice needs an operator`,
+      };
+    }
+    case 'failed':
+    case 'expired':
+      await cancelDeposit(db, deposit.id);
+      return { ok: true, outcome: 'canceled' };
+    default:
+      return { ok: true, outcome: 'recorded' };
+  }
+}
+
+async function applyPayout(db: Database, reference: ReferenceData, event: CallbackBody): Promise<Applied> {
+  const id = referenceNumber(event.reference_id);
+  const withdrawal = id === undefined ? undefined : await withdrawalById(db, id);
+  if (withdrawal?.rail !== 'fiat') {
+    return { ok: false, error: 'unknown_reference', message: `no fiat withdrawal "${event.reference_id}"` };
+  }
+  if (
+    withdrawal.currency !== event.currency.toLowerCase() ||
+    ledgerAmount(reference, withdrawal.currency, event.amount) !== withdrawal.amount
+  ) {
+    return {
+      ok: false,
+      error: 'callback_mismatch',
+      message: `the payout (${event.amount} ${event.currency}) does not match withdrawal ${withdrawal.id}`,
+    };
+  }
+  const outcome = await db.transaction((tx) =>
+    applyPayoutState(tx, withdrawal.id, {
+      id: event.id,
+      status: event.status,
+      failure_reason: event.failure_reason ?? null,
+    }),
+  );
+  if (outcome === 'conflict') {
+    return {
+      ok: false,
+      error: 'callback_mismatch',
+      message: `payout ${event.status} contradicts withdrawal ${withdrawal.id}, which already ended; needs an operator`,
+    };
+  }
+  return { ok: true, outcome };
+}

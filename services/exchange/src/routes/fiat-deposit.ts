@@ -1,0 +1,115 @@
+import { Type } from 'typebox';
+import { v3Auth } from '../auth/authenticate.js';
+import { ApiError } from '../errors.js';
+import { limitError, lookupError } from '../fiat/api-errors.js';
+import { fiatCurrency } from '../fiat/catalogue.js';
+import { createFiatDeposit } from '../fiat/deposits.js';
+import type { FiatDeps } from '../fiat/deps.js';
+import { requestAmount } from '../http/amounts.js';
+import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
+import type { App } from '../http/typed.js';
+
+const RegularResponse = Type.Object(
+  {
+    deposit_id: Type.Integer({ description: 'the reference_id of the invoice to create at the gateway' }),
+    status: Type.Literal('pending'),
+    currency: Type.String(),
+    amount: Type.String({ description: 'decimal text, e.g. "500.00"' }),
+    provider: Type.String({ description: 'the gateway service the limits were checked against' }),
+    reference_id: Type.String({ description: 'deposit_id as text' }),
+    public_key: Type.String({ description: 'the gateway public key of the currency' }),
+    paygate_url: Type.String({
+      description: 'where to create the invoice (POST /public-api/payment-invoices)',
+    }),
+  },
+  { description: 'a pending fiat deposit' },
+);
+
+const SimplifiedResponse = Type.Object(
+  {
+    action: Type.String({ description: 'URL to submit the params to as a form (the hosted payment page)' }),
+    params: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), {
+      description: 'amount, reference_id, currency, service, public_key',
+    }),
+  },
+  { description: 'the simplified deposit form' },
+);
+
+/** `POST /v3/auth/deposit`: a fiat deposit through the payment gateway (spec "Fiat deposit flow"). */
+export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
+  app.post(
+    '/v3/auth/deposit',
+    {
+      preValidation: v3Auth(deps.auth, 'read'),
+      schema: {
+        tags: ['v3 private: fiat'],
+        summary: 'Create a fiat deposit',
+        description:
+          'Creates a pending deposit of a fiat currency (`coin: false`) after checking the amount against the ' +
+          "currency's precision and the deposit service's limits (gateway payment prerequest). The client then " +
+          'creates an invoice at the gateway with `reference_id` = `deposit_id`. With `payment_service: "default"` ' +
+          "the answer is the simplified form `{action, params}` instead: submit it to reach the gateway's hosted " +
+          'payment page. `payment_service` may also name a deposit service code. The deposit is credited once ' +
+          'when the gateway reports the invoice paid.',
+        security: v3Security,
+        headers: V3AuthHeaders,
+        body: Type.Object({
+          currency: Type.String({
+            minLength: 2,
+            maxLength: 10,
+            description: 'lower-case fiat code, e.g. uah',
+          }),
+          amount: Type.Union([Type.Number(), Type.String({ maxLength: 40 })]),
+          payment_service: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 100, description: '"default" or a deposit service code' }),
+          ),
+        }),
+        response: { 200: Type.Union([RegularResponse, SimplifiedResponse]), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { body } = request;
+      const fiat = fiatCurrency(deps.reference, deps.gateway, body.currency);
+      if (!fiat.ok) throw lookupError(fiat);
+      const amount = requestAmount(deps.reference, fiat.currency.code, body.amount);
+      if (amount <= 0n) throw new ApiError('validation_failed', 'amount must be positive');
+      const service = body.payment_service === 'default' ? undefined : body.payment_service;
+      const created = await createFiatDeposit(deps, {
+        accountId: request.auth!.accountId,
+        currency: fiat.currency,
+        amount,
+        ...(service ? { service } : {}),
+      });
+      if (!created.ok) {
+        if (created.error === 'limits') throw limitError(created.check);
+        if (created.failure.error === 'gateway_unavailable') {
+          request.log.warn({ detail: created.failure.detail }, 'payment gateway unavailable');
+        }
+        throw lookupError(created.failure);
+      }
+      const { deposit } = created;
+      if (body.payment_service === 'default') {
+        return {
+          action: `${deps.paygate.url}/public-api/payment-invoices/process`,
+          params: [
+            { name: 'amount', value: deposit.amountText },
+            { name: 'reference_id', value: String(deposit.id) },
+            { name: 'currency', value: fiat.currency.code.toUpperCase() },
+            { name: 'service', value: deposit.service },
+            { name: 'public_key', value: deposit.publicKey },
+          ],
+        };
+      }
+      return {
+        deposit_id: deposit.id,
+        status: 'pending' as const,
+        currency: fiat.currency.code,
+        amount: deposit.amountText,
+        provider: deposit.service,
+        reference_id: String(deposit.id),
+        public_key: deposit.publicKey,
+        paygate_url: deps.paygate.url,
+      };
+    },
+  );
+}

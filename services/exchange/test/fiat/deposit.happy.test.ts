@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { balancesOf } from '../../src/ledger/store.js';
+import { accountWithKey } from '../support/accounts.js';
+import { client } from '../support/client.js';
+import { formFields, postJson, signedCallback, submitForm } from './gateway-client.js';
+import { eventually, useFiatPlatform } from './platform.js';
+
+const platform = useFiatPlatform();
+const UAH = 1_000_000n; // ledger minor units per hryvnia (ledger_precision 6)
+
+async function uahAvailable(accountId: number): Promise<bigint> {
+  return (await balancesOf(platform.db, accountId)).find((b) => b.currency === 'uah')?.available ?? 0n;
+}
+
+async function depositStatus(id: number): Promise<string | undefined> {
+  const { rows } = await platform.db.query<{ status: string }>('SELECT status FROM deposits WHERE id = $1', [
+    id,
+  ]);
+  return rows[0]?.status;
+}
+
+/** Creates the deposit at the exchange and its invoice at the gateway; answers the hosted page. */
+async function startDeposit(amount: number) {
+  const user = await accountWithKey(platform.db, ['read']);
+  const api = client(() => platform.exchange, user.apiKey, user.secret);
+  const me = (await api.v3('/v3/auth/me')).json();
+  const created = await api.v3('/v3/auth/deposit', { currency: 'uah', amount });
+  expect(created.statusCode).toBe(200);
+  const deposit = created.json();
+  const invoice = await postJson(`${platform.gatewayUrl}/public-api/payment-invoices`, {
+    public_key: me.public_keys.deposit_sdk_uah_public_key,
+    reference_id: String(deposit.deposit_id),
+    description: 'deposit',
+    service: deposit.provider,
+    currency: 'uah',
+    amount,
+  });
+  expect(invoice.status).toBe(201);
+  const { action, payload } = invoice.json.data.active_payment;
+  const page = await submitForm(
+    platform.gatewayUrl,
+    action,
+    Object.fromEntries(payload.map((p: { name: string; value: string }) => [p.name, p.value])),
+  );
+  expect(page.status).toBe(200);
+  return { user, api, deposit, invoice: invoice.json.data, page };
+}
+
+async function payWithCard(page: string, card: string) {
+  const { action, fields } = formFields(page, '/pay');
+  return submitForm(platform.gatewayUrl, action, {
+    ...fields,
+    card_number: card,
+    expiry: '12/39',
+    cvc: '123',
+  });
+}
+
+describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => {
+  it('shows the merchant public keys in the account object', async () => {
+    const user = await accountWithKey(platform.db, ['read']);
+    const me = (await client(() => platform.exchange, user.apiKey, user.secret).v3('/v3/auth/me')).json();
+    expect(me.public_keys).toEqual({
+      deposit_sdk_uah_public_key: 'pk_test_exchange_uah',
+      deposit_sdk_usd_public_key: 'pk_test_exchange_usd',
+      deposit_sdk_rub_public_key: 'pk_test_exchange_rub',
+    });
+  });
+
+  it('credits a deposit paid with the success card exactly once', async () => {
+    const { user, api, deposit, page } = await startDeposit(500);
+    expect(deposit).toMatchObject({
+      status: 'pending',
+      currency: 'uah',
+      amount: '500.00',
+      provider: 'payment_card_uah_hpp',
+    });
+    await payWithCard(page.html, '4242424242424242');
+    await eventually(async () =>
+      (await depositStatus(deposit.deposit_id)) === 'credited' ? true : undefined,
+    );
+    expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
+    const details = await api.v3('/v3/auth/deposit/details', { id: deposit.deposit_id });
+    expect(details.statusCode).toBe(200);
+    expect(details.json()).toMatchObject({
+      id: deposit.deposit_id,
+      type: 'deposit',
+      currency: 5,
+      amount: '500',
+      status: 'done',
+      provider: 'payment_card_uah_hpp',
+    });
+    const history = (await api.v3('/v3/auth/assets-history/deposits', {})).json();
+    expect(history.items).toContainEqual(
+      expect.objectContaining({ id: deposit.deposit_id, type: 'deposit', amount: 500, status: 'done' }),
+    );
+
+    // The gateway's event delivered again (a lost acknowledgement): acknowledged, not applied again.
+    const { rows } = await platform.db.query<{ body: unknown }>(
+      `SELECT body FROM paygate_events WHERE object = 'invoice' AND reference_id = $1 AND status = 'success'`,
+      [String(deposit.deposit_id)],
+    );
+    expect(rows).toHaveLength(1);
+    const again = signedCallback(rows[0]!.body);
+    const replay = await platform.exchange.inject({
+      method: 'POST',
+      url: '/v3/paygate/callback',
+      headers: again.headers,
+      payload: again.text,
+    });
+    expect(replay.statusCode).toBe(200);
+    expect(replay.json()).toEqual({ received: true, outcome: 'duplicate' });
+    // The same status as a new event id (a second gateway's bug): the credit's idempotency key holds.
+    const other = signedCallback({ ...(rows[0]!.body as object), event_id: 'another-event' });
+    const second = await platform.exchange.inject({
+      method: 'POST',
+      url: '/v3/paygate/callback',
+      headers: other.headers,
+      payload: other.text,
+    });
+    expect(second.statusCode).toBe(200);
+    expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
+  });
+
+  it('leaves the balance unchanged when the card is declined, and cancels the deposit', async () => {
+    const { user, deposit, page } = await startDeposit(200);
+    const declined = await payWithCard(page.html, '4000000000000002');
+    expect(declined.html).toMatch(/declined/i);
+    await eventually(async () =>
+      (await depositStatus(deposit.deposit_id)) === 'canceled' ? true : undefined,
+    );
+    expect(await uahAvailable(user.account.id)).toBe(0n);
+  });
+
+  it('answers the simplified deposit form, which opens the hosted page', async () => {
+    const user = await accountWithKey(platform.db, ['read']);
+    const api = client(() => platform.exchange, user.apiKey, user.secret);
+    const form = await api.v3('/v3/auth/deposit', {
+      currency: 'uah',
+      amount: '150.5',
+      payment_service: 'default',
+    });
+    expect(form.statusCode).toBe(200);
+    const { action, params } = form.json();
+    expect(action).toBe(`${platform.gatewayUrl}/public-api/payment-invoices/process`);
+    expect(params.map((p: { name: string }) => p.name)).toEqual([
+      'amount',
+      'reference_id',
+      'currency',
+      'service',
+      'public_key',
+    ]);
+    expect(params[0]).toEqual({ name: 'amount', value: '150.50' });
+    const page = await submitForm(
+      platform.gatewayUrl,
+      action,
+      Object.fromEntries(params.map((p: { name: string; value: string }) => [p.name, p.value])),
+    );
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('150.50');
+  });
+});

@@ -1,0 +1,151 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
+import { useTestDatabase } from '@platform/testkit/fixtures';
+import { freePort } from '@platform/testkit/ports';
+import { afterAll, beforeAll } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { defaultPaygateConfig } from '../../src/config.js';
+import type { App } from '../../src/http/typed.js';
+import { createSmtpMailer } from '../../src/mail/smtp.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import { reference, secretBox, usePostgresTarget } from '../support/targets.js';
+
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+const GATEWAY_DIR = path.join(REPO, 'services/paygate');
+
+export interface FiatPlatform {
+  /** The exchange, in-process, listening on a free port (the gateway calls it back). */
+  readonly exchange: App;
+  readonly exchangeUrl: string;
+  /** The payment gateway, a real process on a free port with its own database. */
+  readonly gatewayUrl: string;
+  readonly gateway: ServiceProcess;
+  readonly db: ReturnType<ReturnType<typeof usePostgresTarget>['db']>;
+  /** Receives the exchange's mail (withdrawal confirmations) over real SMTP. */
+  readonly mail: SmtpSink;
+  /** Stops the gateway process and starts it again on the same port and database. */
+  restartGateway(): Promise<void>;
+}
+
+/**
+ * The exchange and the gateway wired to each other, as `npm start` runs them: the exchange's
+ * PAYGATE_URL is the gateway, the gateway's merchant `exchange` calls back the exchange. Both on
+ * PostgreSQL (one throw-away database each). Payouts settle after 300 ms, the dispatcher polls
+ * every 200 ms, callbacks are retried from 100 ms.
+ */
+export function useFiatPlatform(): FiatPlatform {
+  const target = usePostgresTarget();
+  const gatewayDb = useTestDatabase('paygate');
+  let exchange: App | undefined;
+  let exchangeUrl = '';
+  let sink: SmtpSink | undefined;
+  let gateway: ServiceProcess | undefined;
+  let gatewayPort = 0;
+  let configDir = '';
+  let env: NodeJS.ProcessEnv = {};
+
+  const startGateway = async () => {
+    gateway = await startServiceProcess({
+      name: 'paygate',
+      entry: path.join(GATEWAY_DIR, 'src/server.ts'),
+      cwd: REPO,
+      port: gatewayPort,
+      env,
+      healthPath: '/health',
+      timeoutMs: 60_000,
+    });
+  };
+
+  beforeAll(async () => {
+    gatewayPort = await freePort();
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const exchangePort = await freePort();
+    exchangeUrl = `http://127.0.0.1:${exchangePort}`;
+    sink = await startSmtpSink();
+    exchange = await buildApp({
+      db: target.db(),
+      reference,
+      secretBox,
+      paygate: { ...defaultPaygateConfig(), url: gatewayUrl, timeoutMs: 5_000 },
+      fiat: { pollMs: 200, resendAfterMs: 1_000 },
+      mail: {
+        mailer: createSmtpMailer({
+          url: sink.url,
+          user: undefined,
+          password: undefined,
+          from: 'exchange@example.com',
+          requireTls: false,
+          tlsRejectUnauthorized: true,
+        }),
+        publicUrl: exchangeUrl,
+        linkTtlMs: 3_600_000,
+      },
+    });
+    await exchange.listen({ port: exchangePort, host: '127.0.0.1' });
+    configDir = mkdtempSync(path.join(tmpdir(), 'fiat-e2e-'));
+    const yaml = readFileSync(path.join(GATEWAY_DIR, 'config/gateway.yaml'), 'utf8').replaceAll(
+      'http://127.0.0.1:3100/v3/paygate/',
+      `${exchangeUrl}/v3/paygate/`,
+    );
+    const configFile = path.join(configDir, 'gateway.yaml');
+    writeFileSync(configFile, yaml);
+    env = {
+      PAYGATE_CONFIG: configFile,
+      DATABASE_URL: gatewayDb.url,
+      PUBLIC_URL: gatewayUrl,
+      PAYOUT_SETTLE_MS: '300',
+      WORKER_INTERVAL_MS: '50',
+      CALLBACK_RETRY_BASE_MS: '100',
+      CALLBACK_RETRY_MAX_MS: '1000',
+      LOG_LEVEL: 'warn',
+    };
+    await startGateway();
+  }, 90_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await exchange?.close();
+    await sink?.close();
+    if (configDir) rmSync(configDir, { recursive: true, force: true });
+  });
+
+  return {
+    get exchange() {
+      if (!exchange) throw new Error('not started');
+      return exchange;
+    },
+    get exchangeUrl() {
+      return exchangeUrl;
+    },
+    get mail() {
+      return sink!;
+    },
+    get gatewayUrl() {
+      return `http://127.0.0.1:${gatewayPort}`;
+    },
+    get gateway() {
+      return gateway!;
+    },
+    get db() {
+      return target.db();
+    },
+    async restartGateway() {
+      await gateway?.stop();
+      await startGateway();
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
