@@ -15,8 +15,17 @@ export interface Litecoind {
   readonly dataDir: string;
   /** Calls the node (on `/wallet/<wallet>` when given); a node error throws with its code and message. */
   rpc<T = unknown>(method: string, params?: readonly unknown[], wallet?: string): Promise<T>;
-  /** Mines `blocks` blocks to a fresh address of `wallet` (created when missing) and returns their hashes. */
+  /**
+   * Mines `blocks` blocks to a fresh address of `wallet` (created when missing) and returns their hashes,
+   * once every wallet of the node has seen them.
+   */
   mine(blocks: number, wallet?: string): Promise<string[]>;
+  /**
+   * Waits until every wallet of the node has seen what the node accepted so far: wallets learn of new
+   * mempool transactions and blocks asynchronously, so a transaction just sent from one wallet may not
+   * be listed yet by another (`syncwithvalidationinterfacequeue`, a regtest helper of the node).
+   */
+  settled(): Promise<void>;
   readonly process: ManagedProcess;
   /** Stops the node and deletes its data directory. */
   stop(): Promise<void>;
@@ -120,7 +129,12 @@ export async function startLitecoind(): Promise<Litecoind> {
     async mine(blocks, wallet = 'miner') {
       await ensureWallet(wallet);
       const address = await rpc<string>('getnewaddress', ['', 'bech32'], wallet);
-      return rpc<string[]>('generatetoaddress', [blocks, address]);
+      const hashes = await rpc<string[]>('generatetoaddress', [blocks, address]);
+      await rpc('syncwithvalidationinterfacequeue');
+      return hashes;
+    },
+    async settled() {
+      await rpc('syncwithvalidationinterfacequeue');
     },
     async stop() {
       await proc.stop(15_000);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { type Custody, CustodyRefusal } from '../../src/custody/custody.js';
 
@@ -34,8 +35,15 @@ export function custodyContract(name: string, world: CustodyWorld): void {
       const { address } = await custody.newAddress(world.currency, 3);
       const first = await custody.incoming(world.currency, null, 2);
       const txid = await world.pay(address, '0.12345678');
+      // A node's wallet learns of a mempool transaction asynchronously (even one paid from another wallet
+      // of the same node), so the custody is polled, as the deposit scanner does.
       let page = await custody.incoming(world.currency, first.cursor, 2);
-      const seen = page.transfers.find((t) => t.txid === txid && t.address === address);
+      let seen = page.transfers.find((t) => t.txid === txid && t.address === address);
+      for (let attempt = 0; !seen && attempt < 100; attempt += 1) {
+        await sleep(100);
+        page = await custody.incoming(world.currency, first.cursor, 2);
+        seen = page.transfers.find((t) => t.txid === txid && t.address === address);
+      }
       expect(seen).toMatchObject({ amount: '0.12345678', confirmations: 0 });
       await world.deepen(txid, 2);
       expect(await custody.confirmations(world.currency, txid)).toBeGreaterThanOrEqual(2);

@@ -24,7 +24,11 @@ custodyContract('node (litecoind -regtest)', {
   custody: () => custody,
   externalAddress: () => node.rpc<string>('getnewaddress', ['', 'bech32'], 'miner'),
   invalidAddresses: ['rltc1qnotanaddress', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', 'hello', ''],
-  pay: (address, amount) => node.rpc<string>('sendtoaddress', [address, amount], 'miner'),
+  async pay(address, amount) {
+    const txid = await node.rpc<string>('sendtoaddress', [address, amount], 'miner');
+    await node.settled();
+    return txid;
+  },
   async deepen(_txid, blocks) {
     await node.mine(blocks);
   },

@@ -69,6 +69,7 @@ describe('wallet on a litecoind -regtest node', () => {
       address: expect.stringMatching(/^rltc1q/),
     });
     const txid = await node.rpc<string>('sendtoaddress', [info.address, '0.5'], 'miner');
+    await node.settled();
     await wallet.tick();
     const [pending] = (await api.v3('/v3/auth/assets-history/deposits', {})).json().items;
     expect(pending).toMatchObject({ amount: 0.5, status: 'pending', destination: info.address, currency: 9 });
@@ -102,6 +103,7 @@ describe('wallet on a litecoind -regtest node', () => {
     // The block with the deposit is orphaned and the payment double-spent on the new chain.
     await node.rpc('invalidateblock', [block]);
     await doubleSpend(txid);
+    await node.settled();
     await node.mine(4);
     await wallet.tick();
     await wallet.tick();
@@ -133,6 +135,7 @@ describe('wallet on a litecoind -regtest node', () => {
     await wallet.tick();
     const sent = (await api.v3('/v3/auth/withdraw/details', { id: result.withdrawal_id })).json();
     expect(sent).toMatchObject({ status: 'pending', amount: '0.2', fee: '0.001', total_amount: '0.201' });
+    await node.settled();
     const received = await node.rpc<{ amount: number }>('gettransaction', [sent.txid], 'miner');
     expect(received.amount).toBe(0.2);
     const { rows } = await target
