@@ -1,11 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { StorageConfig } from '@platform/sql-storage/open';
 import { DEFAULT_FAILURE_LIMITS, type FailureLimits } from './codes/limits.js';
-
-/** Where the storage lives: a PostgreSQL server, or PGlite in a directory (the embedded default). */
-export type StorageConfig =
-  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number }
-  | { readonly kind: 'pglite'; readonly dataDir: string | undefined };
 
 /** Where the master key for encrypting API secrets at rest comes from. */
 export type MasterKeySource =

@@ -1,10 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** Where the storage lives: a PostgreSQL server, or PGlite in a directory (the embedded default). */
-export type StorageConfig =
-  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number }
-  | { readonly kind: 'pglite'; readonly dataDir: string | undefined };
+import type { StorageConfig } from '@platform/sql-storage/open';
 
 export interface Config {
   /** @default 3200 (`PORT`) */

@@ -1,16 +1,8 @@
-/**
- * The SQLSTATE of an error the database reported, or undefined when it did not come from the database
- * (a failed socket, a client-side error): then a statement's outcome is unknown.
- */
-export function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
+import type { Sql, Database as StorageDatabase } from '@platform/sql-storage/database';
 
-/** The SQL surface the stores use; PostgreSQL (pg) and PGlite both implement it. */
-export interface Sql {
-  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
-}
+// The shared part lives in @platform/sql-storage; re-exported here so the exchange's modules keep
+// importing their storage types from one place beside the exchange-only ordered channel.
+export { type Sql, sqlState } from '@platform/sql-storage/database';
 
 /**
  * A connection of its own on which statements run one after another, in the order they were sent.
@@ -22,14 +14,8 @@ export interface OrderedSql extends Sql {
   release(): Promise<void>;
 }
 
-export interface Database extends Sql {
-  readonly kind: 'postgres' | 'pglite';
-  /**
-   * Runs `fn` in one READ COMMITTED transaction; commits when it resolves, rolls back when it throws.
-   * Row locks taken inside serialise concurrent writers on PostgreSQL; PGlite runs one transaction at a time.
-   */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+/** The shared database plus the order writers' ordered channel. */
+export interface Database extends StorageDatabase {
   /** Opens an ordered channel (PostgreSQL: a connection outside the pool; PGlite: the database). */
   ordered(): OrderedSql;
-  close(): Promise<void>;
 }

@@ -1,20 +1,19 @@
-import type { StorageConfig } from '../config.js';
+import { fileURLToPath } from 'node:url';
+import type { Schema } from '@platform/sql-storage/migrate';
+import { openStorage as openSqlStorage, type StorageConfig } from '@platform/sql-storage/open';
 import type { Database } from './database.js';
-import { migrate } from './migrate.js';
-import { openPglite } from './pglite.js';
-import { openPostgres } from './postgres.js';
+import { orderedConnection, statementName } from './postgres.js';
 
-/** Opens the configured storage and brings its schema up to date. */
+/** The exchange's migrations (`migrations/NNN_name.sql`) and its start-up lock. */
+export const schema: Schema = {
+  migrationsDir: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  lockKey: 726373,
+};
+
+/** Opens the configured storage, brings its schema up to date and adds the ordered channel. */
 export async function openStorage(storage: StorageConfig): Promise<Database> {
-  const db =
-    storage.kind === 'postgres'
-      ? openPostgres(storage.url, storage.poolSize)
-      : await openPglite(storage.dataDir);
-  try {
-    await migrate(db);
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
-  return db;
+  const db = await openSqlStorage(storage, { schema, postgres: { statementName } });
+  if (storage.kind === 'postgres') return { ...db, ordered: () => orderedConnection(storage.url) };
+  // PGlite runs one statement at a time, in the order of the calls: the database is ordered already.
+  return { ...db, ordered: () => ({ query: db.query, release: async () => {} }) };
 }

@@ -1,15 +1,10 @@
 import { createHash } from 'node:crypto';
+import { pgTypes, runStatement } from '@platform/sql-storage/postgres';
 import pg from 'pg';
-import { type Database, type OrderedSql, type Sql, sqlState } from './database.js';
+import { type OrderedSql, sqlState } from './database.js';
 
-// int8 (count(*), bigserial ids) as JavaScript numbers, as PGlite returns them; ids stay far below 2^53.
-// numeric stays a string in both drivers and is turned into bigint by the stores.
-const types = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === 20) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+// The exchange's additions to the shared pool (@platform/sql-storage/postgres): named prepared
+// statements and the order writers' ordered connection.
 
 const names = new Map<string, string>();
 /**
@@ -17,51 +12,13 @@ const names = new Map<string, string>();
  * connection), so PostgreSQL parses and plans the ledger's and order writer's large statements once
  * rather than on every call. The name is a digest of the text, so two texts never share one.
  */
-function statementName(text: string): string {
+export function statementName(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
     name = `s${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
     names.set(text, name);
   }
   return name;
-}
-
-/** A pooled PostgreSQL connection. */
-export function openPostgres(url: string, poolSize = 10): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
-  const wrap = (client: pg.PoolClient | pg.Pool | pg.Client): Sql => ({
-    async query<Row>(text: string, params: readonly unknown[] = []) {
-      const result =
-        params.length > 0
-          ? await client.query({ name: statementName(text), text, values: params as unknown[] })
-          : await client.query(text);
-      return { rows: result.rows as Row[] };
-    },
-  });
-  return {
-    kind: 'postgres',
-    ...wrap(pool),
-    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
-    ordered: () => orderedConnection(url),
-    async close() {
-      await pool.end();
-    },
-  };
 }
 
 /**
@@ -82,7 +39,7 @@ export const ORDERED_CONNECTION_NAME = 'exchange-order-writer';
  * next statement while this process is still taking up the previous answer. A connection that failed
  * is replaced on the next statement; the statements queued on it fail with its error.
  */
-function orderedConnection(url: string): OrderedSql {
+export function orderedConnection(url: string): OrderedSql {
   let current: { client: pg.Client; ready: Promise<void>; retire: () => void } | undefined;
   const connect = () => {
     // The order writers' batch statement is one large statement run with new values every time:
@@ -91,7 +48,7 @@ function orderedConnection(url: string): OrderedSql {
     // values (arrays unnested, keyed lookups), so it is planned once per connection.
     const client = new pg.Client({
       connectionString: url,
-      types,
+      types: pgTypes,
       options: '-c plan_cache_mode=force_generic_plan',
       // Named in pg_stat_activity, so an operator (or a test) can tell the writers' connection.
       application_name: ORDERED_CONNECTION_NAME,
@@ -113,10 +70,7 @@ function orderedConnection(url: string): OrderedSql {
     async query<Row>(text: string, params: readonly unknown[] = []) {
       const opened = current ?? connect();
       // Queued on the client synchronously when connected, so statements keep the order of the calls.
-      const pending =
-        params.length > 0
-          ? opened.client.query({ name: statementName(text), text, values: params as unknown[] })
-          : opened.client.query(text);
+      const pending = runStatement(opened.client, text, params, statementName);
       try {
         const [, result] = await Promise.all([opened.ready, pending]);
         return { rows: result.rows as Row[] };

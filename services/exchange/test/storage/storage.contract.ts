@@ -1,3 +1,4 @@
+import { migrate } from '@platform/sql-storage/migrate';
 import { describe, expect, it } from 'vitest';
 import { DuplicateAccountError, findAccount, systemAccountId } from '../../src/accounts/store.js';
 import {
@@ -7,7 +8,7 @@ import {
   revokeApiKey,
   setApiKeyEnabled,
 } from '../../src/apikeys/store.js';
-import { migrate } from '../../src/db/migrate.js';
+import { schema } from '../../src/db/open.js';
 import { adjustment, lockFunds, settleFill, transfer } from '../../src/ledger/entry.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf, postEntries, postEntry } from '../../src/ledger/store.js';
@@ -28,7 +29,7 @@ async function entryCount(target: Target): Promise<number> {
 export function storageContract(target: Target): void {
   describe(`storage contract (${target.name})`, () => {
     it('applies migrations once and records their versions', async () => {
-      expect(await migrate(target.db())).toEqual([]);
+      expect(await migrate(target.db(), schema)).toEqual([]);
       const { rows } = await target.db().query<{ version: number }>('SELECT version FROM schema_migrations');
       expect(rows.map((row) => row.version)).toContain(1);
     });

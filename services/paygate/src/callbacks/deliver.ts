@@ -1,6 +1,6 @@
+import type { Database } from '@platform/sql-storage/database';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
-import type { Database } from '../db/database.js';
 import { callbackBackoffMs } from '../domain/backoff.js';
 import { signBody } from '../domain/signature.js';
 import { claimDueCallbacks, markDelivered, markFailed, type PendingCallback } from './outbox.js';

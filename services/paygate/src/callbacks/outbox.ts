@@ -1,4 +1,4 @@
-import type { Sql } from '../db/database.js';
+import type { Sql } from '@platform/sql-storage/database';
 import type { CallbackEvent } from './event.js';
 
 /**

@@ -1,5 +1,5 @@
+import type { Database } from '@platform/sql-storage/database';
 import type { Catalog } from '../catalog/catalog.js';
-import type { Database } from '../db/database.js';
 import type { CardProcessor } from '../processor/card.js';
 import type { PayoutProcessor } from '../processor/payout.js';
 

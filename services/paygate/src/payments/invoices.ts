@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { Sql } from '@platform/sql-storage/database';
 import { invoiceEvent } from '../callbacks/event.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Merchant, Service } from '../catalog/catalog.js';
-import type { Sql } from '../db/database.js';
 import { validateFields } from '../domain/fields.js';
 import { type InvoiceStatus, invoiceCanMove, invoiceHasExpired } from '../domain/invoice.js';
 import { ApiError } from '../errors.js';

@@ -1,4 +1,4 @@
-import type { Sql } from '../db/database.js';
+import type { Sql } from '@platform/sql-storage/database';
 import type { InvoiceStatus } from '../domain/invoice.js';
 
 /** An invoice as stored. Amounts are decimal strings with the currency's decimals. */

@@ -1,4 +1,4 @@
-import type { Sql } from '../db/database.js';
+import type { Sql } from '@platform/sql-storage/database';
 import type { PayoutStatus } from '../domain/payout.js';
 
 /** A payout as stored. The destination is kept masked only, with the processor's token. */

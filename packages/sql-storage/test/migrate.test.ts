@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitStatements } from '../../src/db/migrate.js';
+import { splitStatements } from '../src/migrate.js';
 
 describe('migration statements', () => {
   it('splits at line-ending semicolons, keeps function bodies whole and drops comment lines', () => {

@@ -1,8 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import type { Database } from './database.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+/** A service's schema: its migrations folder and the advisory lock that serialises its start-ups. */
+export interface Schema {
+  /** Holds `NNN_name.sql` files, applied in order. */
+  readonly migrationsDir: string;
+  /** `pg_advisory_xact_lock` key, one per service, so two services sharing a server do not wait on each other. */
+  readonly lockKey: number;
+}
 
 export interface Migration {
   readonly version: number;
@@ -10,32 +16,34 @@ export interface Migration {
   readonly sql: string;
 }
 
-/** The versioned migrations shipped with the service: `NNN_name.sql`, applied in order. */
-export function bundledMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
+/** The versioned migrations in `dir`: `NNN_name.sql`, in order. */
+export function readMigrations(dir: string): Migration[] {
+  return readdirSync(dir)
     .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
     .sort()
     .map((file) => ({
       version: Number(file.slice(0, 3)),
       name: file.slice(4, -4),
-      sql: readFileSync(`${MIGRATIONS_DIR}${file}`, 'utf8'),
+      sql: readFileSync(path.join(dir, file), 'utf8'),
     }));
 }
 
 /**
- * Applies every migration not yet recorded in `schema_migrations`, each in its own transaction.
- * An advisory lock makes concurrent start-ups against one PostgreSQL wait for each other.
+ * Applies every migration of `schema` not yet recorded in `schema_migrations`, each in its own
+ * transaction. An advisory lock makes concurrent start-ups against one PostgreSQL wait for each other.
  * Returns the versions applied now.
  */
-export async function migrate(db: Database, migrations = bundledMigrations()): Promise<number[]> {
+export async function migrate(db: Database, schema: Schema): Promise<number[]> {
+  // A literal key (checked here) keeps the lock statement a plain one without parameters.
+  if (!Number.isSafeInteger(schema.lockKey)) throw new Error(`lockKey must be an integer: ${schema.lockKey}`);
   await db.query(
     `CREATE TABLE IF NOT EXISTS schema_migrations (
        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
   );
   const applied: number[] = [];
-  for (const migration of migrations) {
+  for (const migration of readMigrations(schema.migrationsDir)) {
     const done = await db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(726373)');
+      await tx.query(`SELECT pg_advisory_xact_lock(${schema.lockKey})`);
       const { rows } = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [
         migration.version,
       ]);

@@ -14,7 +14,7 @@ function alive(pid: number): boolean {
 
 /**
  * PGlite does not guard its directory against a second process, and two writers corrupt it: a pid
- * file next to the directory makes the second opener (the operator tool while the server runs) fail.
+ * file next to the directory makes the second opener (an operator tool while the server runs) fail.
  */
 function claim(dataDir: string): string {
   const lock = path.join(path.dirname(dataDir), `${path.basename(dataDir)}.pid`);
@@ -50,8 +50,6 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     kind: 'pglite',
     ...wrap(db),
     transaction: <T>(fn: (tx: Sql) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
-    // PGlite runs one statement at a time, in the order of the calls: the database is ordered already.
-    ordered: () => ({ ...wrap(db), release: async () => {} }),
     async close() {
       await db.close();
       if (lock) rmSync(lock, { force: true });
