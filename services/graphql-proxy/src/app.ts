@@ -12,6 +12,7 @@ import { fetchCollections, type SyncResult } from './local/sync.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
 import { MutationQueue } from './queue/mutation-queue.js';
+import { FileOutcomeLog } from './queue/outcomes.js';
 import { FileQueueStore } from './queue/store.js';
 import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
@@ -57,6 +58,7 @@ export async function buildApp(
       logger.error({ file }, 'corrupt queue record set aside'),
     ),
   );
+  const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
   const local = await LocalDb.open(config.localDbPath, logger);
   const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
   const monitor = new UpstreamMonitor();
@@ -97,6 +99,7 @@ export async function buildApp(
   });
   const replayer = new Replayer({
     queue,
+    outcomes,
     upstream,
     monitor,
     authToken: config.authToken,
@@ -184,7 +187,7 @@ export async function buildApp(
   });
 
   healthRoutes(app, { config, queue, local, monitor, cache });
-  queueRoutes(app, { queue, replayer, clock });
+  queueRoutes(app, { queue, outcomes, replayer, clock });
   localRoutes(app, { local, sync });
 
   let started = false;

@@ -59,6 +59,8 @@ export interface ProxyConfig {
   readonly retryMaxMs: number;
   /** LOCAL_SYNC_ON_START: sync the local database at start. @default true in SETMODE, false otherwise */
   readonly localSyncOnStart: boolean;
+  /** QUEUE_OUTCOMES_KEPT: final outcomes of queued mutations kept for `GET /queue/{id}`. @default 10000 */
+  readonly queueOutcomesKept: number;
   /** ADMIN_TOKEN: when set, the management endpoints require `Authorization: Bearer <token>`. @default unset */
   readonly adminToken: string | undefined;
   /** BODY_LIMIT_BYTES. @default 1048576 */
@@ -173,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     retryBaseMs,
     retryMaxMs,
     localSyncOnStart: boolean(env, 'LOCAL_SYNC_ON_START', modeRaw === 'SETMODE'),
+    queueOutcomesKept: integer(env, 'QUEUE_OUTCOMES_KEPT', 10_000, 1, 10_000_000),
     adminToken: env['ADMIN_TOKEN'] || undefined,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     logLevel: level,

@@ -12,7 +12,9 @@ export type GraphQLErrorCode =
   | 'MUTATIONS_DISABLED'
   | 'OFFLINE_CACHE_MISS'
   | 'UPSTREAM_UNAVAILABLE'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  // issue 19: the queue's head was rejected upstream; a new mutation is refused, not queued behind it
+  | 'QUEUE_BLOCKED';
 
 export function graphqlErrorBody(
   code: GraphQLErrorCode,

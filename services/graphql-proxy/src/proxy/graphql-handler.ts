@@ -51,6 +51,11 @@ export const OFFLINE_CACHE_MISS_MESSAGE =
   'Upstream GraphQL is unavailable and cache miss occurred for this query.';
 export const QUEUED_MESSAGE =
   'Upstream GraphQL is unavailable; the mutation was queued and will be sent when it is back.';
+export const QUEUED_BEHIND_MESSAGE =
+  'Earlier mutations are still waiting in the queue; this one was queued behind them and will be sent after them, in order.';
+
+/** Why a mutation was queued instead of executed (`extensions.reason`). */
+type QueueReason = 'upstream-unavailable' | 'behind-queue';
 
 function error(code: GraphQLErrorCode, message: string, extra?: Record<string, unknown>): ProxyAnswer {
   return { headers: {}, body: graphqlErrorBody(code, message, extra) };
@@ -214,9 +219,21 @@ export class GraphQLHandler {
       });
     }
     const idempotencyKey = request.idempotencyKey || randomUUID();
-    // SETMODE keeps mutations in order: while older ones wait in the queue, a new one waits behind them.
+    // SETMODE keeps mutations in order (README, "Queue ordering contract"): while older ones wait in
+    // the queue, a new one waits behind them; while the head is a mutation the upstream rejected, no
+    // later one can be sent until an operator retries or discards it, so a new one is refused at once.
     if (mode === 'SETMODE' && queue.size > 0) {
-      const answer = await this.enqueue(payload, idempotencyKey, request.authorization);
+      const blocked = queue.blockedBy();
+      if (blocked) {
+        return error(
+          'QUEUE_BLOCKED',
+          `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
+            `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
+            'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
+          { mode, blockedBy: blocked.id, queuedMutations: queue.size },
+        );
+      }
+      const answer = await this.enqueue(payload, idempotencyKey, request.authorization, 'behind-queue');
       this.deps.triggerReplay();
       return answer;
     }
@@ -250,13 +267,14 @@ export class GraphQLHandler {
         { mode },
       );
     }
-    return this.enqueue(payload, idempotencyKey, request.authorization);
+    return this.enqueue(payload, idempotencyKey, request.authorization, 'upstream-unavailable');
   }
 
   private async enqueue(
     payload: QueuedPayload,
     idempotencyKey: string,
     authorization: string | undefined,
+    reason: QueueReason,
   ): Promise<ProxyAnswer> {
     const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
     this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
@@ -264,7 +282,12 @@ export class GraphQLHandler {
       headers: { 'x-cache': 'MISS', 'x-queued': 'true' },
       body: JSON.stringify({
         data: null,
-        extensions: { queued: true, queueId: item.id, message: QUEUED_MESSAGE },
+        extensions: {
+          queued: true,
+          queueId: item.id,
+          message: reason === 'behind-queue' ? QUEUED_BEHIND_MESSAGE : QUEUED_MESSAGE,
+          reason,
+        },
       }),
     };
   }

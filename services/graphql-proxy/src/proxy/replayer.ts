@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffMs } from '../cache/policy.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { OutcomeLog } from '../queue/outcomes.js';
 import type { QueuedMutation } from '../queue/store.js';
 import { hasErrors, type UpstreamClient, type UpstreamMonitor } from '../upstream/client.js';
 
@@ -13,6 +14,7 @@ export interface ReplayResult {
 
 export interface ReplayerDeps {
   readonly queue: MutationQueue;
+  readonly outcomes: OutcomeLog;
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
   readonly authToken: string | undefined;
@@ -122,6 +124,7 @@ export class Replayer {
             message,
             code: first?.extensions?.code,
             upstreamStatus: outcome.status,
+            errors: outcome.body.errors,
             at,
           });
           stoppedBy = { id: item.id, reason: 'rejected', message };
@@ -132,6 +135,15 @@ export class Replayer {
           break;
         }
         await queue.remove(item);
+        await this.deps.outcomes.record({
+          id: item.id,
+          status: 'sent',
+          at,
+          createdAt: item.createdAt,
+          attempts: item.attempts + 1,
+          upstreamStatus: outcome.status,
+          response: outcome.body,
+        });
         flushed += 1;
         this.deps.onConfirmed(item, outcome.body.data);
       }

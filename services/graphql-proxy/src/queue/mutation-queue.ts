@@ -40,6 +40,12 @@ export class MutationQueue {
     return this.items[0];
   }
 
+  /** The head of the queue when the upstream rejected it: nothing behind it is sent until it is retried or discarded. */
+  blockedBy(): QueuedMutation | undefined {
+    const head = this.items[0];
+    return head?.status === 'rejected' ? head : undefined;
+  }
+
   find(id: string): QueuedMutation | undefined {
     return this.items.find((item) => item.id === id);
   }

@@ -19,6 +19,7 @@ export function healthRoutes(
   app.get('/health', async () => {
     const { config, queue, local, monitor, cache } = deps;
     const counts = local.counts();
+    const blocked = queue.blockedBy();
     return {
       status: 'ok',
       mode: config.mode,
@@ -28,6 +29,16 @@ export function healthRoutes(
       port: config.port,
       queuedMutations: queue.size,
       rejectedMutations: queue.list().filter((item) => item.status === 'rejected').length,
+      // `blocked`: the upstream rejected the head of the queue; nothing behind it is sent, and new
+      // SETMODE mutations are refused with QUEUE_BLOCKED until it is retried or discarded.
+      queueState: blocked ? 'blocked' : queue.size > 0 ? 'pending' : 'empty',
+      blockedBy: blocked
+        ? {
+            id: blocked.id,
+            message: blocked.lastError?.message ?? null,
+            code: blocked.lastError?.code ?? null,
+          }
+        : null,
       cache: { entries: cache.stats.entries, bytes: cache.stats.bytes },
       localData: {
         posts: counts.posts,
