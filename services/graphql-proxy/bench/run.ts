@@ -103,6 +103,7 @@ async function main(): Promise<void> {
       UPSTREAM_GRAPHQL_ENDPOINT: upstream,
       PATHS_BASE_DIR: path.join(dir, 'proxy-miss'),
       CACHE_TTL_SECONDS: '0',
+      CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
       LOG_LEVEL: 'warn',
     });
 

@@ -18,7 +18,12 @@ import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { queueRoutes } from './routes/queue.js';
-import { createUpstreamClient, type UpstreamClient, UpstreamMonitor } from './upstream/client.js';
+import {
+  createUpstreamClient,
+  guardedPost,
+  type UpstreamClient,
+  UpstreamMonitor,
+} from './upstream/client.js';
 
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
@@ -61,11 +66,17 @@ export async function buildApp(
   const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
   const local = await LocalDb.open(config.localDbPath, logger);
   const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
-  const monitor = new UpstreamMonitor();
+  const monitor = new UpstreamMonitor(config.breakerFailureThreshold);
   const analyser = new DocumentAnalyser();
   const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
   // Sync requests also tell the monitor whether the upstream answers.
-  const monitored: UpstreamClient = {
+  // Background syncs respect the circuit breaker; one asked for by an operator (POST /local/sync)
+  // tries the upstream anyway, like a probe. Both tell the monitor whether the upstream answered.
+  const guarded: UpstreamClient = {
+    post: (request) => guardedPost(upstream, monitor, request),
+    close: () => upstream.close(),
+  };
+  const recorded: UpstreamClient = {
     post: async (request) => {
       const outcome = await upstream.post(request);
       monitor.record(outcome);
@@ -73,9 +84,9 @@ export async function buildApp(
     },
     close: () => upstream.close(),
   };
-  const sync = (): Promise<SyncResult> =>
+  const sync = (explicit = false): Promise<SyncResult> =>
     local.sync(
-      () => fetchCollections(monitored, authorization),
+      () => fetchCollections(explicit ? recorded : guarded, authorization),
       () => queue.list(),
       clock,
     );
@@ -128,6 +139,7 @@ export async function buildApp(
     clock,
     cacheTtlMs: config.cacheTtlMs,
     staleIfErrorMs: config.staleIfErrorMs,
+    staleWhileRevalidateMs: config.staleWhileRevalidateMs,
     logger,
     triggerReplay: () => void replayer.replay(false),
     afterMutation: () => {
@@ -188,7 +200,7 @@ export async function buildApp(
 
   healthRoutes(app, { config, queue, local, monitor, cache });
   queueRoutes(app, { queue, outcomes, replayer, clock });
-  localRoutes(app, { local, sync });
+  localRoutes(app, { local, sync: () => sync(true) });
 
   let started = false;
   return {

@@ -44,6 +44,10 @@ export interface ProxyConfig {
   readonly cacheTtlMs: number;
   /** CACHE_STALE_IF_ERROR_SECONDS: how old an entry may be when served because upstream failed. @default 604800 (7 days) */
   readonly staleIfErrorMs: number;
+  /** CACHE_STALE_WHILE_REVALIDATE_SECONDS: how long after the TTL an entry is still answered at once while it is refreshed in the background (RFC 5861 section 3). @default 60 */
+  readonly staleWhileRevalidateMs: number;
+  /** BREAKER_FAILURE_THRESHOLD: consecutive upstream failures that open the circuit breaker. @default 1 */
+  readonly breakerFailureThreshold: number;
   /** CACHE_MAX_ENTRIES. @default 5000 */
   readonly cacheMaxEntries: number;
   /** CACHE_MAX_BYTES: total size of cached bodies on disk. @default 104857600 (100 MiB) */
@@ -167,6 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     corsOrigin: corsOrigins(env['CORS_ORIGIN']),
     cacheTtlMs: integer(env, 'CACHE_TTL_SECONDS', 60, 0, 365 * 86_400) * 1000,
     staleIfErrorMs: integer(env, 'CACHE_STALE_IF_ERROR_SECONDS', 7 * 86_400, 0, 10 * 365 * 86_400) * 1000,
+    staleWhileRevalidateMs: integer(env, 'CACHE_STALE_WHILE_REVALIDATE_SECONDS', 60, 0, 365 * 86_400) * 1000,
+    breakerFailureThreshold: integer(env, 'BREAKER_FAILURE_THRESHOLD', 1, 1, 1000),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 5000, 1, 10_000_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 100 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),

@@ -3,21 +3,24 @@
  * clock reading is passed in.
  */
 
-export type Freshness = 'fresh' | 'stale' | 'unusable';
+export type Freshness = 'fresh' | 'revalidate' | 'stale' | 'unusable';
 
 /**
- * `fresh` while younger than the TTL (served without asking upstream); `stale` while younger than
- * TTL + stale-if-error (served only when upstream fails, RFC 5861 section 4); `unusable` after that.
- * An invalidated entry has `invalidated` set and is never fresh.
+ * `fresh` while younger than the TTL (served without asking upstream); `revalidate` while younger
+ * than TTL + stale-while-revalidate (served at once, refreshed in the background, RFC 5861 section 3);
+ * `stale` while younger than TTL + stale-if-error (served only when upstream fails, RFC 5861 section
+ * 4); `unusable` after that. An invalidated entry is known to be outdated: never fresh nor revalidate.
  */
 export function freshness(
   entry: { storedAt: number; invalidated: boolean },
   now: number,
   ttlMs: number,
   staleIfErrorMs: number,
+  staleWhileRevalidateMs = 0,
 ): Freshness {
   const age = now - entry.storedAt;
   if (!entry.invalidated && age < ttlMs) return 'fresh';
+  if (!entry.invalidated && age < ttlMs + staleWhileRevalidateMs) return 'revalidate';
   if (age < ttlMs + staleIfErrorMs) return 'stale';
   return 'unusable';
 }

@@ -9,6 +9,7 @@ import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
+  guardedPost,
   hasErrors,
   type UpstreamClient,
   type UpstreamMonitor,
@@ -40,6 +41,8 @@ export interface GraphQLHandlerDeps {
   readonly clock: () => number;
   readonly cacheTtlMs: number;
   readonly staleIfErrorMs: number;
+  /** CACHE_STALE_WHILE_REVALIDATE_SECONDS in ms (0: off). */
+  readonly staleWhileRevalidateMs?: number;
   readonly logger: Logger;
   /** Asks the replayer to run (the queue was not empty when a mutation came in). */
   readonly triggerReplay: () => void;
@@ -126,6 +129,7 @@ export class GraphQLHandler {
     authorization: string | undefined,
   ): Promise<ProxyAnswer> {
     const { cache, clock, cacheTtlMs, staleIfErrorMs } = this.deps;
+    const swrMs = this.deps.staleWhileRevalidateMs ?? 0;
     const key = cacheKey(
       operation.normalised,
       operation.operationName,
@@ -138,9 +142,51 @@ export class GraphQLHandler {
       return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: known.body };
     }
     const cached = known ? await cache.get(key) : undefined;
-    if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
+    const state = cached?.body ? freshness(cached, clock(), cacheTtlMs, staleIfErrorMs, swrMs) : 'unusable';
+    if (cached?.body && state === 'fresh') {
       return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: cached.body };
     }
+    const pending = this.upstreamFetch(key, operation, payload, authorization);
+    // Stale-while-revalidate: answer from the cache now; the refresh (started above, shared with
+    // identical queries) stores the new answer for the next caller.
+    if (cached?.body && state === 'revalidate') return this.staleAnswer(key, cached.storedAt, cached.body);
+    // With the breaker open, upstreamFetch answered CIRCUIT_OPEN without waiting.
+    const outcome = await pending;
+    if (outcome.kind === 'answered') {
+      return {
+        headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
+        body: outcome.text,
+      };
+    }
+    if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) !== 'unusable') {
+      return this.staleAnswer(key, cached.storedAt, cached.body);
+    }
+    return {
+      headers: { 'x-cache': 'MISS', 'x-cache-key': key },
+      body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
+    };
+  }
+
+  private staleAnswer(key: string, storedAt: number, body: Buffer): ProxyAnswer {
+    return {
+      headers: {
+        'x-cache': 'HIT',
+        'x-cache-key': key,
+        'x-cache-stale': 'true',
+        age: String(Math.max(0, Math.floor((this.deps.clock() - storedAt) / 1000))),
+      },
+      body,
+    };
+  }
+
+  /** The upstream answer for a query, shared by identical queries in flight. */
+  private upstreamFetch(
+    key: string,
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    authorization: string | undefined,
+  ): Promise<UpstreamOutcome> {
+    const { cache } = this.deps;
     // Join an identical query on its way upstream, unless a mutation invalidated the cache since it
     // started (its answer may predate the mutation this caller has already seen succeed).
     let pending = this.inFlight.get(key);
@@ -154,29 +200,7 @@ export class GraphQLHandler {
       started.promise.then(forget, forget);
       pending = started;
     }
-    const outcome = await pending.promise;
-    if (outcome.kind === 'answered') {
-      return {
-        headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
-        body: outcome.text,
-      };
-    }
-    const now = clock();
-    if (cached?.body && freshness(cached, now, cacheTtlMs, staleIfErrorMs) !== 'unusable') {
-      return {
-        headers: {
-          'x-cache': 'HIT',
-          'x-cache-key': key,
-          'x-cache-stale': 'true',
-          age: String(Math.max(0, Math.floor((now - cached.storedAt) / 1000))),
-        },
-        body: cached.body,
-      };
-    }
-    return {
-      headers: { 'x-cache': 'MISS', 'x-cache-key': key },
-      body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
-    };
+    return pending.promise;
   }
 
   private async fetchAndStore(
@@ -186,13 +210,12 @@ export class GraphQLHandler {
     authorization: string | undefined,
     epoch: number,
   ): Promise<UpstreamOutcome> {
-    const outcome = await this.deps.upstream.post({
+    const outcome = await guardedPost(this.deps.upstream, this.deps.monitor, {
       body: JSON.stringify(payload),
       authorization: this.deps.authTokenForQueries
         ? this.upstreamAuthorization(authorization)
         : authorization,
     });
-    this.deps.monitor.record(outcome);
     if (
       outcome.kind === 'answered' &&
       outcome.status === 200 &&
@@ -237,12 +260,11 @@ export class GraphQLHandler {
       this.deps.triggerReplay();
       return answer;
     }
-    const outcome = await this.deps.upstream.post({
+    const outcome = await guardedPost(this.deps.upstream, this.deps.monitor, {
       body: JSON.stringify(payload),
       authorization: this.upstreamAuthorization(request.authorization),
       idempotencyKey,
     });
-    this.deps.monitor.record(outcome);
     if (outcome.kind === 'answered') {
       if (!hasErrors(outcome.body) && outcome.status < 400) {
         const invalidated = this.deps.cache.invalidate(

@@ -40,6 +40,7 @@ const PROBE_BODY = JSON.stringify({ query: 'query ProxyProbe { __typename }', op
 export class Replayer {
   private running: Promise<ReplayResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private probing = false;
 
   constructor(private readonly deps: ReplayerDeps) {
     deps.monitor.onOnline(() => {
@@ -62,15 +63,22 @@ export class Replayer {
   }
 
   private async tick(): Promise<void> {
-    if (this.running) return;
+    if (this.running || this.probing) return;
     const head = this.deps.queue.head();
-    if (head?.status === 'pending' && head.nextAttemptAt <= this.deps.clock()) {
+    // While the breaker is open only the probe goes upstream; its success closes the breaker and
+    // (through onOnline) starts the replay.
+    if (head?.status === 'pending' && head.nextAttemptAt <= this.deps.clock() && this.deps.monitor.allows()) {
       await this.replay(false);
       return;
     }
-    if (this.deps.monitor.state !== 'online' || head !== undefined) {
-      const outcome = await this.deps.upstream.post({ body: PROBE_BODY });
-      this.deps.monitor.record(outcome);
+    if (this.deps.monitor.state !== 'online' || head !== undefined || !this.deps.monitor.allows()) {
+      this.probing = true;
+      try {
+        const outcome = await this.deps.upstream.post({ body: PROBE_BODY });
+        this.deps.monitor.record(outcome);
+      } finally {
+        this.probing = false;
+      }
     }
   }
 
@@ -100,6 +108,10 @@ export class Replayer {
         }
         if (!force && item.nextAttemptAt > clock()) {
           stoppedBy = { id: item.id, reason: 'backoff' };
+          break;
+        }
+        if (!force && !monitor.allows()) {
+          stoppedBy = { id: item.id, reason: 'unavailable', message: 'circuit breaker open' };
           break;
         }
         const outcome = await upstream.post({

@@ -25,6 +25,8 @@ export function healthRoutes(
       mode: config.mode,
       upstream: config.upstreamEndpoint ? 'configured' : 'missing',
       upstreamState: monitor.state,
+      // `open`: the upstream is down; requests are answered without it until a probe gets an answer.
+      breaker: monitor.breakerState,
       authToken: config.authToken ? 'configured' : 'missing',
       port: config.port,
       queuedMutations: queue.size,
