@@ -16,6 +16,7 @@ import { FileOutcomeLog } from './queue/outcomes.js';
 import { FileQueueStore } from './queue/store.js';
 import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
+import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { localRoutes } from './routes/local.js';
 import { queueRoutes } from './routes/queue.js';
 import {
@@ -32,8 +33,6 @@ export interface ProxyApp {
   startBackground(): void;
   close(): Promise<void>;
 }
-
-const MANAGEMENT_PATHS = ['/queue', '/flush', '/local/'];
 
 function fastifyErrorCode(error: FastifyError): HttpErrorCode {
   if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
@@ -164,28 +163,22 @@ export async function buildApp(
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
-  await app.register(cors, {
+  // CORS for the GraphQL endpoint and /health only: management routes are never offered to web pages.
+  const corsOptions = {
     origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
-    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['content-type', 'authorization', 'idempotency-key'],
     exposedHeaders: ['x-cache', 'x-cache-key', 'x-cache-stale', 'x-upstream-status', 'x-queued', 'age'],
     optionsSuccessStatus: 204,
     strictPreflight: false,
+  };
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      callback(null, isManagementPath(request.url ?? '') ? { origin: false } : corsOptions);
+    },
   });
 
-  if (config.adminToken) {
-    const expected = `Bearer ${config.adminToken}`;
-    app.addHook('onRequest', async (request) => {
-      const path = request.url.split('?')[0] ?? '';
-      if (request.method === 'OPTIONS' || !MANAGEMENT_PATHS.some((prefix) => path.startsWith(prefix))) return;
-      if (request.headers.authorization !== expected) {
-        throw new HttpError(
-          'UNAUTHORIZED',
-          'The management API requires Authorization: Bearer <ADMIN_TOKEN>',
-        );
-      }
-    });
-  }
+  guardManagementRoutes(app, config.adminToken);
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);

@@ -122,6 +122,11 @@ function corsOrigins(raw: string | undefined): '*' | readonly string[] {
   return Object.freeze(origins.map((origin) => origin.replace(/\/$/, '')));
 }
 
+/** 127.0.0.0/8, ::1 and localhost: addresses other machines cannot reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
   const endpointRaw = env['UPSTREAM_GRAPHQL_ENDPOINT'];
   const embedded = endpointRaw === undefined || endpointRaw === '';
@@ -157,6 +162,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);
   if (retryMaxMs < retryBaseMs) throw new ConfigError('RETRY_MAX_MS must not be smaller than RETRY_BASE_MS');
   const authToken = env['AUTH_TOKEN'] ? env['AUTH_TOKEN'] : embedded ? EMBEDDED_BLOG_TOKEN : undefined;
+  const host = env['HOST'] || '127.0.0.1';
+  const adminToken = env['ADMIN_TOKEN'] || undefined;
+  if (!isLoopback(host) && adminToken === undefined) {
+    throw new ConfigError(
+      `ADMIN_TOKEN is required when HOST (${host}) is not a loopback address: the management API ` +
+        '(/queue, /flush, /local/*, /cache/*, /metrics) would otherwise be open to the network',
+    );
+  }
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
   return Object.freeze({
     upstreamEndpoint,
     embedded,
@@ -164,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     mode: modeRaw,
     authTokenForQueries: boolean(env, 'AUTH_TOKEN_FOR_QUERIES', false),
     port: integer(env, 'PORT', 5001, 0, 65535),
-    host: env['HOST'] || '127.0.0.1',
+    host,
     cacheDir: resolvePath('CACHE_DIR', './data/graphql-proxy/cache'),
     queueDir: resolvePath('QUEUE_DIR', './data/graphql-proxy/queue'),
     localDbPath: resolvePath('LOCAL_DB_PATH', './data/graphql-proxy/local-db.json'),
@@ -182,7 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     retryMaxMs,
     localSyncOnStart: boolean(env, 'LOCAL_SYNC_ON_START', modeRaw === 'SETMODE'),
     queueOutcomesKept: integer(env, 'QUEUE_OUTCOMES_KEPT', 10_000, 1, 10_000_000),
-    adminToken: env['ADMIN_TOKEN'] || undefined,
+    adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     logLevel: level,
   });

@@ -27,6 +27,7 @@ export function graphqlErrorBody(
 export type HttpErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
@@ -49,6 +50,8 @@ export function httpStatus(code: HttpErrorCode): { statusCode: number; error: st
       return { statusCode: 400, error: 'Bad Request' };
     case 'UNAUTHORIZED':
       return { statusCode: 401, error: 'Unauthorized' };
+    case 'FORBIDDEN':
+      return { statusCode: 403, error: 'Forbidden' };
     case 'NOT_FOUND':
       return { statusCode: 404, error: 'Not Found' };
     case 'CONFLICT':
