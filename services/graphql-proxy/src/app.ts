@@ -16,8 +16,8 @@ import { FileOutcomeLog } from './queue/outcomes.js';
 import { FileQueueStore } from './queue/store.js';
 import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
-import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { localRoutes } from './routes/local.js';
+import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { queueRoutes } from './routes/queue.js';
 import {
   createUpstreamClient,
