@@ -66,7 +66,7 @@ export async function buildApp(
   const local = await LocalDb.open(config.localDbPath, logger);
   const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
   const monitor = new UpstreamMonitor(config.breakerFailureThreshold);
-  const analyser = new DocumentAnalyser();
+  const analyser = new DocumentAnalyser({ maxBytes: config.queryMemoBytes });
   const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
   // Sync requests also tell the monitor whether the upstream answers.
   // Background syncs respect the circuit breaker; one asked for by an operator (POST /local/sync)
@@ -104,8 +104,9 @@ export async function buildApp(
   monitor.onOnline(() => {
     if (config.localSyncOnStart && local.lastUpdated === null) syncInBackground();
   });
-  queue.onChange(() => {
-    void local.applyQueue(queue.list());
+  queue.onChange((change) => {
+    if (change.kind === 'append') local.appendPending(change.item);
+    else local.queueChanged(() => queue.list());
   });
   const replayer = new Replayer({
     queue,
@@ -135,6 +136,7 @@ export async function buildApp(
     upstream,
     monitor,
     queue,
+    queueMaxItems: config.queueMaxItems,
     clock,
     cacheTtlMs: config.cacheTtlMs,
     staleIfErrorMs: config.staleIfErrorMs,

@@ -65,6 +65,10 @@ export interface ProxyConfig {
   readonly localSyncOnStart: boolean;
   /** QUEUE_OUTCOMES_KEPT: final outcomes of queued mutations kept for `GET /queue/{id}`. @default 10000 */
   readonly queueOutcomesKept: number;
+  /** QUEUE_MAX_ITEMS: mutations the queue may hold; more are refused with QUEUE_FULL. @default 10000 */
+  readonly queueMaxItems: number;
+  /** QUERY_MEMO_BYTES: bytes of parsed documents remembered (the hot path skips parsing for them). @default 16777216 (16 MiB) */
+  readonly queryMemoBytes: number;
   /** ADMIN_TOKEN: when set, the management endpoints require `Authorization: Bearer <token>`. @default unset */
   readonly adminToken: string | undefined;
   /** BODY_LIMIT_BYTES. @default 1048576 */
@@ -197,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     retryBaseMs,
     retryMaxMs,
     localSyncOnStart: boolean(env, 'LOCAL_SYNC_ON_START', modeRaw === 'SETMODE'),
+    queueMaxItems: integer(env, 'QUEUE_MAX_ITEMS', 10_000, 1, 10_000_000),
+    queryMemoBytes: integer(env, 'QUERY_MEMO_BYTES', 16 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     queueOutcomesKept: integer(env, 'QUEUE_OUTCOMES_KEPT', 10_000, 1, 10_000_000),
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),

@@ -14,7 +14,11 @@ export type GraphQLErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'INTERNAL_ERROR'
   // issue 19: the queue's head was rejected upstream; a new mutation is refused, not queued behind it
-  | 'QUEUE_BLOCKED';
+  | 'QUEUE_BLOCKED'
+  // issue 19: QUEUE_MAX_ITEMS mutations are queued already
+  | 'QUEUE_FULL'
+  // issue 19: the body is larger than BODY_LIMIT_BYTES (answered with HTTP 413)
+  | 'PAYLOAD_TOO_LARGE';
 
 export function graphqlErrorBody(
   code: GraphQLErrorCode,

@@ -136,8 +136,9 @@ describe('queries through the cache', () => {
     expect(wrongType.status).toBe(200);
     expect(await wrongType.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
     const huge = await gql(getProxy.url, `{ posts { nodes { id } } } # ${'x'.repeat(1_100_000)}`);
-    expect(huge.status).toBe(200);
+    expect(huge.status).toBe(413);
     expect(huge.body.errors?.[0]?.message).toMatch(/exceeds/);
+    expect(huge.body.errors?.[0]?.extensions?.['code']).toBe('PAYLOAD_TOO_LARGE');
     const noQuery = await fetch(`${getProxy.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -38,6 +38,8 @@ export interface GraphQLHandlerDeps {
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
   readonly queue: MutationQueue;
+  /** QUEUE_MAX_ITEMS: a mutation that would make the queue longer is refused with QUEUE_FULL. */
+  readonly queueMaxItems?: number;
   readonly clock: () => number;
   readonly cacheTtlMs: number;
   readonly staleIfErrorMs: number;
@@ -84,7 +86,13 @@ export class GraphQLHandler {
 
   async handle(request: ProxyRequest): Promise<ProxyAnswer> {
     const body = request.body;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    if (Array.isArray(body)) {
+      return error(
+        'BAD_REQUEST',
+        'Batched requests (a JSON array of operations) are not supported; send one operation per request',
+      );
+    }
+    if (body === null || typeof body !== 'object') {
       return error('BAD_REQUEST', 'The body must be a JSON object with a "query" string');
     }
     const { query, variables, operationName } = body as Record<string, unknown>;
@@ -298,6 +306,15 @@ export class GraphQLHandler {
     authorization: string | undefined,
     reason: QueueReason,
   ): Promise<ProxyAnswer> {
+    const maxItems = this.deps.queueMaxItems ?? Number.POSITIVE_INFINITY;
+    if (this.deps.queue.size >= maxItems) {
+      return error(
+        'QUEUE_FULL',
+        `The mutation was not sent or queued: the queue holds its maximum of ${maxItems} mutations ` +
+          '(QUEUE_MAX_ITEMS). Try again once the upstream is back and the queue drained.',
+        { maxItems, queuedMutations: this.deps.queue.size },
+      );
+    }
     const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
     this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
     return {

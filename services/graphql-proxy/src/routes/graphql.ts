@@ -37,6 +37,7 @@ export function createGraphQLListener(
     response: ServerResponse,
     headers: Record<string, string>,
     body: string | Buffer,
+    status = 200,
   ) => {
     if (allowed === undefined) {
       response.setHeader('access-control-allow-origin', '*');
@@ -50,8 +51,19 @@ export function createGraphQLListener(
     for (const name in headers) response.setHeader(name, headers[name] as string);
     response.setHeader('content-type', 'application/json; charset=utf-8');
     response.setHeader('content-length', Buffer.byteLength(body));
-    response.writeHead(200);
+    response.writeHead(status);
     response.end(body);
+  };
+
+  // 413 with a GraphQL body; the connection is closed so the rest of a huge body is not read.
+  const tooLarge = (request: IncomingMessage, response: ServerResponse) => {
+    send(
+      request,
+      response,
+      { connection: 'close' },
+      graphqlErrorBody('PAYLOAD_TOO_LARGE', `The body exceeds BODY_LIMIT_BYTES (${bodyLimitBytes} bytes)`),
+      413,
+    );
   };
 
   return (request, response) => {
@@ -66,24 +78,27 @@ export function createGraphQLListener(
       );
       return;
     }
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > bodyLimitBytes) {
+      request.resume();
+      tooLarge(request, response);
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
+    let refused = false;
     request.on('data', (chunk: Buffer) => {
+      if (refused) return;
       size += chunk.length;
-      if (size > bodyLimitBytes) tooLarge = true;
-      else chunks.push(chunk);
+      if (size > bodyLimitBytes) {
+        // Answered at once; nothing more is kept in memory (chunked bodies have no content-length).
+        refused = true;
+        chunks.length = 0;
+        tooLarge(request, response);
+      } else chunks.push(chunk);
     });
     request.on('end', () => {
-      if (tooLarge) {
-        send(
-          request,
-          response,
-          {},
-          graphqlErrorBody('BAD_REQUEST', `The body exceeds ${bodyLimitBytes} bytes`),
-        );
-        return;
-      }
+      if (refused) return;
       let body: unknown;
       try {
         body = JSON.parse(

@@ -46,7 +46,7 @@ export function queueRoutes(
     if (item) {
       return {
         ...view(item),
-        position: queue.list().indexOf(item),
+        position: queue.position(item),
         ...(item.status === 'rejected' ? { errors: item.lastError?.errors ?? [] } : {}),
       };
     }
