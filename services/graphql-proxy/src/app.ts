@@ -152,6 +152,7 @@ export async function buildApp(
     handler,
     bodyLimitBytes: config.bodyLimitBytes,
     corsOrigin: config.corsOrigin,
+    mode: config.mode,
     logger,
   });
   const app = Fastify({
@@ -170,7 +171,18 @@ export async function buildApp(
     origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
     methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['content-type', 'authorization', 'idempotency-key'],
-    exposedHeaders: ['x-cache', 'x-cache-key', 'x-cache-stale', 'x-upstream-status', 'x-queued', 'age'],
+    exposedHeaders: [
+      'x-cache',
+      'x-cache-key',
+      'x-cache-stale',
+      'x-upstream-status',
+      'x-queued',
+      'x-mode',
+      'x-mutation',
+      'x-queue-id',
+      'age',
+      'etag',
+    ],
     optionsSuccessStatus: 204,
     strictPreflight: false,
   };

@@ -191,14 +191,14 @@ describe('health and CORS', () => {
     expect(body).toMatchObject({
       mode: 'CRUDMODE',
       upstream: 'configured',
-      authToken: 'configured',
+      authToken: true,
       port: crudProxy.port,
       queuedMutations: 0,
       upstreamState: 'online',
     });
     expect(body['localData']).toMatchObject({ posts: expect.any(Number), lastUpdated: null });
     const get = await getJson(`${getProxy.url}/health`);
-    expect(get.body).toMatchObject({ mode: 'GETMODE', authToken: 'missing' });
+    expect(get.body).toMatchObject({ mode: 'GETMODE', authToken: false });
   });
 
   it('answers a preflight with 204 for a listed origin and withholds the header for others', async () => {

@@ -55,6 +55,8 @@ describe('a rejected replay', () => {
     const behind = await gql(proxy.url, CREATE, { input: { title: 'Queued behind the bad one' } });
     badId = String(bad.body.extensions?.['queueId']);
     behindId = String(behind.body.extensions?.['queueId']);
+    expect(behind.headers.get('x-queue-id')).toBe(behindId);
+    expect(behind.headers.get('x-mutation')).toBe('queued');
     await blog.start();
     await eventually('the head to be rejected', async () =>
       (await queue())[0]?.status === 'rejected' ? true : undefined,
@@ -108,6 +110,11 @@ describe('a rejected replay', () => {
 
     const after = await gql(proxy.url, CREATE, { input: { title: 'Sent after the discard' } });
     expect(after.body.errors).toBeUndefined();
+    expect(after.headers.get('x-mutation')).toBe('executed');
+    const sync = await getJson<{ message: string; counts: { posts: number } }>(`${proxy.url}/local/sync`, {
+      method: 'POST',
+    });
+    expect(sync.body).toMatchObject({ message: expect.any(String), counts: { posts: expect.any(Number) } });
     const titles = postTitles(await gql(blog.url, '{ posts(first: 100) { nodes { title } } }'));
     expect(titles.filter((title) => title === 'Queued behind the bad one')).toHaveLength(1);
     expect(titles).not.toContain('Sent while blocked');

@@ -285,7 +285,7 @@ export class GraphQLHandler {
         this.deps.afterMutation();
       }
       return {
-        headers: { 'x-cache': 'MISS', 'x-upstream-status': String(outcome.status) },
+        headers: { 'x-cache': 'MISS', 'x-mutation': 'executed', 'x-upstream-status': String(outcome.status) },
         body: outcome.text,
       };
     }
@@ -318,7 +318,7 @@ export class GraphQLHandler {
     const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
     this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
     return {
-      headers: { 'x-cache': 'MISS', 'x-queued': 'true' },
+      headers: { 'x-cache': 'MISS', 'x-queued': 'true', 'x-mutation': 'queued', 'x-queue-id': item.id },
       body: JSON.stringify({
         data: null,
         extensions: {

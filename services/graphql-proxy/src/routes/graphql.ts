@@ -15,10 +15,13 @@ export interface GraphQLListenerOptions {
   readonly handler: GraphQLHandler;
   readonly bodyLimitBytes: number;
   readonly corsOrigin: '*' | readonly string[];
+  /** GRAPHQL_MODE, sent as `x-mode` on every answer (the original's clients read it). */
+  readonly mode: string;
   readonly logger: Logger;
 }
 
-const EXPOSED = 'x-cache, x-cache-key, x-cache-stale, x-upstream-status, x-queued, age';
+const EXPOSED =
+  'x-cache, x-cache-key, x-cache-stale, x-upstream-status, x-queued, x-mode, x-mutation, x-queue-id, age, etag';
 
 export function isGraphQLPost(request: IncomingMessage): boolean {
   return (
@@ -29,7 +32,7 @@ export function isGraphQLPost(request: IncomingMessage): boolean {
 export function createGraphQLListener(
   options: GraphQLListenerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { handler, bodyLimitBytes, corsOrigin, logger } = options;
+  const { handler, bodyLimitBytes, corsOrigin, mode, logger } = options;
   const allowed = corsOrigin === '*' ? undefined : new Set(corsOrigin);
 
   const send = (
@@ -48,6 +51,7 @@ export function createGraphQLListener(
         response.setHeader('access-control-allow-origin', origin);
     }
     response.setHeader('access-control-expose-headers', EXPOSED);
+    response.setHeader('x-mode', mode);
     for (const name in headers) response.setHeader(name, headers[name] as string);
     response.setHeader('content-type', 'application/json; charset=utf-8');
     response.setHeader('content-length', Buffer.byteLength(body));

@@ -21,14 +21,19 @@ export function healthRoutes(
     const counts = local.counts();
     const blocked = queue.blockedBy();
     return {
+      ok: true,
       status: 'ok',
       mode: config.mode,
       upstream: config.upstreamEndpoint ? 'configured' : 'missing',
       upstreamState: monitor.state,
       // `open`: the upstream is down; requests are answered without it until a probe gets an answer.
       breaker: monitor.breakerState,
-      authToken: config.authToken ? 'configured' : 'missing',
+      // The original's clients read a boolean; the token itself is never shown.
+      authToken: config.authToken !== undefined,
       port: config.port,
+      cacheDir: config.cacheDir,
+      queueDir: config.queueDir,
+      localDbPath: config.localDbPath,
       queuedMutations: queue.size,
       rejectedMutations: queue.list().filter((item) => item.status === 'rejected').length,
       // `blocked`: the upstream rejected the head of the queue; nothing behind it is sent, and new

@@ -57,8 +57,15 @@ export function queueRoutes(
 
   app.post('/flush', async () => {
     const result = await replayer.replay(true);
+    // `failed`: mutations this flush tried and could not send (the replay stops at the first one);
+    // `remaining`: still queued.
+    const failed = result.stoppedBy && result.stoppedBy.reason !== 'backoff' ? 1 : 0;
     return {
+      message: result.stoppedBy
+        ? `Flushed ${result.flushed} queued mutation(s); stopped at ${result.stoppedBy.id} (${result.stoppedBy.reason}), ${result.remaining} remaining`
+        : `Flushed ${result.flushed} queued mutation(s)`,
       flushed: result.flushed,
+      failed,
       remaining: result.remaining,
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy } : {}),
     };
