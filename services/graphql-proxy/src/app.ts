@@ -3,18 +3,22 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ResponseCache } from './cache/response-cache.js';
+import { ScopeResolver } from './cache/scope.js';
 import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
 import { DocumentAnalyser } from './graphql/document.js';
+import { PersistedQueries } from './graphql/persisted.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
+import { ProxyMetrics } from './metrics.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
 import { FileQueueStore } from './queue/store.js';
-import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
+import { cacheRoutes } from './routes/cache.js';
+import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
@@ -64,7 +68,18 @@ export async function buildApp(
   );
   const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
   const local = await LocalDb.open(config.localDbPath, logger);
-  const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
+  const metrics = new ProxyMetrics();
+  const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
+  // Every upstream call is timed for the latency histogram.
+  const upstream: UpstreamClient = {
+    post: async (request) => {
+      const started = performance.now();
+      const outcome = await client.post(request);
+      metrics.observeUpstream((performance.now() - started) / 1000, outcome.kind === 'unavailable');
+      return outcome;
+    },
+    close: () => client.close(),
+  };
   const monitor = new UpstreamMonitor(config.breakerFailureThreshold);
   const analyser = new DocumentAnalyser({ maxBytes: config.queryMemoBytes });
   const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
@@ -141,6 +156,10 @@ export async function buildApp(
     cacheTtlMs: config.cacheTtlMs,
     staleIfErrorMs: config.staleIfErrorMs,
     staleWhileRevalidateMs: config.staleWhileRevalidateMs,
+    scopes: new ScopeResolver({ claim: config.cacheScopeClaim, secret: config.cacheScopeJwtSecret }, clock),
+    persisted: new PersistedQueries(config.persistedQueriesMaxBytes),
+    metrics,
+    typeTtlsMs: config.typeTtlsMs,
     logger,
     triggerReplay: () => void replayer.replay(false),
     afterMutation: () => {
@@ -153,13 +172,14 @@ export async function buildApp(
     bodyLimitBytes: config.bodyLimitBytes,
     corsOrigin: config.corsOrigin,
     mode: config.mode,
+    metrics,
     logger,
   });
   const app = Fastify({
     // POST /graphql is served on plain node:http (see routes/graphql.ts); Fastify serves the rest.
     serverFactory: (fastifyHandler) =>
       createServer((request, response) => {
-        if (isGraphQLPost(request)) graphqlListener(request, response);
+        if (isGraphQLRequest(request)) graphqlListener(request, response);
         else fastifyHandler(request, response);
       }),
     loggerInstance: logger as FastifyBaseLogger,
@@ -208,6 +228,7 @@ export async function buildApp(
   healthRoutes(app, { config, queue, local, monitor, cache });
   queueRoutes(app, { queue, outcomes, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
+  cacheRoutes(app, { cache, metrics, monitor, queue });
 
   let started = false;
   return {

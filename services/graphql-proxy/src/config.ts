@@ -48,6 +48,14 @@ export interface ProxyConfig {
   readonly staleWhileRevalidateMs: number;
   /** BREAKER_FAILURE_THRESHOLD: consecutive upstream failures that open the circuit breaker. @default 1 */
   readonly breakerFailureThreshold: number;
+  /** CACHE_TTL_BY_TYPE: `Type=seconds,...`; an answer holding these types lives the smallest of them (unless the upstream sent max-age). @default empty */
+  readonly typeTtlsMs: ReadonlyMap<string, number>;
+  /** CACHE_SCOPE_CLAIM: scope the cache by this claim of a bearer JWT verified with CACHE_SCOPE_JWT_SECRET. @default unset (scope = hash of the Authorization header) */
+  readonly cacheScopeClaim: string | undefined;
+  /** CACHE_SCOPE_JWT_SECRET: HMAC secret (HS256/384/512) the tokens are verified with; required with CACHE_SCOPE_CLAIM. */
+  readonly cacheScopeJwtSecret: string | undefined;
+  /** PERSISTED_QUERIES_MAX_BYTES: automatic persisted queries remembered. @default 8388608 (8 MiB) */
+  readonly persistedQueriesMaxBytes: number;
   /** CACHE_MAX_ENTRIES. @default 5000 */
   readonly cacheMaxEntries: number;
   /** CACHE_MAX_BYTES: total size of cached bodies on disk. @default 104857600 (100 MiB) */
@@ -131,6 +139,19 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+function typeTtls(raw: string | undefined): ReadonlyMap<string, number> {
+  const ttls = new Map<string, number>();
+  if (raw === undefined || raw.trim() === '') return ttls;
+  for (const part of raw.split(',')) {
+    const match = /^\s*([A-Za-z_]\w*)\s*=\s*(\d+)\s*$/.exec(part);
+    if (!match) {
+      throw new ConfigError(`CACHE_TTL_BY_TYPE must be Type=seconds[,Type=seconds...], got "${part.trim()}"`);
+    }
+    ttls.set(match[1] as string, Number(match[2]) * 1000);
+  }
+  return ttls;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
   const endpointRaw = env['UPSTREAM_GRAPHQL_ENDPOINT'];
   const embedded = endpointRaw === undefined || endpointRaw === '';
@@ -177,6 +198,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
+  const cacheScopeClaim = env['CACHE_SCOPE_CLAIM'] || undefined;
+  const cacheScopeJwtSecret = env['CACHE_SCOPE_JWT_SECRET'] || undefined;
+  if (
+    cacheScopeClaim !== undefined &&
+    (cacheScopeJwtSecret === undefined || cacheScopeJwtSecret.length < 16)
+  ) {
+    throw new ConfigError(
+      "CACHE_SCOPE_CLAIM needs CACHE_SCOPE_JWT_SECRET (at least 16 characters): an unverified claim would let anyone read another user's cached answers",
+    );
+  }
   return Object.freeze({
     upstreamEndpoint,
     embedded,
@@ -193,6 +224,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     staleIfErrorMs: integer(env, 'CACHE_STALE_IF_ERROR_SECONDS', 7 * 86_400, 0, 10 * 365 * 86_400) * 1000,
     staleWhileRevalidateMs: integer(env, 'CACHE_STALE_WHILE_REVALIDATE_SECONDS', 60, 0, 365 * 86_400) * 1000,
     breakerFailureThreshold: integer(env, 'BREAKER_FAILURE_THRESHOLD', 1, 1, 1000),
+    typeTtlsMs: typeTtls(env['CACHE_TTL_BY_TYPE']),
+    cacheScopeClaim,
+    cacheScopeJwtSecret,
+    persistedQueriesMaxBytes: integer(
+      env,
+      'PERSISTED_QUERIES_MAX_BYTES',
+      8 * 1024 * 1024,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 5000, 1, 10_000_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 100 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),

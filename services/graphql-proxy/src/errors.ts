@@ -18,7 +18,10 @@ export type GraphQLErrorCode =
   // issue 19: QUEUE_MAX_ITEMS mutations are queued already
   | 'QUEUE_FULL'
   // issue 19: the body is larger than BODY_LIMIT_BYTES (answered with HTTP 413)
-  | 'PAYLOAD_TOO_LARGE';
+  | 'PAYLOAD_TOO_LARGE'
+  // issue 19: HTTP cache semantics
+  | 'METHOD_NOT_ALLOWED'
+  | 'PERSISTED_QUERY_NOT_FOUND';
 
 export function graphqlErrorBody(
   code: GraphQLErrorCode,

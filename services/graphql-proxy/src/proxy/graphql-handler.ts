@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { authorizationScope, cacheKey } from '../cache/key.js';
-import { freshness, tagsInData } from '../cache/policy.js';
-import type { ResponseCache } from '../cache/response-cache.js';
+import { cacheKey } from '../cache/key.js';
+import { freshness, parseCacheControl, storedLifetime, tagsInData } from '../cache/policy.js';
+import { type CachedAnswer, etagOf, type ResponseCache } from '../cache/response-cache.js';
+import { ScopeResolver } from '../cache/scope.js';
 import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
 import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
+import { PersistedQueries } from '../graphql/persisted.js';
+import type { ProxyMetrics } from '../metrics.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
@@ -21,11 +24,15 @@ export interface ProxyRequest {
   readonly body: unknown;
   readonly authorization: string | undefined;
   readonly idempotencyKey: string | undefined;
+  /** GET serves queries only (GraphQL over HTTP); POST everything. @default 'POST' */
+  readonly method?: 'GET' | 'POST';
 }
 
 export interface ProxyAnswer {
   readonly headers: Record<string, string>;
   readonly body: string | Buffer;
+  /** HTTP status; 200 unless said (413, 405). */
+  readonly status?: number;
 }
 
 export interface GraphQLHandlerDeps {
@@ -46,6 +53,11 @@ export interface GraphQLHandlerDeps {
   /** CACHE_STALE_WHILE_REVALIDATE_SECONDS in ms (0: off). */
   readonly staleWhileRevalidateMs?: number;
   readonly logger: Logger;
+  readonly scopes: ScopeResolver;
+  readonly persisted: PersistedQueries;
+  readonly metrics: ProxyMetrics;
+  /** CACHE_TTL_BY_TYPE in ms, by type name. */
+  readonly typeTtlsMs: ReadonlyMap<string, number>;
   /** Asks the replayer to run (the queue was not empty when a mutation came in). */
   readonly triggerReplay: () => void;
   /** Called after a mutation succeeded upstream (SETMODE schedules a local sync). */
@@ -62,8 +74,16 @@ export const QUEUED_BEHIND_MESSAGE =
 /** Why a mutation was queued instead of executed (`extensions.reason`). */
 type QueueReason = 'upstream-unavailable' | 'behind-queue';
 
+const NO_STORE = { 'cache-control': 'no-store' };
+
 function error(code: GraphQLErrorCode, message: string, extra?: Record<string, unknown>): ProxyAnswer {
-  return { headers: {}, body: graphqlErrorBody(code, message, extra) };
+  return { headers: NO_STORE, body: graphqlErrorBody(code, message, extra) };
+}
+
+/** The upstream's answer to a query, and the lifetime it was stored with (undefined: not stored). */
+interface FetchResult {
+  readonly outcome: UpstreamOutcome;
+  readonly ttlMs: number | undefined;
 }
 
 /** Tags a successful mutation invalidates: its types, the ids in its input and in its answer. */
@@ -80,7 +100,7 @@ export function mutationTags(operation: AnalysedOperation, variables: unknown, d
  */
 export class GraphQLHandler {
   /** Queries on their way upstream, by cache key, with the cache epoch they started in. */
-  private readonly inFlight = new Map<string, { promise: Promise<UpstreamOutcome>; epoch: number }>();
+  private readonly inFlight = new Map<string, { promise: Promise<FetchResult>; epoch: number }>();
 
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
@@ -95,10 +115,10 @@ export class GraphQLHandler {
     if (body === null || typeof body !== 'object') {
       return error('BAD_REQUEST', 'The body must be a JSON object with a "query" string');
     }
-    const { query, variables, operationName } = body as Record<string, unknown>;
-    if (typeof query !== 'string' || query.trim() === '') {
-      return error('BAD_REQUEST', 'The body must carry a "query" string');
-    }
+    const { variables, operationName, extensions } = body as Record<string, unknown>;
+    const resolved = this.persistedQuery(body as Record<string, unknown>, extensions);
+    if (typeof resolved !== 'string') return resolved;
+    const query = resolved;
     if (
       variables !== undefined &&
       variables !== null &&
@@ -116,6 +136,12 @@ export class GraphQLHandler {
       variables: (variables as Record<string, unknown> | null | undefined) ?? null,
       operationName: (operationName as string | null | undefined) ?? null,
     };
+    if (request.method === 'GET' && analysis.operation.kind !== 'query') {
+      return {
+        ...error('METHOD_NOT_ALLOWED', 'Only queries can be sent with GET; send mutations with POST'),
+        status: 405,
+      };
+    }
     switch (analysis.operation.kind) {
       case 'query':
         return this.query(analysis.operation, payload, request.authorization);
@@ -124,6 +150,46 @@ export class GraphQLHandler {
       default:
         return error('SUBSCRIPTIONS_NOT_SUPPORTED', 'Subscriptions are not supported by this proxy');
     }
+  }
+
+  /**
+   * The query text: from the body, or, with the Apollo `persistedQuery` extension, from the hash
+   * (remembered when a body carried both). Returns an error answer when neither gives a query.
+   */
+  private persistedQuery(body: Record<string, unknown>, extensions: unknown): string | ProxyAnswer {
+    const query = body['query'];
+    const persisted =
+      extensions !== null && typeof extensions === 'object'
+        ? (extensions as Record<string, unknown>)['persistedQuery']
+        : undefined;
+    if (persisted === undefined || persisted === null) {
+      if (typeof query !== 'string' || query.trim() === '') {
+        return error('BAD_REQUEST', 'The body must carry a "query" string');
+      }
+      return query;
+    }
+    const { version, sha256Hash } = persisted as Record<string, unknown>;
+    if (version !== 1 || typeof sha256Hash !== 'string' || !/^[0-9a-f]{64}$/i.test(sha256Hash)) {
+      return error(
+        'BAD_REQUEST',
+        'extensions.persistedQuery must be {version: 1, sha256Hash: <64 hex digits>}',
+      );
+    }
+    const hash = sha256Hash.toLowerCase();
+    if (query === undefined || query === null) {
+      const known = this.deps.persisted.get(hash);
+      // Apollo clients recognise this exact message and code, and resend with the query text.
+      if (known === undefined) return error('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound');
+      return known;
+    }
+    if (typeof query !== 'string' || query.trim() === '') {
+      return error('BAD_REQUEST', 'The body must carry a "query" string');
+    }
+    if (PersistedQueries.hash(query) !== hash) {
+      return error('BAD_REQUEST', 'provided sha does not match query');
+    }
+    this.deps.persisted.set(hash, query);
+    return query;
   }
 
   private upstreamAuthorization(clientAuthorization: string | undefined): string | undefined {
@@ -136,71 +202,102 @@ export class GraphQLHandler {
     payload: QueuedPayload,
     authorization: string | undefined,
   ): Promise<ProxyAnswer> {
-    const { cache, clock, cacheTtlMs, staleIfErrorMs } = this.deps;
+    const { cache, clock, cacheTtlMs, staleIfErrorMs, metrics } = this.deps;
     const swrMs = this.deps.staleWhileRevalidateMs ?? 0;
-    const key = cacheKey(
-      operation.normalised,
-      operation.operationName,
-      payload.variables,
-      authorizationScope(authorization),
-    );
+    const scope = this.deps.scopes.scopeOf(authorization);
+    const key = cacheKey(operation.normalised, operation.operationName, payload.variables, scope);
     // Fast path: a fresh entry whose body is in memory needs no await at all.
     const known = cache.peek(key);
-    if (known?.body && freshness(known, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
-      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: known.body };
+    if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {
+      metrics.hits += 1;
+      return this.cachedAnswer(key, scope, known, known.body, false);
     }
     const cached = known ? await cache.get(key) : undefined;
-    const state = cached?.body ? freshness(cached, clock(), cacheTtlMs, staleIfErrorMs, swrMs) : 'unusable';
+    const now = clock();
+    const ttl = cached?.ttlMs ?? cacheTtlMs;
+    const state = cached?.body ? freshness(cached, now, ttl, staleIfErrorMs, swrMs) : 'unusable';
     if (cached?.body && state === 'fresh') {
-      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: cached.body };
+      metrics.hits += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, false);
     }
-    const pending = this.upstreamFetch(key, operation, payload, authorization);
+    metrics.misses += 1;
+    const pending = this.upstreamFetch(key, scope, operation, payload, authorization);
     // Stale-while-revalidate: answer from the cache now; the refresh (started above, shared with
     // identical queries) stores the new answer for the next caller.
-    if (cached?.body && state === 'revalidate') return this.staleAnswer(key, cached.storedAt, cached.body);
-    // With the breaker open, upstreamFetch answered CIRCUIT_OPEN without waiting.
-    const outcome = await pending;
-    if (outcome.kind === 'answered') {
-      return {
-        headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
-        body: outcome.text,
-      };
+    if (cached?.body && state === 'revalidate') {
+      metrics.staleServed += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, true);
     }
-    if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) !== 'unusable') {
-      return this.staleAnswer(key, cached.storedAt, cached.body);
+    // With the breaker open, upstreamFetch answered CIRCUIT_OPEN without waiting.
+    const { outcome, ttlMs } = await pending;
+    if (outcome.kind === 'answered') {
+      const headers: Record<string, string> = {
+        'x-cache': 'MISS',
+        'x-cache-key': key,
+        'x-upstream-status': String(outcome.status),
+      };
+      if (ttlMs === undefined) headers['cache-control'] = 'no-store';
+      else {
+        headers['cache-control'] =
+          `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${Math.floor(ttlMs / 1000)}`;
+        headers['age'] = '0';
+        headers['etag'] = etagOf(outcome.text);
+      }
+      return { headers, body: outcome.text };
+    }
+    if (cached?.body && freshness(cached, clock(), ttl, staleIfErrorMs) !== 'unusable') {
+      metrics.staleServed += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, true);
     }
     return {
-      headers: { 'x-cache': 'MISS', 'x-cache-key': key },
+      headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'cache-control': 'no-store' },
       body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
     };
   }
 
-  private staleAnswer(key: string, storedAt: number, body: Buffer): ProxyAnswer {
-    return {
-      headers: {
-        'x-cache': 'HIT',
-        'x-cache-key': key,
-        'x-cache-stale': 'true',
-        age: String(Math.max(0, Math.floor((this.deps.clock() - storedAt) / 1000))),
-      },
-      body,
+  /**
+   * A cached answer with its HTTP caching headers: `Cache-Control` (`public` for the shared anonymous
+   * scope, else `private`; `max-age` = the rest of its freshness, 0 when stale), `Age`, `ETag`.
+   */
+  private cachedAnswer(
+    key: string,
+    scope: string,
+    entry: CachedAnswer,
+    body: Buffer,
+    stale: boolean,
+  ): ProxyAnswer {
+    const ageMs = Math.max(0, this.deps.clock() - entry.storedAt);
+    const ttl = entry.ttlMs ?? this.deps.cacheTtlMs;
+    const maxAge = stale ? 0 : Math.max(0, Math.floor((ttl - ageMs) / 1000));
+    const headers: Record<string, string> = {
+      'x-cache': 'HIT',
+      'x-cache-key': key,
+      'cache-control': `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${maxAge}`,
+      age: String(Math.floor(ageMs / 1000)),
+      etag: entry.etag,
     };
+    if (stale) headers['x-cache-stale'] = 'true';
+    return { headers, body };
   }
 
   /** The upstream answer for a query, shared by identical queries in flight. */
   private upstreamFetch(
     key: string,
+    scope: string,
     operation: AnalysedOperation,
     payload: QueuedPayload,
     authorization: string | undefined,
-  ): Promise<UpstreamOutcome> {
+  ): Promise<FetchResult> {
     const { cache } = this.deps;
     // Join an identical query on its way upstream, unless a mutation invalidated the cache since it
     // started (its answer may predate the mutation this caller has already seen succeed).
     let pending = this.inFlight.get(key);
     if (pending === undefined || pending.epoch !== cache.epoch) {
       const epoch = cache.epoch;
-      const started = { promise: this.fetchAndStore(key, operation, payload, authorization, epoch), epoch };
+      const started = {
+        promise: this.fetchAndStore(key, scope, operation, payload, authorization, epoch),
+        epoch,
+      };
       this.inFlight.set(key, started);
       const forget = () => {
         if (this.inFlight.get(key) === started) this.inFlight.delete(key);
@@ -213,11 +310,12 @@ export class GraphQLHandler {
 
   private async fetchAndStore(
     key: string,
+    scope: string,
     operation: AnalysedOperation,
     payload: QueuedPayload,
     authorization: string | undefined,
     epoch: number,
-  ): Promise<UpstreamOutcome> {
+  ): Promise<FetchResult> {
     const outcome = await guardedPost(this.deps.upstream, this.deps.monitor, {
       body: JSON.stringify(payload),
       authorization: this.deps.authTokenForQueries
@@ -225,17 +323,27 @@ export class GraphQLHandler {
         : authorization,
     });
     if (
-      outcome.kind === 'answered' &&
-      outcome.status === 200 &&
-      !hasErrors(outcome.body) &&
-      outcome.body.data
+      outcome.kind !== 'answered' ||
+      outcome.status !== 200 ||
+      hasErrors(outcome.body) ||
+      !outcome.body.data
     ) {
-      const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
-      // The index is updated at once; the file is written without holding up the answer.
-      const raced = this.deps.cache.epoch !== epoch;
-      void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock(), raced);
+      return { outcome, ttlMs: undefined };
     }
-    return outcome;
+    const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
+    const ttlMs = storedLifetime(
+      parseCacheControl(outcome.cacheControl),
+      ScopeResolver.isShared(scope),
+      tags,
+      this.deps.typeTtlsMs,
+      this.deps.cacheTtlMs,
+    );
+    if (ttlMs === undefined) return { outcome, ttlMs };
+    // The index is updated at once; the file is written without holding up the answer.
+    const raced = this.deps.cache.epoch !== epoch;
+    const own = ttlMs === this.deps.cacheTtlMs ? undefined : ttlMs;
+    void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock(), raced, own);
+    return { outcome, ttlMs };
   }
 
   private async mutation(
@@ -285,7 +393,12 @@ export class GraphQLHandler {
         this.deps.afterMutation();
       }
       return {
-        headers: { 'x-cache': 'MISS', 'x-mutation': 'executed', 'x-upstream-status': String(outcome.status) },
+        headers: {
+          'x-cache': 'MISS',
+          'x-mutation': 'executed',
+          'x-upstream-status': String(outcome.status),
+          'cache-control': 'no-store',
+        },
         body: outcome.text,
       };
     }
@@ -318,7 +431,13 @@ export class GraphQLHandler {
     const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
     this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
     return {
-      headers: { 'x-cache': 'MISS', 'x-queued': 'true', 'x-mutation': 'queued', 'x-queue-id': item.id },
+      headers: {
+        'x-cache': 'MISS',
+        'x-queued': 'true',
+        'x-mutation': 'queued',
+        'x-queue-id': item.id,
+        'cache-control': 'no-store',
+      },
       body: JSON.stringify({
         data: null,
         extensions: {

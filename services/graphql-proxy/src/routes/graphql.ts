@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { graphqlErrorBody } from '../errors.js';
-import type { GraphQLHandler } from '../proxy/graphql-handler.js';
+import type { ProxyMetrics } from '../metrics.js';
+import type { GraphQLHandler, ProxyAnswer } from '../proxy/graphql-handler.js';
 
 /**
  * POST /graphql on plain node:http, in front of Fastify (which serves every other route, and the
@@ -17,22 +18,43 @@ export interface GraphQLListenerOptions {
   readonly corsOrigin: '*' | readonly string[];
   /** GRAPHQL_MODE, sent as `x-mode` on every answer (the original's clients read it). */
   readonly mode: string;
+  readonly metrics: ProxyMetrics;
   readonly logger: Logger;
 }
 
 const EXPOSED =
   'x-cache, x-cache-key, x-cache-stale, x-upstream-status, x-queued, x-mode, x-mutation, x-queue-id, age, etag';
 
-export function isGraphQLPost(request: IncomingMessage): boolean {
-  return (
-    request.method === 'POST' && (request.url === '/graphql' || request.url?.startsWith('/graphql?') === true)
-  );
+/** POST /graphql, and GET /graphql?query=... (queries only, GraphQL over HTTP). */
+export function isGraphQLRequest(request: IncomingMessage): boolean {
+  if (request.method !== 'POST' && request.method !== 'GET') return false;
+  return request.url === '/graphql' || request.url?.startsWith('/graphql?') === true;
+}
+
+/** The GraphQL request carried by GET parameters: `query`, `operationName`, JSON `variables` and `extensions`. */
+function fromSearchParams(url: string): Record<string, unknown> | string {
+  const params = new URL(url, 'http://proxy.invalid').searchParams;
+  const body: Record<string, unknown> = {};
+  const query = params.get('query');
+  if (query !== null) body['query'] = query;
+  const operationName = params.get('operationName');
+  if (operationName !== null && operationName !== '') body['operationName'] = operationName;
+  for (const name of ['variables', 'extensions']) {
+    const raw = params.get(name);
+    if (raw === null || raw === '') continue;
+    try {
+      body[name] = JSON.parse(raw);
+    } catch {
+      return `The "${name}" parameter is not valid JSON`;
+    }
+  }
+  return body;
 }
 
 export function createGraphQLListener(
   options: GraphQLListenerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { handler, bodyLimitBytes, corsOrigin, mode, logger } = options;
+  const { handler, bodyLimitBytes, corsOrigin, mode, metrics, logger } = options;
   const allowed = corsOrigin === '*' ? undefined : new Set(corsOrigin);
 
   const send = (
@@ -53,10 +75,44 @@ export function createGraphQLListener(
     response.setHeader('access-control-expose-headers', EXPOSED);
     response.setHeader('x-mode', mode);
     for (const name in headers) response.setHeader(name, headers[name] as string);
+    // RFC 9110 section 13.1.2: a matching If-None-Match on a cacheable answer is 304 without a body.
+    const etag = headers['etag'];
+    if (status === 200 && etag !== undefined && request.headers['if-none-match'] !== undefined) {
+      const tags = request.headers['if-none-match'].split(',').map((tag) => tag.trim());
+      if (tags.includes(etag) || tags.includes('*')) {
+        metrics.notModified += 1;
+        response.writeHead(304);
+        response.end();
+        return;
+      }
+    }
     response.setHeader('content-type', 'application/json; charset=utf-8');
     response.setHeader('content-length', Buffer.byteLength(body));
     response.writeHead(status);
     response.end(body);
+  };
+
+  const answer = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: unknown,
+    method: 'GET' | 'POST',
+  ) => {
+    const key = request.headers['idempotency-key'];
+    handler
+      .handle({
+        body,
+        authorization: request.headers.authorization,
+        idempotencyKey: typeof key === 'string' ? key : undefined,
+        method,
+      })
+      .then(
+        (result: ProxyAnswer) => send(request, response, result.headers, result.body, result.status),
+        (error: unknown) => {
+          logger.error({ err: error }, `${method} /graphql failed`);
+          send(request, response, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
+        },
+      );
   };
 
   // 413 with a GraphQL body; the connection is closed so the rest of a huge body is not read.
@@ -71,6 +127,13 @@ export function createGraphQLListener(
   };
 
   return (request, response) => {
+    if (request.method === 'GET') {
+      request.resume();
+      const body = fromSearchParams(request.url ?? '/graphql');
+      if (typeof body === 'string') send(request, response, {}, graphqlErrorBody('BAD_REQUEST', body));
+      else answer(request, response, body, 'GET');
+      return;
+    }
     const contentType = request.headers['content-type'];
     if (contentType === undefined || !/^application\/(graphql-response\+)?json\b/i.test(contentType)) {
       request.resume();
@@ -114,20 +177,7 @@ export function createGraphQLListener(
         send(request, response, {}, graphqlErrorBody('BAD_REQUEST', 'The body is not valid JSON'));
         return;
       }
-      const key = request.headers['idempotency-key'];
-      handler
-        .handle({
-          body,
-          authorization: request.headers.authorization,
-          idempotencyKey: typeof key === 'string' ? key : undefined,
-        })
-        .then(
-          (answer) => send(request, response, answer.headers, answer.body),
-          (error: unknown) => {
-            logger.error({ err: error }, 'POST /graphql failed');
-            send(request, response, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
-          },
-        );
+      answer(request, response, body, 'POST');
     });
     request.on('error', () => response.destroy());
   };

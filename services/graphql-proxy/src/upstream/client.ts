@@ -19,6 +19,8 @@ export type UpstreamOutcome =
       readonly status: number;
       readonly text: string;
       readonly body: GraphQLResponseBody;
+      /** The upstream's Cache-Control header, honoured by the cache. */
+      readonly cacheControl?: string | undefined;
     }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
@@ -88,7 +90,8 @@ export function createUpstreamClient(endpoint: string, timeoutMs: number): Upstr
               });
               return;
             }
-            settle({ kind: 'answered', status, text, body: body as GraphQLResponseBody });
+            const cacheControl = res.headers['cache-control'];
+            settle({ kind: 'answered', status, text, body: body as GraphQLResponseBody, cacheControl });
           });
         });
         req.on('error', (error) => settle({ kind: 'unavailable', reason: error.message }));
