@@ -241,7 +241,7 @@ export class GraphQLHandler {
         headers['cache-control'] =
           `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${Math.floor(ttlMs / 1000)}`;
         headers['age'] = '0';
-        headers['etag'] = etagOf(outcome.text);
+        headers['etag'] = this.deps.cache.peek(key)?.etag ?? etagOf(outcome.text);
       }
       return { headers, body: outcome.text };
     }

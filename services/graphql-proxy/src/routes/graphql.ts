@@ -57,6 +57,8 @@ export function createGraphQLListener(
   const { handler, bodyLimitBytes, corsOrigin, mode, metrics, logger } = options;
   const allowed = corsOrigin === '*' ? undefined : new Set(corsOrigin);
 
+  // Headers go to writeHead as one flat array: setHeader per header (its map, its checks) was a
+  // measurable share of a cache hit.
   const send = (
     request: IncomingMessage,
     response: ServerResponse,
@@ -64,31 +66,34 @@ export function createGraphQLListener(
     body: string | Buffer,
     status = 200,
   ) => {
+    const raw: string[] = ['access-control-expose-headers', EXPOSED, 'x-mode', mode];
     if (allowed === undefined) {
-      response.setHeader('access-control-allow-origin', '*');
+      raw.push('access-control-allow-origin', '*');
     } else {
-      response.setHeader('vary', 'Origin');
+      raw.push('vary', 'Origin');
       const origin = request.headers.origin;
-      if (origin !== undefined && allowed.has(origin))
-        response.setHeader('access-control-allow-origin', origin);
+      if (origin !== undefined && allowed.has(origin)) raw.push('access-control-allow-origin', origin);
     }
-    response.setHeader('access-control-expose-headers', EXPOSED);
-    response.setHeader('x-mode', mode);
-    for (const name in headers) response.setHeader(name, headers[name] as string);
+    for (const name in headers) raw.push(name, headers[name] as string);
     // RFC 9110 section 13.1.2: a matching If-None-Match on a cacheable answer is 304 without a body.
     const etag = headers['etag'];
-    if (status === 200 && etag !== undefined && request.headers['if-none-match'] !== undefined) {
-      const tags = request.headers['if-none-match'].split(',').map((tag) => tag.trim());
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (status === 200 && etag !== undefined && ifNoneMatch !== undefined) {
+      const tags = ifNoneMatch.split(',').map((tag) => tag.trim());
       if (tags.includes(etag) || tags.includes('*')) {
         metrics.notModified += 1;
-        response.writeHead(304);
+        response.writeHead(304, raw);
         response.end();
         return;
       }
     }
-    response.setHeader('content-type', 'application/json; charset=utf-8');
-    response.setHeader('content-length', Buffer.byteLength(body));
-    response.writeHead(status);
+    raw.push(
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      String(Buffer.byteLength(body)),
+    );
+    response.writeHead(status, raw);
     response.end(body);
   };
 
