@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -99,6 +100,27 @@ describe('bad input on POST /graphql', () => {
     const huge = await post(JSON.stringify({ query: `mutation { a } # ${'x'.repeat(70_000)}` }));
     expect(huge.status).toBe(413);
     expect(await huge.json()).toMatchObject({ errors: [{ extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    // Without content-length (chunked), the limit is enforced while reading.
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      });
+      request.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+        );
+      });
+      request.on('error', reject);
+      request.write(`{"query":"mutation { a } # ${'x'.repeat(40_000)}`);
+      request.end(`${'y'.repeat(40_000)}"}`);
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({
+      errors: [{ extensions: { code: 'PAYLOAD_TOO_LARGE' } }],
+    });
     const batch = await post(JSON.stringify([{ query: '{ posts { nodes { id } } }' }]));
     expect(await batch.json()).toMatchObject({
       errors: [{ message: expect.stringMatching(/[Bb]atch/), extensions: { code: 'BAD_REQUEST' } }],

@@ -7,7 +7,7 @@ import { ScopeResolver } from '../cache/scope.js';
 import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
 import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
-import { PersistedQueries } from '../graphql/persisted.js';
+import type { PersistedQueries } from '../graphql/persisted.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { QueuedPayload } from '../queue/store.js';
@@ -18,6 +18,7 @@ import {
   type UpstreamMonitor,
   type UpstreamOutcome,
 } from '../upstream/client.js';
+import { parseRequest } from './request.js';
 
 /** A POST /graphql request as the transport hands it over. */
 export interface ProxyRequest {
@@ -105,37 +106,12 @@ export class GraphQLHandler {
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
   async handle(request: ProxyRequest): Promise<ProxyAnswer> {
-    const body = request.body;
-    if (Array.isArray(body)) {
-      return error(
-        'BAD_REQUEST',
-        'Batched requests (a JSON array of operations) are not supported; send one operation per request',
-      );
-    }
-    if (body === null || typeof body !== 'object') {
-      return error('BAD_REQUEST', 'The body must be a JSON object with a "query" string');
-    }
-    const { variables, operationName, extensions } = body as Record<string, unknown>;
-    const resolved = this.persistedQuery(body as Record<string, unknown>, extensions);
-    if (typeof resolved !== 'string') return resolved;
-    const query = resolved;
-    if (
-      variables !== undefined &&
-      variables !== null &&
-      (typeof variables !== 'object' || Array.isArray(variables))
-    ) {
-      return error('BAD_REQUEST', '"variables" must be an object');
-    }
-    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-      return error('BAD_REQUEST', '"operationName" must be a string');
-    }
-    const analysis = this.deps.analyser.analyse(query, operationName ?? null);
+    const parsed = parseRequest(request.body, this.deps.persisted);
+    if (!parsed.ok) return error(parsed.code, parsed.message);
+    const { query, variables, operationName } = parsed;
+    const analysis = this.deps.analyser.analyse(query, operationName);
     if (!analysis.ok) return error(analysis.code, analysis.message);
-    const payload: QueuedPayload = {
-      query,
-      variables: (variables as Record<string, unknown> | null | undefined) ?? null,
-      operationName: (operationName as string | null | undefined) ?? null,
-    };
+    const payload: QueuedPayload = { query, variables, operationName };
     if (request.method === 'GET' && analysis.operation.kind !== 'query') {
       return {
         ...error('METHOD_NOT_ALLOWED', 'Only queries can be sent with GET; send mutations with POST'),
@@ -150,46 +126,6 @@ export class GraphQLHandler {
       default:
         return error('SUBSCRIPTIONS_NOT_SUPPORTED', 'Subscriptions are not supported by this proxy');
     }
-  }
-
-  /**
-   * The query text: from the body, or, with the Apollo `persistedQuery` extension, from the hash
-   * (remembered when a body carried both). Returns an error answer when neither gives a query.
-   */
-  private persistedQuery(body: Record<string, unknown>, extensions: unknown): string | ProxyAnswer {
-    const query = body['query'];
-    const persisted =
-      extensions !== null && typeof extensions === 'object'
-        ? (extensions as Record<string, unknown>)['persistedQuery']
-        : undefined;
-    if (persisted === undefined || persisted === null) {
-      if (typeof query !== 'string' || query.trim() === '') {
-        return error('BAD_REQUEST', 'The body must carry a "query" string');
-      }
-      return query;
-    }
-    const { version, sha256Hash } = persisted as Record<string, unknown>;
-    if (version !== 1 || typeof sha256Hash !== 'string' || !/^[0-9a-f]{64}$/i.test(sha256Hash)) {
-      return error(
-        'BAD_REQUEST',
-        'extensions.persistedQuery must be {version: 1, sha256Hash: <64 hex digits>}',
-      );
-    }
-    const hash = sha256Hash.toLowerCase();
-    if (query === undefined || query === null) {
-      const known = this.deps.persisted.get(hash);
-      // Apollo clients recognise this exact message and code, and resend with the query text.
-      if (known === undefined) return error('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound');
-      return known;
-    }
-    if (typeof query !== 'string' || query.trim() === '') {
-      return error('BAD_REQUEST', 'The body must carry a "query" string');
-    }
-    if (PersistedQueries.hash(query) !== hash) {
-      return error('BAD_REQUEST', 'provided sha does not match query');
-    }
-    this.deps.persisted.set(hash, query);
-    return query;
   }
 
   private upstreamAuthorization(clientAuthorization: string | undefined): string | undefined {
