@@ -3,21 +3,32 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ResponseCache } from './cache/response-cache.js';
+import { ScopeResolver } from './cache/scope.js';
 import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
 import { DocumentAnalyser } from './graphql/document.js';
+import { PersistedQueries } from './graphql/persisted.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
+import { ProxyMetrics } from './metrics.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
 import { MutationQueue } from './queue/mutation-queue.js';
+import { FileOutcomeLog } from './queue/outcomes.js';
 import { FileQueueStore } from './queue/store.js';
-import { createGraphQLListener, isGraphQLPost } from './routes/graphql.js';
+import { cacheRoutes } from './routes/cache.js';
+import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
+import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { queueRoutes } from './routes/queue.js';
-import { createUpstreamClient, type UpstreamClient, UpstreamMonitor } from './upstream/client.js';
+import {
+  createUpstreamClient,
+  guardedPost,
+  type UpstreamClient,
+  UpstreamMonitor,
+} from './upstream/client.js';
 
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
@@ -26,8 +37,6 @@ export interface ProxyApp {
   startBackground(): void;
   close(): Promise<void>;
 }
-
-const MANAGEMENT_PATHS = ['/queue', '/flush', '/local/'];
 
 function fastifyErrorCode(error: FastifyError): HttpErrorCode {
   if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
@@ -57,13 +66,31 @@ export async function buildApp(
       logger.error({ file }, 'corrupt queue record set aside'),
     ),
   );
+  const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
   const local = await LocalDb.open(config.localDbPath, logger);
-  const upstream = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
-  const monitor = new UpstreamMonitor();
-  const analyser = new DocumentAnalyser();
+  const metrics = new ProxyMetrics();
+  const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
+  // Every upstream call is timed for the latency histogram.
+  const upstream: UpstreamClient = {
+    post: async (request) => {
+      const started = performance.now();
+      const outcome = await client.post(request);
+      metrics.observeUpstream((performance.now() - started) / 1000, outcome.kind === 'unavailable');
+      return outcome;
+    },
+    close: () => client.close(),
+  };
+  const monitor = new UpstreamMonitor(config.breakerFailureThreshold);
+  const analyser = new DocumentAnalyser({ maxBytes: config.queryMemoBytes });
   const authorization = config.authToken ? `Bearer ${config.authToken}` : undefined;
   // Sync requests also tell the monitor whether the upstream answers.
-  const monitored: UpstreamClient = {
+  // Background syncs respect the circuit breaker; one asked for by an operator (POST /local/sync)
+  // tries the upstream anyway, like a probe. Both tell the monitor whether the upstream answered.
+  const guarded: UpstreamClient = {
+    post: (request) => guardedPost(upstream, monitor, request),
+    close: () => upstream.close(),
+  };
+  const recorded: UpstreamClient = {
     post: async (request) => {
       const outcome = await upstream.post(request);
       monitor.record(outcome);
@@ -71,9 +98,9 @@ export async function buildApp(
     },
     close: () => upstream.close(),
   };
-  const sync = (): Promise<SyncResult> =>
+  const sync = (explicit = false): Promise<SyncResult> =>
     local.sync(
-      () => fetchCollections(monitored, authorization),
+      () => fetchCollections(explicit ? recorded : guarded, authorization),
       () => queue.list(),
       clock,
     );
@@ -92,11 +119,13 @@ export async function buildApp(
   monitor.onOnline(() => {
     if (config.localSyncOnStart && local.lastUpdated === null) syncInBackground();
   });
-  queue.onChange(() => {
-    void local.applyQueue(queue.list());
+  queue.onChange((change) => {
+    if (change.kind === 'append') local.appendPending(change.item);
+    else local.queueChanged(() => queue.list());
   });
   const replayer = new Replayer({
     queue,
+    outcomes,
     upstream,
     monitor,
     authToken: config.authToken,
@@ -122,9 +151,15 @@ export async function buildApp(
     upstream,
     monitor,
     queue,
+    queueMaxItems: config.queueMaxItems,
     clock,
     cacheTtlMs: config.cacheTtlMs,
     staleIfErrorMs: config.staleIfErrorMs,
+    staleWhileRevalidateMs: config.staleWhileRevalidateMs,
+    scopes: new ScopeResolver({ claim: config.cacheScopeClaim, secret: config.cacheScopeJwtSecret }, clock),
+    persisted: new PersistedQueries(config.persistedQueriesMaxBytes),
+    metrics,
+    typeTtlsMs: config.typeTtlsMs,
     logger,
     triggerReplay: () => void replayer.replay(false),
     afterMutation: () => {
@@ -136,41 +171,48 @@ export async function buildApp(
     handler,
     bodyLimitBytes: config.bodyLimitBytes,
     corsOrigin: config.corsOrigin,
+    mode: config.mode,
+    metrics,
     logger,
   });
   const app = Fastify({
     // POST /graphql is served on plain node:http (see routes/graphql.ts); Fastify serves the rest.
     serverFactory: (fastifyHandler) =>
       createServer((request, response) => {
-        if (isGraphQLPost(request)) graphqlListener(request, response);
+        if (isGraphQLRequest(request)) graphqlListener(request, response);
         else fastifyHandler(request, response);
       }),
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
-  await app.register(cors, {
+  // CORS for the GraphQL endpoint and /health only: management routes are never offered to web pages.
+  const corsOptions = {
     origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
-    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['content-type', 'authorization', 'idempotency-key'],
-    exposedHeaders: ['x-cache', 'x-cache-key', 'x-cache-stale', 'x-upstream-status', 'x-queued', 'age'],
+    exposedHeaders: [
+      'x-cache',
+      'x-cache-key',
+      'x-cache-stale',
+      'x-upstream-status',
+      'x-queued',
+      'x-mode',
+      'x-mutation',
+      'x-queue-id',
+      'age',
+      'etag',
+    ],
     optionsSuccessStatus: 204,
     strictPreflight: false,
+  };
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      callback(null, isManagementPath(request.url ?? '') ? { origin: false } : corsOptions);
+    },
   });
 
-  if (config.adminToken) {
-    const expected = `Bearer ${config.adminToken}`;
-    app.addHook('onRequest', async (request) => {
-      const path = request.url.split('?')[0] ?? '';
-      if (request.method === 'OPTIONS' || !MANAGEMENT_PATHS.some((prefix) => path.startsWith(prefix))) return;
-      if (request.headers.authorization !== expected) {
-        throw new HttpError(
-          'UNAUTHORIZED',
-          'The management API requires Authorization: Bearer <ADMIN_TOKEN>',
-        );
-      }
-    });
-  }
+  guardManagementRoutes(app, config.adminToken);
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);
@@ -184,8 +226,9 @@ export async function buildApp(
   });
 
   healthRoutes(app, { config, queue, local, monitor, cache });
-  queueRoutes(app, { queue, replayer, clock });
-  localRoutes(app, { local, sync });
+  queueRoutes(app, { queue, outcomes, replayer, clock });
+  localRoutes(app, { local, sync: () => sync(true) });
+  cacheRoutes(app, { cache, metrics, monitor, queue });
 
   let started = false;
   return {

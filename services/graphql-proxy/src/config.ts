@@ -44,6 +44,18 @@ export interface ProxyConfig {
   readonly cacheTtlMs: number;
   /** CACHE_STALE_IF_ERROR_SECONDS: how old an entry may be when served because upstream failed. @default 604800 (7 days) */
   readonly staleIfErrorMs: number;
+  /** CACHE_STALE_WHILE_REVALIDATE_SECONDS: how long after the TTL an entry is still answered at once while it is refreshed in the background (RFC 5861 section 3). @default 60 */
+  readonly staleWhileRevalidateMs: number;
+  /** BREAKER_FAILURE_THRESHOLD: consecutive upstream failures that open the circuit breaker. @default 1 */
+  readonly breakerFailureThreshold: number;
+  /** CACHE_TTL_BY_TYPE: `Type=seconds,...`; an answer holding these types lives the smallest of them (unless the upstream sent max-age). @default empty */
+  readonly typeTtlsMs: ReadonlyMap<string, number>;
+  /** CACHE_SCOPE_CLAIM: scope the cache by this claim of a bearer JWT verified with CACHE_SCOPE_JWT_SECRET. @default unset (scope = hash of the Authorization header) */
+  readonly cacheScopeClaim: string | undefined;
+  /** CACHE_SCOPE_JWT_SECRET: HMAC secret (HS256/384/512) the tokens are verified with; required with CACHE_SCOPE_CLAIM. */
+  readonly cacheScopeJwtSecret: string | undefined;
+  /** PERSISTED_QUERIES_MAX_BYTES: automatic persisted queries remembered. @default 8388608 (8 MiB) */
+  readonly persistedQueriesMaxBytes: number;
   /** CACHE_MAX_ENTRIES. @default 5000 */
   readonly cacheMaxEntries: number;
   /** CACHE_MAX_BYTES: total size of cached bodies on disk. @default 104857600 (100 MiB) */
@@ -59,6 +71,12 @@ export interface ProxyConfig {
   readonly retryMaxMs: number;
   /** LOCAL_SYNC_ON_START: sync the local database at start. @default true in SETMODE, false otherwise */
   readonly localSyncOnStart: boolean;
+  /** QUEUE_OUTCOMES_KEPT: final outcomes of queued mutations kept for `GET /queue/{id}`. @default 10000 */
+  readonly queueOutcomesKept: number;
+  /** QUEUE_MAX_ITEMS: mutations the queue may hold; more are refused with QUEUE_FULL. @default 10000 */
+  readonly queueMaxItems: number;
+  /** QUERY_MEMO_BYTES: bytes of parsed documents remembered (the hot path skips parsing for them). @default 16777216 (16 MiB) */
+  readonly queryMemoBytes: number;
   /** ADMIN_TOKEN: when set, the management endpoints require `Authorization: Bearer <token>`. @default unset */
   readonly adminToken: string | undefined;
   /** BODY_LIMIT_BYTES. @default 1048576 */
@@ -116,6 +134,24 @@ function corsOrigins(raw: string | undefined): '*' | readonly string[] {
   return Object.freeze(origins.map((origin) => origin.replace(/\/$/, '')));
 }
 
+/** 127.0.0.0/8, ::1 and localhost: addresses other machines cannot reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+function typeTtls(raw: string | undefined): ReadonlyMap<string, number> {
+  const ttls = new Map<string, number>();
+  if (raw === undefined || raw.trim() === '') return ttls;
+  for (const part of raw.split(',')) {
+    const match = /^\s*([A-Za-z_]\w*)\s*=\s*(\d+)\s*$/.exec(part);
+    if (!match) {
+      throw new ConfigError(`CACHE_TTL_BY_TYPE must be Type=seconds[,Type=seconds...], got "${part.trim()}"`);
+    }
+    ttls.set(match[1] as string, Number(match[2]) * 1000);
+  }
+  return ttls;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
   const endpointRaw = env['UPSTREAM_GRAPHQL_ENDPOINT'];
   const embedded = endpointRaw === undefined || endpointRaw === '';
@@ -151,6 +187,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);
   if (retryMaxMs < retryBaseMs) throw new ConfigError('RETRY_MAX_MS must not be smaller than RETRY_BASE_MS');
   const authToken = env['AUTH_TOKEN'] ? env['AUTH_TOKEN'] : embedded ? EMBEDDED_BLOG_TOKEN : undefined;
+  const host = env['HOST'] || '127.0.0.1';
+  const adminToken = env['ADMIN_TOKEN'] || undefined;
+  if (!isLoopback(host) && adminToken === undefined) {
+    throw new ConfigError(
+      `ADMIN_TOKEN is required when HOST (${host}) is not a loopback address: the management API ` +
+        '(/queue, /flush, /local/*, /cache/*, /metrics) would otherwise be open to the network',
+    );
+  }
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  const cacheScopeClaim = env['CACHE_SCOPE_CLAIM'] || undefined;
+  const cacheScopeJwtSecret = env['CACHE_SCOPE_JWT_SECRET'] || undefined;
+  if (
+    cacheScopeClaim !== undefined &&
+    (cacheScopeJwtSecret === undefined || cacheScopeJwtSecret.length < 16)
+  ) {
+    throw new ConfigError(
+      "CACHE_SCOPE_CLAIM needs CACHE_SCOPE_JWT_SECRET (at least 16 characters): an unverified claim would let anyone read another user's cached answers",
+    );
+  }
   return Object.freeze({
     upstreamEndpoint,
     embedded,
@@ -158,13 +215,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     mode: modeRaw,
     authTokenForQueries: boolean(env, 'AUTH_TOKEN_FOR_QUERIES', false),
     port: integer(env, 'PORT', 5001, 0, 65535),
-    host: env['HOST'] || '127.0.0.1',
+    host,
     cacheDir: resolvePath('CACHE_DIR', './data/graphql-proxy/cache'),
     queueDir: resolvePath('QUEUE_DIR', './data/graphql-proxy/queue'),
     localDbPath: resolvePath('LOCAL_DB_PATH', './data/graphql-proxy/local-db.json'),
     corsOrigin: corsOrigins(env['CORS_ORIGIN']),
     cacheTtlMs: integer(env, 'CACHE_TTL_SECONDS', 60, 0, 365 * 86_400) * 1000,
     staleIfErrorMs: integer(env, 'CACHE_STALE_IF_ERROR_SECONDS', 7 * 86_400, 0, 10 * 365 * 86_400) * 1000,
+    staleWhileRevalidateMs: integer(env, 'CACHE_STALE_WHILE_REVALIDATE_SECONDS', 60, 0, 365 * 86_400) * 1000,
+    breakerFailureThreshold: integer(env, 'BREAKER_FAILURE_THRESHOLD', 1, 1, 1000),
+    typeTtlsMs: typeTtls(env['CACHE_TTL_BY_TYPE']),
+    cacheScopeClaim,
+    cacheScopeJwtSecret,
+    persistedQueriesMaxBytes: integer(
+      env,
+      'PERSISTED_QUERIES_MAX_BYTES',
+      8 * 1024 * 1024,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 5000, 1, 10_000_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 100 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
@@ -173,7 +242,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     retryBaseMs,
     retryMaxMs,
     localSyncOnStart: boolean(env, 'LOCAL_SYNC_ON_START', modeRaw === 'SETMODE'),
-    adminToken: env['ADMIN_TOKEN'] || undefined,
+    queueMaxItems: integer(env, 'QUEUE_MAX_ITEMS', 10_000, 1, 10_000_000),
+    queryMemoBytes: integer(env, 'QUERY_MEMO_BYTES', 16 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    queueOutcomesKept: integer(env, 'QUEUE_OUTCOMES_KEPT', 10_000, 1, 10_000_000),
+    adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     logLevel: level,
   });

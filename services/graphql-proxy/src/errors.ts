@@ -12,7 +12,16 @@ export type GraphQLErrorCode =
   | 'MUTATIONS_DISABLED'
   | 'OFFLINE_CACHE_MISS'
   | 'UPSTREAM_UNAVAILABLE'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  // issue 19: the queue's head was rejected upstream; a new mutation is refused, not queued behind it
+  | 'QUEUE_BLOCKED'
+  // issue 19: QUEUE_MAX_ITEMS mutations are queued already
+  | 'QUEUE_FULL'
+  // issue 19: the body is larger than BODY_LIMIT_BYTES (answered with HTTP 413)
+  | 'PAYLOAD_TOO_LARGE'
+  // issue 19: HTTP cache semantics
+  | 'METHOD_NOT_ALLOWED'
+  | 'PERSISTED_QUERY_NOT_FOUND';
 
 export function graphqlErrorBody(
   code: GraphQLErrorCode,
@@ -25,6 +34,7 @@ export function graphqlErrorBody(
 export type HttpErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
@@ -47,6 +57,8 @@ export function httpStatus(code: HttpErrorCode): { statusCode: number; error: st
       return { statusCode: 400, error: 'Bad Request' };
     case 'UNAUTHORIZED':
       return { statusCode: 401, error: 'Unauthorized' };
+    case 'FORBIDDEN':
+      return { statusCode: 403, error: 'Forbidden' };
     case 'NOT_FOUND':
       return { statusCode: 404, error: 'Not Found' };
     case 'CONFLICT':

@@ -50,3 +50,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RETRY_BASE_MS: '5000', RETRY_MAX_MS: '100' })).toThrow(/RETRY_MAX_MS/);
   });
 });
+
+describe('loadConfig: the management API on a network address', () => {
+  it('refuses to start on a non-loopback HOST without ADMIN_TOKEN', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' }, '/srv')).toThrow(/ADMIN_TOKEN/);
+    expect(() => loadConfig({ HOST: '192.168.1.5' }, '/srv')).toThrow(/ADMIN_TOKEN/);
+    expect(loadConfig({ HOST: '0.0.0.0', ADMIN_TOKEN: 'a-long-admin-token' }, '/srv').host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '::1' }, '/srv').host).toBe('::1');
+    expect(loadConfig({ HOST: 'localhost' }, '/srv').host).toBe('localhost');
+  });
+});

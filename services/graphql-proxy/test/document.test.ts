@@ -4,7 +4,7 @@ import { backoffMs, freshness, tagsInData, touches } from '../src/cache/policy.j
 import { DocumentAnalyser, typeOfField, typeOfMutationField } from '../src/graphql/document.js';
 
 describe('document analysis', () => {
-  const analyser = new DocumentAnalyser(2);
+  const analyser = new DocumentAnalyser({ maxEntries: 2 });
 
   it('normalises whitespace, commas and comments away', () => {
     const a = analyser.analyse('query A { posts(first: 2) { nodes { id } } }', null);

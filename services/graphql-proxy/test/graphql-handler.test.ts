@@ -1,8 +1,11 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ResponseCache } from '../src/cache/response-cache.js';
+import { ScopeResolver } from '../src/cache/scope.js';
 import { MemoryCacheStore } from '../src/cache/store.js';
 import { DocumentAnalyser } from '../src/graphql/document.js';
+import { PersistedQueries } from '../src/graphql/persisted.js';
+import { ProxyMetrics } from '../src/metrics.js';
 import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
 import { MutationQueue } from '../src/queue/mutation-queue.js';
 import { MemoryQueueStore } from '../src/queue/store.js';
@@ -41,6 +44,10 @@ async function handlerWith(upstream: UpstreamClient) {
     clock: () => 1_000,
     cacheTtlMs: 60_000,
     staleIfErrorMs: 60_000,
+    scopes: new ScopeResolver({ claim: undefined, secret: undefined }, () => 1_000),
+    persisted: new PersistedQueries(1e6),
+    metrics: new ProxyMetrics(),
+    typeTtlsMs: new Map(),
     logger,
     triggerReplay: () => undefined,
     afterMutation: () => undefined,

@@ -14,7 +14,7 @@ beforeAll(async () => {
   const config = loadConfig(
     {
       UPSTREAM_GRAPHQL_ENDPOINT: 'http://127.0.0.1:9/graphql',
-      ADMIN_TOKEN: 'admin-secret',
+      ADMIN_TOKEN: 'admin-secret-for-tests',
       PATHS_BASE_DIR: dir.path,
     },
     path.join(dir.path, 'cwd'),
@@ -47,7 +47,7 @@ describe('management API with ADMIN_TOKEN', () => {
   });
 
   it('serves callers with the token, and leaves /health open', async () => {
-    const headers = { authorization: 'Bearer admin-secret' };
+    const headers = { authorization: 'Bearer admin-secret-for-tests' };
     expect((await app.fastify.inject({ method: 'GET', url: '/queue', headers })).json()).toEqual({
       mutations: [],
     });
@@ -55,6 +55,72 @@ describe('management API with ADMIN_TOKEN', () => {
     expect(missing.statusCode).toBe(404);
     const health = await app.fastify.inject({ method: 'GET', url: '/health' });
     expect(health.statusCode).toBe(200);
-    expect(health.json()).toMatchObject({ authToken: 'missing', upstream: 'configured' });
+    expect(health.json()).toMatchObject({ authToken: false, upstream: 'configured' });
+  });
+});
+
+describe('management routes and browsers (issue 19)', () => {
+  it('never answers a management route with CORS headers, preflight included', async () => {
+    for (const url of ['/queue', '/local/data', '/flush', '/queue/abc/retry']) {
+      const preflight = await app.fastify.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.headers['access-control-allow-origin'], url).toBeUndefined();
+      const get = await app.fastify.inject({
+        method: 'GET',
+        url,
+        headers: { origin: 'https://evil.example', authorization: 'Bearer admin-secret-for-tests' },
+      });
+      expect(get.headers['access-control-allow-origin'], url).toBeUndefined();
+    }
+    // The GraphQL endpoint and /health keep CORS for browser clients.
+    const health = await app.fastify.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { origin: 'https://blog.example' },
+    });
+    expect(health.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('without ADMIN_TOKEN, refuses browser and rebinding requests to management routes (loopback only)', async () => {
+    const local = await buildApp(
+      loadConfig(
+        { UPSTREAM_GRAPHQL_ENDPOINT: 'http://127.0.0.1:9/graphql', PATHS_BASE_DIR: dir.path },
+        dir.path,
+      ),
+      pino({ level: 'silent' }),
+    );
+    try {
+      const cli = await local.fastify.inject({
+        method: 'GET',
+        url: '/queue',
+        headers: { host: '127.0.0.1:5001' },
+      });
+      expect(cli.statusCode).toBe(200);
+      const page = await local.fastify.inject({
+        method: 'POST',
+        url: '/flush',
+        headers: { host: '127.0.0.1:5001', origin: 'https://evil.example', 'content-type': 'text/plain' },
+        payload: 'x',
+      });
+      expect(page.statusCode).toBe(403);
+      expect(page.json()).toMatchObject({ statusCode: 403, error: 'Forbidden' });
+      const sameSite = await local.fastify.inject({
+        method: 'GET',
+        url: '/local/data',
+        headers: { host: '127.0.0.1:5001', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' },
+      });
+      expect(sameSite.statusCode).toBe(403);
+      const rebound = await local.fastify.inject({
+        method: 'GET',
+        url: '/local/data',
+        headers: { host: 'evil.example:5001' },
+      });
+      expect(rebound.statusCode).toBe(403);
+    } finally {
+      await local.close();
+    }
   });
 });

@@ -30,6 +30,7 @@ beforeAll(async () => {
       UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
       CACHE_MEMORY_BYTES: '0',
       CACHE_TTL_SECONDS: '0',
+      CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
     }),
     startProxy(path.join(dir.path, 'set'), {
       UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
@@ -46,6 +47,18 @@ afterAll(async () => {
   await blog?.stop();
   await dir?.remove();
 });
+
+/** After a hang the circuit breaker stays open until a probe gets an answer. */
+async function breakerClosed(proxy: ProxyProcess): Promise<void> {
+  await eventually(
+    'the circuit breaker to close',
+    async () => {
+      const { body } = await getJson(`${proxy.url}/health`);
+      return body['breaker'] === 'closed' ? true : undefined;
+    },
+    5000,
+  );
+}
 
 const cacheDir = () => path.join(dir.path, 'disk/data/graphql-proxy/cache');
 
@@ -75,6 +88,7 @@ describe('a hanging upstream', () => {
 describe('corrupt cache files', () => {
   it('treats a corrupt file as a miss while running and at start, and never crashes', async () => {
     const query = '{ categories { nodes { id slug } } }';
+    await breakerClosed(diskProxy);
     const first = await gql(diskProxy.url, query);
     const key = first.headers.get('x-cache-key') ?? '';
     // The file is written just after the answer; corrupt it only once it is there.
@@ -90,6 +104,7 @@ describe('corrupt cache files', () => {
     } finally {
       relay.hang(false);
     }
+    await breakerClosed(diskProxy);
     await gql(diskProxy.url, query);
     await diskProxy.stop();
     await writeFile(path.join(cacheDir(), `${key}.json`), 'not json at all');

@@ -3,23 +3,77 @@
  * clock reading is passed in.
  */
 
-export type Freshness = 'fresh' | 'stale' | 'unusable';
+export type Freshness = 'fresh' | 'revalidate' | 'stale' | 'unusable';
 
 /**
- * `fresh` while younger than the TTL (served without asking upstream); `stale` while younger than
- * TTL + stale-if-error (served only when upstream fails, RFC 5861 section 4); `unusable` after that.
- * An invalidated entry has `invalidated` set and is never fresh.
+ * `fresh` while younger than the TTL (served without asking upstream); `revalidate` while younger
+ * than TTL + stale-while-revalidate (served at once, refreshed in the background, RFC 5861 section 3);
+ * `stale` while younger than TTL + stale-if-error (served only when upstream fails, RFC 5861 section
+ * 4); `unusable` after that. An invalidated entry is known to be outdated: never fresh nor revalidate.
  */
 export function freshness(
   entry: { storedAt: number; invalidated: boolean },
   now: number,
   ttlMs: number,
   staleIfErrorMs: number,
+  staleWhileRevalidateMs = 0,
 ): Freshness {
   const age = now - entry.storedAt;
   if (!entry.invalidated && age < ttlMs) return 'fresh';
+  if (!entry.invalidated && age < ttlMs + staleWhileRevalidateMs) return 'revalidate';
   if (age < ttlMs + staleIfErrorMs) return 'stale';
   return 'unusable';
+}
+
+/** What the proxy honours of an upstream Cache-Control header (RFC 9111 section 5.2.2). */
+export interface UpstreamCacheControl {
+  readonly noStore: boolean;
+  readonly private: boolean;
+  /** `s-maxage` (for shared caches) or else `max-age`, in ms. */
+  readonly maxAgeMs: number | undefined;
+}
+
+export function parseCacheControl(header: string | undefined): UpstreamCacheControl {
+  if (header === undefined || header === '') return { noStore: false, private: false, maxAgeMs: undefined };
+  let noStore = false;
+  let isPrivate = false;
+  let maxAge: number | undefined;
+  let sMaxAge: number | undefined;
+  for (const part of header.toLowerCase().split(',')) {
+    const [name = '', value] = part.trim().split('=', 2);
+    const seconds = value === undefined ? Number.NaN : Number(value.replace(/"/g, ''));
+    if (name === 'no-store' || name === 'no-cache') noStore = true;
+    else if (name === 'private') isPrivate = true;
+    else if (name === 'max-age' && Number.isInteger(seconds) && seconds >= 0) maxAge = seconds;
+    else if (name === 's-maxage' && Number.isInteger(seconds) && seconds >= 0) sMaxAge = seconds;
+  }
+  const chosen = sMaxAge ?? maxAge;
+  return { noStore, private: isPrivate, maxAgeMs: chosen === undefined ? undefined : chosen * 1000 };
+}
+
+/**
+ * The freshness lifetime of an answer to store, or `undefined` when it must not be stored:
+ * `no-store` (and `no-cache`, which would need revalidation on every use), `private` in the shared
+ * anonymous scope, `max-age=0`. The upstream's `s-maxage`/`max-age` wins; else the smallest
+ * CACHE_TTL_BY_TYPE of the types the answer holds; else CACHE_TTL_SECONDS.
+ */
+export function storedLifetime(
+  control: UpstreamCacheControl,
+  sharedScope: boolean,
+  tags: Iterable<string>,
+  typeTtlsMs: ReadonlyMap<string, number>,
+  defaultTtlMs: number,
+): number | undefined {
+  if (control.noStore || (control.private && sharedScope)) return undefined;
+  if (control.maxAgeMs !== undefined) return control.maxAgeMs > 0 ? control.maxAgeMs : undefined;
+  let ttl: number | undefined;
+  if (typeTtlsMs.size > 0) {
+    for (const tag of tags) {
+      const typeTtl = typeTtlsMs.get(tag);
+      if (typeTtl !== undefined && (ttl === undefined || typeTtl < ttl)) ttl = typeTtl;
+    }
+  }
+  return ttl ?? defaultTtlMs;
 }
 
 const MAX_IDS = 500;

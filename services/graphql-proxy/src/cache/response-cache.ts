@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { touches } from './policy.js';
 import type { CacheStore, StoredEntry } from './store.js';
@@ -15,8 +16,17 @@ export interface CachedAnswer {
   storedAt: number;
   tags: readonly string[];
   invalidated: boolean;
+  /** This entry's freshness lifetime; undefined: the configured default. */
+  ttlMs: number | undefined;
+  /** Strong validator of the body (`ETag`), computed once when stored. */
+  etag: string;
   size: number;
   body: Buffer | undefined;
+}
+
+/** A strong ETag for a body: a quoted prefix of its sha256. */
+export function etagOf(body: string | Buffer): string {
+  return `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
 }
 
 /**
@@ -111,8 +121,9 @@ export class ResponseCache {
     tags: readonly string[],
     now: number,
     invalidated = false,
+    ttlMs?: number,
   ): Promise<void> {
-    const entry: StoredEntry = { key, storedAt: now, tags, invalidated, body };
+    const entry: StoredEntry = { key, storedAt: now, tags, invalidated, ttlMs, body };
     this.remember(entry, true);
     const evicted = this.evict();
     await this.writeCoalesced(entry);
@@ -162,6 +173,24 @@ export class ResponseCache {
     return count;
   }
 
+  /**
+   * Removes the entries `matches` selects (the purge API) from the index and the store; returns how
+   * many. They are gone, not just invalidated: not even served as stale.
+   */
+  async purge(matches: (answer: CachedAnswer) => boolean): Promise<number> {
+    this.invalidations += 1; // answers in flight from before the purge are stored as invalidated
+    const victims = [...this.index.values()].filter(matches).map((answer) => answer.key);
+    for (const key of victims) this.forget(key);
+    for (const key of victims) {
+      try {
+        await this.store.remove(key);
+      } catch (error) {
+        this.logger.warn({ err: error, cacheKey: key }, 'could not remove a purged cache entry');
+      }
+    }
+    return victims.length;
+  }
+
   private async persistInvalidation(answer: CachedAnswer): Promise<void> {
     try {
       const stored = await this.store.read(answer.key);
@@ -180,6 +209,8 @@ export class ResponseCache {
       storedAt: entry.storedAt,
       tags: entry.tags,
       invalidated: entry.invalidated,
+      ttlMs: entry.ttlMs,
+      etag: etagOf(body),
       size: body.length,
       body: keepBody || this.memoryBytes + body.length <= this.limits.memoryBytes ? body : undefined,
     };

@@ -8,6 +8,8 @@ export interface StoredEntry {
   readonly storedAt: number;
   readonly tags: readonly string[];
   readonly invalidated: boolean;
+  /** This entry's freshness lifetime (upstream max-age or per-type TTL); absent: CACHE_TTL_SECONDS. */
+  readonly ttlMs?: number | undefined;
   readonly body: string;
 }
 
@@ -41,6 +43,7 @@ function decode(text: string, key: string): StoredEntry | undefined {
       storedAt: parsed.storedAt,
       tags: parsed.tags.filter((tag): tag is string => typeof tag === 'string'),
       invalidated: parsed.invalidated === true,
+      ttlMs: typeof parsed.ttlMs === 'number' ? parsed.ttlMs : undefined,
       body: JSON.stringify(parsed.body),
     };
   } catch {
@@ -95,7 +98,7 @@ export class FileCacheStore implements CacheStore {
   async write(entry: StoredEntry): Promise<void> {
     const text =
       `{"key":${JSON.stringify(entry.key)},"storedAt":${entry.storedAt},"tags":${JSON.stringify(entry.tags)},` +
-      `"invalidated":${entry.invalidated},"body":${entry.body}}`;
+      `"invalidated":${entry.invalidated},${entry.ttlMs === undefined ? '' : `"ttlMs":${entry.ttlMs},`}"body":${entry.body}}`;
     const temp = path.join(this.dir, `${entry.key}.${randomBytes(6).toString('hex')}.tmp`);
     await writeFile(temp, text);
     await rename(temp, this.file(entry.key));

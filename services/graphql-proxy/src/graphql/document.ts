@@ -25,7 +25,6 @@ export interface AnalysedOperation {
   readonly rootFields: readonly string[];
   /** Type tags: for a query, the types its fields read; for a mutation, the types it writes (`*` = unknown). */
   readonly typeTags: readonly string[];
-  readonly document: DocumentNode;
 }
 
 export type Analysis =
@@ -112,16 +111,39 @@ function analyseUncached(query: string, operationName: string | null): Analysis 
       operationName: operationName ?? operation.name?.value ?? null,
       rootFields,
       typeTags: [...tags],
-      document,
     },
   };
 }
 
-export class DocumentAnalyser {
-  private readonly memo = new Map<string, Analysis>();
+export interface AnalyserLimits {
+  /** Distinct documents remembered. @default 1000 */
+  readonly maxEntries?: number;
+  /** Bytes of remembered documents (the text and its normalised form). @default 16 MiB */
+  readonly maxBytes?: number;
+}
 
-  /** @param maxEntries how many distinct documents are remembered (least recently used are dropped). */
-  constructor(private readonly maxEntries = 1000) {}
+/** What one memo entry keeps alive, roughly: its key text, its normalised text and a fixed overhead. */
+function memoSize(memoKey: string, analysis: Analysis): number {
+  return (
+    memoKey.length + (analysis.ok ? analysis.operation.normalised.length : analysis.message.length) + 256
+  );
+}
+
+export class DocumentAnalyser {
+  private readonly memo = new Map<string, { analysis: Analysis; size: number }>();
+  private bytes = 0;
+  private readonly maxEntries: number;
+  private readonly maxBytes: number;
+
+  /** Bounded in entries and in bytes (least recently used dropped first), so distinct large bodies cannot grow it. */
+  constructor(limits: AnalyserLimits = {}) {
+    this.maxEntries = limits.maxEntries ?? 1000;
+    this.maxBytes = limits.maxBytes ?? 16 * 1024 * 1024;
+  }
+
+  get stats(): { entries: number; bytes: number } {
+    return { entries: this.memo.size, bytes: this.bytes };
+  }
 
   analyse(query: string, operationName: string | null): Analysis {
     const memoKey = operationName === null ? query : `${operationName}\u0000${query}`;
@@ -129,13 +151,19 @@ export class DocumentAnalyser {
     if (known !== undefined) {
       this.memo.delete(memoKey);
       this.memo.set(memoKey, known);
-      return known;
+      return known.analysis;
     }
     const analysis = analyseUncached(query, operationName);
-    this.memo.set(memoKey, analysis);
-    if (this.memo.size > this.maxEntries) {
-      const oldest = this.memo.keys().next();
-      if (!oldest.done) this.memo.delete(oldest.value);
+    const size = memoSize(memoKey, analysis);
+    // A document bigger than a sixteenth of the budget is analysed every time rather than evicting
+    // the many small documents that make the hot path fast.
+    if (size > this.maxBytes / 16) return analysis;
+    this.memo.set(memoKey, { analysis, size });
+    this.bytes += size;
+    for (const [key, entry] of this.memo) {
+      if (this.memo.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.memo.delete(key);
+      this.bytes -= entry.size;
     }
     return analysis;
   }

@@ -48,42 +48,62 @@ function operationOf(query: string, operationName: string | null): OperationDefi
   }
 }
 
-export function applyPending(synced: LocalCollections, queued: readonly QueuedMutation[]): LocalCollections {
-  const view: LocalCollections = {
+/** Parsed operations of queued mutations, parsed once per item (recomputations do not re-parse). */
+const parsedOps = new WeakMap<QueuedMutation, OperationDefinitionNode | null>();
+
+function operationOfItem(item: QueuedMutation): OperationDefinitionNode | undefined {
+  let operation = parsedOps.get(item);
+  if (operation === undefined) {
+    operation = operationOf(item.payload.query, item.payload.operationName) ?? null;
+    parsedOps.set(item, operation);
+  }
+  return operation ?? undefined;
+}
+
+/** A copy of the collections (the arrays, not the records) that mutations can be applied to. */
+export function copyCollections(synced: LocalCollections): LocalCollections {
+  return {
     posts: [...synced.posts],
     pages: [...synced.pages],
     categories: [...synced.categories],
     tags: [...synced.tags],
     authors: [...synced.authors],
   };
-  for (const item of queued) {
-    const operation = operationOf(item.payload.query, item.payload.operationName);
-    if (operation?.operation !== 'mutation') continue;
-    for (const selection of operation.selectionSet.selections) {
-      if (selection.kind !== Kind.FIELD) continue;
-      const match = FIELD.exec(selection.name.value);
-      const target = match && TARGETS[match[2] as string];
-      if (!match || !target) continue;
-      const argument = selection.arguments?.find((arg) => arg.name.value === 'input');
-      const input = argument
-        ? (valueFromASTUntyped(argument.value, item.payload.variables ?? {}) as LocalRecord | null)
-        : null;
-      if (input === null || typeof input !== 'object') continue;
-      const { clientMutationId: _ignored, ...fields } = input;
-      const list = view[target];
-      const marks = { pending: true, queueId: item.id, pendingAction: match[1] };
-      if (match[1] === 'create') {
-        list.push({ id: `pending:${item.id}`, ...fields, ...marks });
-        continue;
-      }
-      const index = list.findIndex((record) => sameRecord(record, fields['id']));
-      if (index < 0) continue;
-      const current = list[index] as LocalRecord;
-      list[index] =
-        match[1] === 'update'
-          ? { ...current, ...fields, id: current['id'], ...marks }
-          : { ...current, ...marks };
-    }
-  }
+}
+
+export function applyPending(synced: LocalCollections, queued: readonly QueuedMutation[]): LocalCollections {
+  const view = copyCollections(synced);
+  for (const item of queued) applyOne(view, item);
   return view;
+}
+
+/** Applies one queued mutation to `view` in place. */
+export function applyOne(view: LocalCollections, item: QueuedMutation): void {
+  const operation = operationOfItem(item);
+  if (operation?.operation !== 'mutation') return;
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const match = FIELD.exec(selection.name.value);
+    const target = match && TARGETS[match[2] as string];
+    if (!match || !target) continue;
+    const argument = selection.arguments?.find((arg) => arg.name.value === 'input');
+    const input = argument
+      ? (valueFromASTUntyped(argument.value, item.payload.variables ?? {}) as LocalRecord | null)
+      : null;
+    if (input === null || typeof input !== 'object') continue;
+    const { clientMutationId: _ignored, ...fields } = input;
+    const list = view[target];
+    const marks = { pending: true, queueId: item.id, pendingAction: match[1] };
+    if (match[1] === 'create') {
+      list.push({ id: `pending:${item.id}`, ...fields, ...marks });
+      continue;
+    }
+    const index = list.findIndex((record) => sameRecord(record, fields['id']));
+    if (index < 0) continue;
+    const current = list[index] as LocalRecord;
+    list[index] =
+      match[1] === 'update'
+        ? { ...current, ...fields, id: current['id'], ...marks }
+        : { ...current, ...marks };
+  }
 }

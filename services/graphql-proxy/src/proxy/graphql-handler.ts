@@ -1,30 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { authorizationScope, cacheKey } from '../cache/key.js';
-import { freshness, tagsInData } from '../cache/policy.js';
-import type { ResponseCache } from '../cache/response-cache.js';
+import { cacheKey } from '../cache/key.js';
+import { freshness, parseCacheControl, storedLifetime, tagsInData } from '../cache/policy.js';
+import { type CachedAnswer, etagOf, type ResponseCache } from '../cache/response-cache.js';
+import { ScopeResolver } from '../cache/scope.js';
 import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
 import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
+import type { PersistedQueries } from '../graphql/persisted.js';
+import type { ProxyMetrics } from '../metrics.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
+  guardedPost,
   hasErrors,
   type UpstreamClient,
   type UpstreamMonitor,
   type UpstreamOutcome,
 } from '../upstream/client.js';
+import { parseRequest } from './request.js';
 
 /** A POST /graphql request as the transport hands it over. */
 export interface ProxyRequest {
   readonly body: unknown;
   readonly authorization: string | undefined;
   readonly idempotencyKey: string | undefined;
+  /** GET serves queries only (GraphQL over HTTP); POST everything. @default 'POST' */
+  readonly method?: 'GET' | 'POST';
 }
 
 export interface ProxyAnswer {
   readonly headers: Record<string, string>;
   readonly body: string | Buffer;
+  /** HTTP status; 200 unless said (413, 405). */
+  readonly status?: number;
 }
 
 export interface GraphQLHandlerDeps {
@@ -37,10 +46,19 @@ export interface GraphQLHandlerDeps {
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
   readonly queue: MutationQueue;
+  /** QUEUE_MAX_ITEMS: a mutation that would make the queue longer is refused with QUEUE_FULL. */
+  readonly queueMaxItems?: number;
   readonly clock: () => number;
   readonly cacheTtlMs: number;
   readonly staleIfErrorMs: number;
+  /** CACHE_STALE_WHILE_REVALIDATE_SECONDS in ms (0: off). */
+  readonly staleWhileRevalidateMs?: number;
   readonly logger: Logger;
+  readonly scopes: ScopeResolver;
+  readonly persisted: PersistedQueries;
+  readonly metrics: ProxyMetrics;
+  /** CACHE_TTL_BY_TYPE in ms, by type name. */
+  readonly typeTtlsMs: ReadonlyMap<string, number>;
   /** Asks the replayer to run (the queue was not empty when a mutation came in). */
   readonly triggerReplay: () => void;
   /** Called after a mutation succeeded upstream (SETMODE schedules a local sync). */
@@ -51,9 +69,22 @@ export const OFFLINE_CACHE_MISS_MESSAGE =
   'Upstream GraphQL is unavailable and cache miss occurred for this query.';
 export const QUEUED_MESSAGE =
   'Upstream GraphQL is unavailable; the mutation was queued and will be sent when it is back.';
+export const QUEUED_BEHIND_MESSAGE =
+  'Earlier mutations are still waiting in the queue; this one was queued behind them and will be sent after them, in order.';
+
+/** Why a mutation was queued instead of executed (`extensions.reason`). */
+type QueueReason = 'upstream-unavailable' | 'behind-queue';
+
+const NO_STORE = { 'cache-control': 'no-store' };
 
 function error(code: GraphQLErrorCode, message: string, extra?: Record<string, unknown>): ProxyAnswer {
-  return { headers: {}, body: graphqlErrorBody(code, message, extra) };
+  return { headers: NO_STORE, body: graphqlErrorBody(code, message, extra) };
+}
+
+/** The upstream's answer to a query, and the lifetime it was stored with (undefined: not stored). */
+interface FetchResult {
+  readonly outcome: UpstreamOutcome;
+  readonly ttlMs: number | undefined;
 }
 
 /** Tags a successful mutation invalidates: its types, the ids in its input and in its answer. */
@@ -70,36 +101,23 @@ export function mutationTags(operation: AnalysedOperation, variables: unknown, d
  */
 export class GraphQLHandler {
   /** Queries on their way upstream, by cache key, with the cache epoch they started in. */
-  private readonly inFlight = new Map<string, { promise: Promise<UpstreamOutcome>; epoch: number }>();
+  private readonly inFlight = new Map<string, { promise: Promise<FetchResult>; epoch: number }>();
 
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
   async handle(request: ProxyRequest): Promise<ProxyAnswer> {
-    const body = request.body;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return error('BAD_REQUEST', 'The body must be a JSON object with a "query" string');
-    }
-    const { query, variables, operationName } = body as Record<string, unknown>;
-    if (typeof query !== 'string' || query.trim() === '') {
-      return error('BAD_REQUEST', 'The body must carry a "query" string');
-    }
-    if (
-      variables !== undefined &&
-      variables !== null &&
-      (typeof variables !== 'object' || Array.isArray(variables))
-    ) {
-      return error('BAD_REQUEST', '"variables" must be an object');
-    }
-    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-      return error('BAD_REQUEST', '"operationName" must be a string');
-    }
-    const analysis = this.deps.analyser.analyse(query, operationName ?? null);
+    const parsed = parseRequest(request.body, this.deps.persisted);
+    if (!parsed.ok) return error(parsed.code, parsed.message);
+    const { query, variables, operationName } = parsed;
+    const analysis = this.deps.analyser.analyse(query, operationName);
     if (!analysis.ok) return error(analysis.code, analysis.message);
-    const payload: QueuedPayload = {
-      query,
-      variables: (variables as Record<string, unknown> | null | undefined) ?? null,
-      operationName: (operationName as string | null | undefined) ?? null,
-    };
+    const payload: QueuedPayload = { query, variables, operationName };
+    if (request.method === 'GET' && analysis.operation.kind !== 'query') {
+      return {
+        ...error('METHOD_NOT_ALLOWED', 'Only queries can be sent with GET; send mutations with POST'),
+        status: 405,
+      };
+    }
     switch (analysis.operation.kind) {
       case 'query':
         return this.query(analysis.operation, payload, request.authorization);
@@ -120,28 +138,102 @@ export class GraphQLHandler {
     payload: QueuedPayload,
     authorization: string | undefined,
   ): Promise<ProxyAnswer> {
-    const { cache, clock, cacheTtlMs, staleIfErrorMs } = this.deps;
-    const key = cacheKey(
-      operation.normalised,
-      operation.operationName,
-      payload.variables,
-      authorizationScope(authorization),
-    );
+    const { cache, clock, cacheTtlMs, staleIfErrorMs, metrics } = this.deps;
+    const swrMs = this.deps.staleWhileRevalidateMs ?? 0;
+    const scope = this.deps.scopes.scopeOf(authorization);
+    const key = cacheKey(operation.normalised, operation.operationName, payload.variables, scope);
     // Fast path: a fresh entry whose body is in memory needs no await at all.
     const known = cache.peek(key);
-    if (known?.body && freshness(known, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
-      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: known.body };
+    if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {
+      metrics.hits += 1;
+      return this.cachedAnswer(key, scope, known, known.body, false);
     }
     const cached = known ? await cache.get(key) : undefined;
-    if (cached?.body && freshness(cached, clock(), cacheTtlMs, staleIfErrorMs) === 'fresh') {
-      return { headers: { 'x-cache': 'HIT', 'x-cache-key': key }, body: cached.body };
+    const now = clock();
+    const ttl = cached?.ttlMs ?? cacheTtlMs;
+    const state = cached?.body ? freshness(cached, now, ttl, staleIfErrorMs, swrMs) : 'unusable';
+    if (cached?.body && state === 'fresh') {
+      metrics.hits += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, false);
     }
+    metrics.misses += 1;
+    const pending = this.upstreamFetch(key, scope, operation, payload, authorization);
+    // Stale-while-revalidate: answer from the cache now; the refresh (started above, shared with
+    // identical queries) stores the new answer for the next caller.
+    if (cached?.body && state === 'revalidate') {
+      metrics.staleServed += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, true);
+    }
+    // With the breaker open, upstreamFetch answered CIRCUIT_OPEN without waiting.
+    const { outcome, ttlMs } = await pending;
+    if (outcome.kind === 'answered') {
+      const headers: Record<string, string> = {
+        'x-cache': 'MISS',
+        'x-cache-key': key,
+        'x-upstream-status': String(outcome.status),
+      };
+      if (ttlMs === undefined) headers['cache-control'] = 'no-store';
+      else {
+        headers['cache-control'] =
+          `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${Math.floor(ttlMs / 1000)}`;
+        headers['age'] = '0';
+        headers['etag'] = this.deps.cache.peek(key)?.etag ?? etagOf(outcome.text);
+      }
+      return { headers, body: outcome.text };
+    }
+    if (cached?.body && freshness(cached, clock(), ttl, staleIfErrorMs) !== 'unusable') {
+      metrics.staleServed += 1;
+      return this.cachedAnswer(key, scope, cached, cached.body, true);
+    }
+    return {
+      headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'cache-control': 'no-store' },
+      body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
+    };
+  }
+
+  /**
+   * A cached answer with its HTTP caching headers: `Cache-Control` (`public` for the shared anonymous
+   * scope, else `private`; `max-age` = the rest of its freshness, 0 when stale), `Age`, `ETag`.
+   */
+  private cachedAnswer(
+    key: string,
+    scope: string,
+    entry: CachedAnswer,
+    body: Buffer,
+    stale: boolean,
+  ): ProxyAnswer {
+    const ageMs = Math.max(0, this.deps.clock() - entry.storedAt);
+    const ttl = entry.ttlMs ?? this.deps.cacheTtlMs;
+    const maxAge = stale ? 0 : Math.max(0, Math.floor((ttl - ageMs) / 1000));
+    const headers: Record<string, string> = {
+      'x-cache': 'HIT',
+      'x-cache-key': key,
+      'cache-control': `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${maxAge}`,
+      age: String(Math.floor(ageMs / 1000)),
+      etag: entry.etag,
+    };
+    if (stale) headers['x-cache-stale'] = 'true';
+    return { headers, body };
+  }
+
+  /** The upstream answer for a query, shared by identical queries in flight. */
+  private upstreamFetch(
+    key: string,
+    scope: string,
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    authorization: string | undefined,
+  ): Promise<FetchResult> {
+    const { cache } = this.deps;
     // Join an identical query on its way upstream, unless a mutation invalidated the cache since it
     // started (its answer may predate the mutation this caller has already seen succeed).
     let pending = this.inFlight.get(key);
     if (pending === undefined || pending.epoch !== cache.epoch) {
       const epoch = cache.epoch;
-      const started = { promise: this.fetchAndStore(key, operation, payload, authorization, epoch), epoch };
+      const started = {
+        promise: this.fetchAndStore(key, scope, operation, payload, authorization, epoch),
+        epoch,
+      };
       this.inFlight.set(key, started);
       const forget = () => {
         if (this.inFlight.get(key) === started) this.inFlight.delete(key);
@@ -149,57 +241,45 @@ export class GraphQLHandler {
       started.promise.then(forget, forget);
       pending = started;
     }
-    const outcome = await pending.promise;
-    if (outcome.kind === 'answered') {
-      return {
-        headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'x-upstream-status': String(outcome.status) },
-        body: outcome.text,
-      };
-    }
-    const now = clock();
-    if (cached?.body && freshness(cached, now, cacheTtlMs, staleIfErrorMs) !== 'unusable') {
-      return {
-        headers: {
-          'x-cache': 'HIT',
-          'x-cache-key': key,
-          'x-cache-stale': 'true',
-          age: String(Math.max(0, Math.floor((now - cached.storedAt) / 1000))),
-        },
-        body: cached.body,
-      };
-    }
-    return {
-      headers: { 'x-cache': 'MISS', 'x-cache-key': key },
-      body: graphqlErrorBody('OFFLINE_CACHE_MISS', OFFLINE_CACHE_MISS_MESSAGE, { cacheKey: key }),
-    };
+    return pending.promise;
   }
 
   private async fetchAndStore(
     key: string,
+    scope: string,
     operation: AnalysedOperation,
     payload: QueuedPayload,
     authorization: string | undefined,
     epoch: number,
-  ): Promise<UpstreamOutcome> {
-    const outcome = await this.deps.upstream.post({
+  ): Promise<FetchResult> {
+    const outcome = await guardedPost(this.deps.upstream, this.deps.monitor, {
       body: JSON.stringify(payload),
       authorization: this.deps.authTokenForQueries
         ? this.upstreamAuthorization(authorization)
         : authorization,
     });
-    this.deps.monitor.record(outcome);
     if (
-      outcome.kind === 'answered' &&
-      outcome.status === 200 &&
-      !hasErrors(outcome.body) &&
-      outcome.body.data
+      outcome.kind !== 'answered' ||
+      outcome.status !== 200 ||
+      hasErrors(outcome.body) ||
+      !outcome.body.data
     ) {
-      const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
-      // The index is updated at once; the file is written without holding up the answer.
-      const raced = this.deps.cache.epoch !== epoch;
-      void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock(), raced);
+      return { outcome, ttlMs: undefined };
     }
-    return outcome;
+    const tags = tagsInData(outcome.body.data, new Set(operation.typeTags));
+    const ttlMs = storedLifetime(
+      parseCacheControl(outcome.cacheControl),
+      ScopeResolver.isShared(scope),
+      tags,
+      this.deps.typeTtlsMs,
+      this.deps.cacheTtlMs,
+    );
+    if (ttlMs === undefined) return { outcome, ttlMs };
+    // The index is updated at once; the file is written without holding up the answer.
+    const raced = this.deps.cache.epoch !== epoch;
+    const own = ttlMs === this.deps.cacheTtlMs ? undefined : ttlMs;
+    void this.deps.cache.put(key, outcome.text, [...tags], this.deps.clock(), raced, own);
+    return { outcome, ttlMs };
   }
 
   private async mutation(
@@ -214,18 +294,29 @@ export class GraphQLHandler {
       });
     }
     const idempotencyKey = request.idempotencyKey || randomUUID();
-    // SETMODE keeps mutations in order: while older ones wait in the queue, a new one waits behind them.
+    // SETMODE keeps mutations in order (README, "Queue ordering contract"): while older ones wait in
+    // the queue, a new one waits behind them; while the head is a mutation the upstream rejected, no
+    // later one can be sent until an operator retries or discards it, so a new one is refused at once.
     if (mode === 'SETMODE' && queue.size > 0) {
-      const answer = await this.enqueue(payload, idempotencyKey, request.authorization);
+      const blocked = queue.blockedBy();
+      if (blocked) {
+        return error(
+          'QUEUE_BLOCKED',
+          `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
+            `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
+            'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
+          { mode, blockedBy: blocked.id, queuedMutations: queue.size },
+        );
+      }
+      const answer = await this.enqueue(payload, idempotencyKey, request.authorization, 'behind-queue');
       this.deps.triggerReplay();
       return answer;
     }
-    const outcome = await this.deps.upstream.post({
+    const outcome = await guardedPost(this.deps.upstream, this.deps.monitor, {
       body: JSON.stringify(payload),
       authorization: this.upstreamAuthorization(request.authorization),
       idempotencyKey,
     });
-    this.deps.monitor.record(outcome);
     if (outcome.kind === 'answered') {
       if (!hasErrors(outcome.body) && outcome.status < 400) {
         const invalidated = this.deps.cache.invalidate(
@@ -238,7 +329,12 @@ export class GraphQLHandler {
         this.deps.afterMutation();
       }
       return {
-        headers: { 'x-cache': 'MISS', 'x-upstream-status': String(outcome.status) },
+        headers: {
+          'x-cache': 'MISS',
+          'x-mutation': 'executed',
+          'x-upstream-status': String(outcome.status),
+          'cache-control': 'no-store',
+        },
         body: outcome.text,
       };
     }
@@ -250,21 +346,42 @@ export class GraphQLHandler {
         { mode },
       );
     }
-    return this.enqueue(payload, idempotencyKey, request.authorization);
+    return this.enqueue(payload, idempotencyKey, request.authorization, 'upstream-unavailable');
   }
 
   private async enqueue(
     payload: QueuedPayload,
     idempotencyKey: string,
     authorization: string | undefined,
+    reason: QueueReason,
   ): Promise<ProxyAnswer> {
+    const maxItems = this.deps.queueMaxItems ?? Number.POSITIVE_INFINITY;
+    if (this.deps.queue.size >= maxItems) {
+      return error(
+        'QUEUE_FULL',
+        `The mutation was not sent or queued: the queue holds its maximum of ${maxItems} mutations ` +
+          '(QUEUE_MAX_ITEMS). Try again once the upstream is back and the queue drained.',
+        { maxItems, queuedMutations: this.deps.queue.size },
+      );
+    }
     const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
     this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
     return {
-      headers: { 'x-cache': 'MISS', 'x-queued': 'true' },
+      headers: {
+        'x-cache': 'MISS',
+        'x-queued': 'true',
+        'x-mutation': 'queued',
+        'x-queue-id': item.id,
+        'cache-control': 'no-store',
+      },
       body: JSON.stringify({
         data: null,
-        extensions: { queued: true, queueId: item.id, message: QUEUED_MESSAGE },
+        extensions: {
+          queued: true,
+          queueId: item.id,
+          message: reason === 'behind-queue' ? QUEUED_BEHIND_MESSAGE : QUEUED_MESSAGE,
+          reason,
+        },
       }),
     };
   }

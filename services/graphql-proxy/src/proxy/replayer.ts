@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffMs } from '../cache/policy.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { OutcomeLog } from '../queue/outcomes.js';
 import type { QueuedMutation } from '../queue/store.js';
 import { hasErrors, type UpstreamClient, type UpstreamMonitor } from '../upstream/client.js';
 
@@ -13,6 +14,7 @@ export interface ReplayResult {
 
 export interface ReplayerDeps {
   readonly queue: MutationQueue;
+  readonly outcomes: OutcomeLog;
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
   readonly authToken: string | undefined;
@@ -38,6 +40,7 @@ const PROBE_BODY = JSON.stringify({ query: 'query ProxyProbe { __typename }', op
 export class Replayer {
   private running: Promise<ReplayResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private probing = false;
 
   constructor(private readonly deps: ReplayerDeps) {
     deps.monitor.onOnline(() => {
@@ -60,15 +63,22 @@ export class Replayer {
   }
 
   private async tick(): Promise<void> {
-    if (this.running) return;
+    if (this.running || this.probing) return;
     const head = this.deps.queue.head();
-    if (head?.status === 'pending' && head.nextAttemptAt <= this.deps.clock()) {
+    // While the breaker is open only the probe goes upstream; its success closes the breaker and
+    // (through onOnline) starts the replay.
+    if (head?.status === 'pending' && head.nextAttemptAt <= this.deps.clock() && this.deps.monitor.allows()) {
       await this.replay(false);
       return;
     }
-    if (this.deps.monitor.state !== 'online' || head !== undefined) {
-      const outcome = await this.deps.upstream.post({ body: PROBE_BODY });
-      this.deps.monitor.record(outcome);
+    if (this.deps.monitor.state !== 'online' || head !== undefined || !this.deps.monitor.allows()) {
+      this.probing = true;
+      try {
+        const outcome = await this.deps.upstream.post({ body: PROBE_BODY });
+        this.deps.monitor.record(outcome);
+      } finally {
+        this.probing = false;
+      }
     }
   }
 
@@ -100,6 +110,10 @@ export class Replayer {
           stoppedBy = { id: item.id, reason: 'backoff' };
           break;
         }
+        if (!force && !monitor.allows()) {
+          stoppedBy = { id: item.id, reason: 'unavailable', message: 'circuit breaker open' };
+          break;
+        }
         const outcome = await upstream.post({
           body: JSON.stringify(item.payload),
           authorization:
@@ -122,6 +136,7 @@ export class Replayer {
             message,
             code: first?.extensions?.code,
             upstreamStatus: outcome.status,
+            errors: outcome.body.errors,
             at,
           });
           stoppedBy = { id: item.id, reason: 'rejected', message };
@@ -132,6 +147,15 @@ export class Replayer {
           break;
         }
         await queue.remove(item);
+        await this.deps.outcomes.record({
+          id: item.id,
+          status: 'sent',
+          at,
+          createdAt: item.createdAt,
+          attempts: item.attempts + 1,
+          upstreamStatus: outcome.status,
+          response: outcome.body,
+        });
         flushed += 1;
         this.deps.onConfirmed(item, outcome.body.data);
       }

@@ -1,47 +1,72 @@
 import { randomUUID } from 'node:crypto';
 import type { QueuedMutation, QueuedPayload, QueueError, QueueStore } from './store.js';
 
+/** What changed in the queue: an append (the common case, applied incrementally) or anything else. */
+export type QueueChange =
+  | { readonly kind: 'append'; readonly item: QueuedMutation }
+  | { readonly kind: 'other' };
+
 /**
  * The FIFO of queued mutations, in memory and in a `QueueStore`. Every change is written before the
- * promise resolves, so an acknowledged "queued" answer survives a restart.
+ * promise resolves, so an acknowledged "queued" answer survives a restart. Append, remove, find and
+ * head are O(1) in the queue's length (a Map in insertion order); `list()` copies and is for views.
  */
 export class MutationQueue {
-  private items: QueuedMutation[] = [];
+  private readonly items = new Map<string, QueuedMutation>();
   private nextSeq = 1;
-  private readonly listeners: Array<() => void> = [];
+  private readonly listeners: Array<(change: QueueChange) => void> = [];
 
   private constructor(private readonly store: QueueStore) {}
 
   static async open(store: QueueStore): Promise<MutationQueue> {
     const queue = new MutationQueue(store);
-    queue.items = await store.load();
-    queue.nextSeq = (queue.items[queue.items.length - 1]?.seq ?? 0) + 1;
+    const loaded = await store.load();
+    for (const item of loaded) queue.items.set(item.id, item);
+    queue.nextSeq = (loaded[loaded.length - 1]?.seq ?? 0) + 1;
     return queue;
   }
 
   /** Called after every change (used to refresh the optimistic local data). */
-  onChange(listener: () => void): void {
+  onChange(listener: (change: QueueChange) => void): void {
     this.listeners.push(listener);
   }
 
-  private changed(): void {
-    for (const listener of this.listeners) listener();
+  private changed(change: QueueChange): void {
+    for (const listener of this.listeners) listener(change);
   }
 
   get size(): number {
-    return this.items.length;
+    return this.items.size;
   }
 
+  /** The queue in replay order (a copy: O(n), for views and recomputations, not for the hot path). */
   list(): readonly QueuedMutation[] {
-    return this.items;
+    return [...this.items.values()];
   }
 
   head(): QueuedMutation | undefined {
-    return this.items[0];
+    for (const item of this.items.values()) return item;
+    return undefined;
+  }
+
+  /** The head of the queue when the upstream rejected it: nothing behind it is sent until it is retried or discarded. */
+  blockedBy(): QueuedMutation | undefined {
+    const head = this.head();
+    return head?.status === 'rejected' ? head : undefined;
   }
 
   find(id: string): QueuedMutation | undefined {
-    return this.items.find((item) => item.id === id);
+    return this.items.get(id);
+  }
+
+  /** 0-based position in replay order (O(n); for `GET /queue/{id}`). */
+  position(item: QueuedMutation): number {
+    let index = 0;
+    for (const other of this.items.values()) {
+      if (other === item) return index;
+      index += 1;
+    }
+    return -1;
   }
 
   async append(
@@ -63,15 +88,15 @@ export class MutationQueue {
     };
     this.nextSeq += 1;
     await this.store.save(item);
-    this.items.push(item);
-    this.changed();
+    this.items.set(item.id, item);
+    this.changed({ kind: 'append', item });
     return item;
   }
 
   async remove(item: QueuedMutation): Promise<void> {
     await this.store.remove(item);
-    this.items = this.items.filter((other) => other.id !== item.id);
-    this.changed();
+    this.items.delete(item.id);
+    this.changed({ kind: 'other' });
   }
 
   async markRetry(item: QueuedMutation, error: QueueError, nextAttemptAt: number): Promise<void> {
@@ -86,7 +111,7 @@ export class MutationQueue {
     item.status = 'rejected';
     item.lastError = error;
     await this.store.save(item);
-    this.changed();
+    this.changed({ kind: 'other' });
   }
 
   /** Puts a rejected mutation back to pending, to be replayed at once. */
@@ -94,6 +119,6 @@ export class MutationQueue {
     item.status = 'pending';
     item.nextAttemptAt = now;
     await this.store.save(item);
-    this.changed();
+    this.changed({ kind: 'other' });
   }
 }

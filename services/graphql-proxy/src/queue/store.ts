@@ -12,6 +12,8 @@ export interface QueueError {
   readonly message: string;
   readonly code?: string | undefined;
   readonly upstreamStatus?: number | undefined;
+  /** The upstream's `errors` array, verbatim, when it rejected the mutation. */
+  readonly errors?: readonly unknown[] | undefined;
   readonly at: string;
 }
 

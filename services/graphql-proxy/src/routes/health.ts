@@ -19,15 +19,33 @@ export function healthRoutes(
   app.get('/health', async () => {
     const { config, queue, local, monitor, cache } = deps;
     const counts = local.counts();
+    const blocked = queue.blockedBy();
     return {
+      ok: true,
       status: 'ok',
       mode: config.mode,
       upstream: config.upstreamEndpoint ? 'configured' : 'missing',
       upstreamState: monitor.state,
-      authToken: config.authToken ? 'configured' : 'missing',
+      // `open`: the upstream is down; requests are answered without it until a probe gets an answer.
+      breaker: monitor.breakerState,
+      // The original's clients read a boolean; the token itself is never shown.
+      authToken: config.authToken !== undefined,
       port: config.port,
+      cacheDir: config.cacheDir,
+      queueDir: config.queueDir,
+      localDbPath: config.localDbPath,
       queuedMutations: queue.size,
       rejectedMutations: queue.list().filter((item) => item.status === 'rejected').length,
+      // `blocked`: the upstream rejected the head of the queue; nothing behind it is sent, and new
+      // SETMODE mutations are refused with QUEUE_BLOCKED until it is retried or discarded.
+      queueState: blocked ? 'blocked' : queue.size > 0 ? 'pending' : 'empty',
+      blockedBy: blocked
+        ? {
+            id: blocked.id,
+            message: blocked.lastError?.message ?? null,
+            code: blocked.lastError?.code ?? null,
+          }
+        : null,
       cache: { entries: cache.stats.entries, bytes: cache.stats.bytes },
       localData: {
         posts: counts.posts,

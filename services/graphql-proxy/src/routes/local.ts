@@ -16,7 +16,11 @@ export function localRoutes(
       throw new HttpError('UPSTREAM_UNAVAILABLE', 'Local sync failed; the local data was kept unchanged');
     }
     const { lastUpdated: _last, ...counts } = deps.local.counts();
-    return { counts, lastUpdated: deps.local.lastUpdated };
+    return {
+      message: 'Local data synchronised from the upstream',
+      counts,
+      lastUpdated: deps.local.lastUpdated,
+    };
   });
 
   app.get('/local/data', async () => ({ data: { ...deps.local.data, lastUpdated: deps.local.lastUpdated } }));

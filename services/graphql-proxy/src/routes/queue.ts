@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { HttpError } from '../errors.js';
 import type { Replayer } from '../proxy/replayer.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { OutcomeLog } from '../queue/outcomes.js';
 import type { QueuedMutation } from '../queue/store.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -25,22 +26,46 @@ function view(item: QueuedMutation) {
 }
 
 /**
- * The queue's management API: list (`GET /queue`), replay now (`POST /flush`), and for a mutation the
- * upstream rejected: retry it (`POST /queue/:id/retry`) or discard it (`DELETE /queue/:id`).
+ * The queue's management API: list (`GET /queue`), one mutation and its outcome (`GET /queue/:id`),
+ * replay now (`POST /flush`), and for a mutation the upstream rejected: retry it
+ * (`POST /queue/:id/retry`) or discard it (`DELETE /queue/:id`).
  */
 export function queueRoutes(
   app: FastifyInstance,
-  deps: { queue: MutationQueue; replayer: Replayer; clock: () => number },
+  deps: { queue: MutationQueue; outcomes: OutcomeLog; replayer: Replayer; clock: () => number },
 ): void {
-  const { queue, replayer, clock } = deps;
+  const { queue, outcomes, replayer, clock } = deps;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/queue', async () => ({ mutations: queue.list().map(view) }));
 
+  // pending / rejected while queued (a rejected one with the upstream's errors); sent (with the
+  // upstream's answer) or discarded once it left the queue.
+  typed.get('/queue/:id', { schema: { params: IdParams } }, async (request) => {
+    const item = queue.find(request.params.id);
+    if (item) {
+      return {
+        ...view(item),
+        position: queue.position(item),
+        ...(item.status === 'rejected' ? { errors: item.lastError?.errors ?? [] } : {}),
+      };
+    }
+    const outcome = outcomes.get(request.params.id);
+    if (!outcome) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
+    return outcome;
+  });
+
   app.post('/flush', async () => {
     const result = await replayer.replay(true);
+    // `failed`: mutations this flush tried and could not send (the replay stops at the first one);
+    // `remaining`: still queued.
+    const failed = result.stoppedBy && result.stoppedBy.reason !== 'backoff' ? 1 : 0;
     return {
+      message: result.stoppedBy
+        ? `Flushed ${result.flushed} queued mutation(s); stopped at ${result.stoppedBy.id} (${result.stoppedBy.reason}), ${result.remaining} remaining`
+        : `Flushed ${result.flushed} queued mutation(s)`,
       flushed: result.flushed,
+      failed,
       remaining: result.remaining,
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy } : {}),
     };
@@ -60,6 +85,14 @@ export function queueRoutes(
     const item = queue.find(request.params.id);
     if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
     await queue.remove(item);
+    await outcomes.record({
+      id: item.id,
+      status: 'discarded',
+      at: new Date(clock()).toISOString(),
+      createdAt: item.createdAt,
+      attempts: item.attempts,
+      ...(item.lastError?.errors ? { errors: item.lastError.errors } : {}),
+    });
     void replayer.replay(true);
     return { discarded: view(item) };
   });

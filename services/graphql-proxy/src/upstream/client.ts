@@ -19,6 +19,8 @@ export type UpstreamOutcome =
       readonly status: number;
       readonly text: string;
       readonly body: GraphQLResponseBody;
+      /** The upstream's Cache-Control header, honoured by the cache. */
+      readonly cacheControl?: string | undefined;
     }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
@@ -43,9 +45,17 @@ export function createUpstreamClient(endpoint: string, timeoutMs: number): Upstr
     post(request) {
       return new Promise((resolve) => {
         let settled = false;
+        // The timeout covers the whole call from here: waiting for a free socket of the agent,
+        // connecting, and reading the answer (a socket idle timeout would start only once a socket
+        // is assigned, so calls queued behind hanging ones would wait several timeouts).
+        const timer = setTimeout(() => {
+          settle({ kind: 'unavailable', reason: `upstream did not answer within ${timeoutMs} ms` });
+          req.destroy();
+        }, timeoutMs);
         const settle = (outcome: UpstreamOutcome) => {
           if (settled) return;
           settled = true;
+          clearTimeout(timer);
           resolve(outcome);
         };
         const headers: Record<string, string | number> = {
@@ -80,11 +90,9 @@ export function createUpstreamClient(endpoint: string, timeoutMs: number): Upstr
               });
               return;
             }
-            settle({ kind: 'answered', status, text, body: body as GraphQLResponseBody });
+            const cacheControl = res.headers['cache-control'];
+            settle({ kind: 'answered', status, text, body: body as GraphQLResponseBody, cacheControl });
           });
-        });
-        req.setTimeout(timeoutMs, () => {
-          req.destroy(new Error(`upstream did not answer within ${timeoutMs} ms`));
         });
         req.on('error', (error) => settle({ kind: 'unavailable', reason: error.message }));
         req.end(request.body);
@@ -101,33 +109,88 @@ export function hasErrors(body: GraphQLResponseBody): boolean {
 }
 
 export type UpstreamState = 'unknown' | 'online' | 'offline';
+export type BreakerState = 'closed' | 'open';
 
-/** Remembers whether the upstream answered last time, and tells listeners when it comes back. */
+/** The outcome given without calling the upstream while the circuit breaker is open. */
+export const CIRCUIT_OPEN: UpstreamOutcome = {
+  kind: 'unavailable',
+  reason: 'circuit breaker open: the upstream is down, only the probe asks it',
+};
+
+/**
+ * Remembers whether the upstream answered last time, tells listeners when it comes back, and is the
+ * circuit breaker: after `failureThreshold` consecutive failures (refused, reset, timed out, 502-504)
+ * the circuit opens, and requests are answered without calling the upstream (stale from the cache,
+ * OFFLINE_CACHE_MISS, queued, or UPSTREAM_UNAVAILABLE) until a probe (or any call still in flight)
+ * gets an answer. So only the probe waits on a dead upstream.
+ */
 export class UpstreamMonitor {
   private current: UpstreamState = 'unknown';
   private lastError: string | undefined;
+  private failures = 0;
+  private breaker: BreakerState = 'closed';
   private readonly listeners: Array<() => void> = [];
+  private readonly breakerListeners: Array<(state: BreakerState) => void> = [];
+
+  constructor(private readonly failureThreshold = 1) {}
 
   get state(): UpstreamState {
     return this.current;
+  }
+
+  get breakerState(): BreakerState {
+    return this.breaker;
   }
 
   get lastFailure(): string | undefined {
     return this.lastError;
   }
 
+  /** False while the breaker is open: callers answer without the upstream. Probes do not ask. */
+  allows(): boolean {
+    return this.breaker === 'closed';
+  }
+
   onOnline(listener: () => void): void {
     this.listeners.push(listener);
   }
 
+  onBreakerChange(listener: (state: BreakerState) => void): void {
+    this.breakerListeners.push(listener);
+  }
+
+  private setBreaker(state: BreakerState): void {
+    if (this.breaker === state) return;
+    this.breaker = state;
+    for (const listener of this.breakerListeners) listener(state);
+  }
+
   record(outcome: UpstreamOutcome): void {
+    if (outcome === CIRCUIT_OPEN) return;
     if (outcome.kind === 'unavailable') {
       this.current = 'offline';
       this.lastError = outcome.reason;
+      this.failures += 1;
+      if (this.failures >= this.failureThreshold) this.setBreaker('open');
       return;
     }
+    this.failures = 0;
+    this.setBreaker('closed');
     const wasOnline = this.current === 'online';
     this.current = 'online';
     if (!wasOnline) for (const listener of this.listeners) listener();
   }
+}
+
+/** Calls the upstream unless the breaker is open, and records the outcome. */
+export function guardedPost(
+  upstream: UpstreamClient,
+  monitor: UpstreamMonitor,
+  request: UpstreamRequest,
+): Promise<UpstreamOutcome> {
+  if (!monitor.allows()) return Promise.resolve(CIRCUIT_OPEN);
+  return upstream.post(request).then((outcome) => {
+    monitor.record(outcome);
+    return outcome;
+  });
 }

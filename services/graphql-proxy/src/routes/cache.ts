@@ -1,0 +1,58 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { ResponseCache } from '../cache/response-cache.js';
+import { HttpError } from '../errors.js';
+import type { ProxyMetrics } from '../metrics.js';
+import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { UpstreamMonitor } from '../upstream/client.js';
+
+const PurgeBody = Type.Object(
+  {
+    key: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    all: Type.Optional(Type.Literal(true)),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `POST /cache/purge` (management, behind ADMIN_TOKEN): removes cached answers by key (`{key}`), by
+ * type (`{type: "Post"}`), by type and id (`{type: "Post", id: "cG9zdDox"}`: answers holding that
+ * object) or everything (`{all: true}`); answers `{purged}`. `GET /metrics`: Prometheus text.
+ */
+export function cacheRoutes(
+  app: FastifyInstance,
+  deps: { cache: ResponseCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: MutationQueue },
+): void {
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  typed.post('/cache/purge', { schema: { body: PurgeBody } }, async (request) => {
+    const { key, type, id, all } = request.body;
+    let purged: number;
+    if (all === true && key === undefined && type === undefined && id === undefined) {
+      purged = await deps.cache.purge(() => true);
+    } else if (key !== undefined && type === undefined && id === undefined && all === undefined) {
+      purged = await deps.cache.purge((answer) => answer.key === key);
+    } else if (type !== undefined && key === undefined && all === undefined) {
+      const idTag = id === undefined ? undefined : `id:${id}`;
+      purged = await deps.cache.purge(
+        (answer) => answer.tags.includes(type) && (idTag === undefined || answer.tags.includes(idTag)),
+      );
+    } else {
+      throw new HttpError('BAD_REQUEST', 'Send one of {key}, {type}, {type, id} or {all: true}');
+    }
+    return { purged };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const stats = deps.cache.stats;
+    reply.type('text/plain; version=0.0.4; charset=utf-8');
+    return deps.metrics.render({
+      breakerOpen: deps.monitor.breakerState === 'open',
+      queueDepth: deps.queue.size,
+      cacheEntries: stats.entries,
+      cacheBytes: stats.bytes,
+    });
+  });
+}
