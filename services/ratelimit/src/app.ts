@@ -2,6 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { createBackend } from './backends/create.js';
+import { waitForRedis } from './backends/startup.js';
 import type { CounterBackend } from './backends/types.js';
 import type { Settings } from './config.js';
 import { Health } from './health/health.js';
@@ -147,15 +148,16 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     currentConfig: () => configManager.current(),
     configDump: () => configManager.dump(),
     async prepare() {
+      // Start-up lines are logged at warn, as the reference does, so they show at its default level.
       if (settings.backend.type === 'memory' && !options.backend) {
-        logger.info(
+        logger.warn(
           'no cache backend configured: using the in-process store (single instance; counters are not shared)',
         );
       } else {
-        logger.info({ backend: backend.description }, 'cache backend');
+        logger.warn({ backend: backend.description }, 'cache backend');
       }
       if (runtime.usingBundledExample) {
-        logger.info(
+        logger.warn(
           { dir: configDirectory(runtime) },
           'RUNTIME_ROOT is not set: using the bundled example config',
         );
@@ -176,8 +178,11 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
         configManager.ensureWatching();
       }
       if (!runtime.forceStartWithoutInitialConfig) await waitForValidConfig();
-      if (!(await backend.ready()))
+      if (settings.backend.type === 'redis' && !options.backend) {
+        await waitForRedis(backend, settings.backend.startup, logger);
+      } else if (!(await backend.ready())) {
         logger.warn({ backend: backend.description }, 'cache backend not reachable yet');
+      }
     },
     markTerminating() {
       health.set('sigterm', false);

@@ -8,11 +8,18 @@ import { openCluster, openSentinel, openSingle } from './redis-connection.js';
 import { SplitBackend } from './split.js';
 import type { CounterBackend } from './types.js';
 
+/** As the reference: 1 stays serial; 0 or above the pool size means the pool size. */
+export function effectiveClusterParallelism(configured: number, poolSize: number): number {
+  if (configured === 1) return 1;
+  const ceiling = Math.max(1, poolSize);
+  return configured === 0 || configured > ceiling ? ceiling : configured;
+}
+
 /** Builds the backend the settings ask for (the in-process store when none is configured). */
 function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings): RedisBackend {
   const common = {
     healthCheckActiveConnection: settings.healthCheckActiveConnection,
-    connectTimeoutMs: settings.timeoutMs,
+    connectTimeoutMs: endpoint.timeoutMs > 0 ? endpoint.timeoutMs : settings.timeoutMs,
     pipelineWindowMs: endpoint.pipelineWindowMs,
     pipelineLimit: endpoint.pipelineLimit,
   };
@@ -22,21 +29,25 @@ function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings
       return new RedisBackend({
         ...common,
         description: `redis single ${endpoint.socketType === 'unix' ? `unix:${endpoint.url}` : endpoint.url} (pool ${endpoint.poolSize})`,
-        clients: pool(() => openSingle(endpoint, settings.tls, settings.timeoutMs)),
+        clients: pool(() => openSingle(endpoint, settings.tls, endpoint.timeoutMs)),
       });
     case 'sentinel':
       return new RedisBackend({
         ...common,
         description: `redis sentinel ${endpoint.url} (pool ${endpoint.poolSize})`,
-        clients: pool(() => openSentinel(endpoint, settings.tls, settings.timeoutMs)),
+        clients: pool(() => openSentinel(endpoint, settings.tls, endpoint.timeoutMs)),
       });
     case 'cluster':
       // One cluster client: it keeps a connection per node itself.
       return new RedisBackend({
         ...common,
         description: `redis cluster ${endpoint.url}`,
-        clients: [openCluster(endpoint, settings.tls, settings.timeoutMs)],
+        clients: [openCluster(endpoint, settings.tls, endpoint.timeoutMs)],
         pipelinePerKey: true,
+        clusterPipelineParallelism: effectiveClusterParallelism(
+          endpoint.clusterPipelineParallelism,
+          endpoint.poolSize,
+        ),
       });
   }
 }

@@ -25,6 +25,11 @@ export interface RedisBackendOptions {
    */
   pipelinePerKey?: boolean;
   /**
+   * Cluster mode: how many per-key pipelines of one call are in flight at once (1: one after
+   * another, the reference's default). @default 1
+   */
+  clusterPipelineParallelism?: number;
+  /**
    * `KVSTORE_PIPELINE_WINDOW` in ms: 0 writes each request's commands at once (one write per
    * request); above 0, commands of concurrent requests are held in the socket and flushed together
    * after the window (implicit pipelining: fewer writes, still one round trip per request). @default 0
@@ -111,7 +116,7 @@ export class RedisBackend implements CounterBackend {
     const client = this.client();
     if (this.options.pipelinePerKey) {
       if (ops.length === 1) return this.pipelineIncrement(client, ops);
-      return Promise.all(ops.map((op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!)));
+      return this.perKey(ops, (op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!));
     }
     return this.corkedIncrement(client as Redis, ops);
   }
@@ -194,9 +199,28 @@ export class RedisBackend implements CounterBackend {
     if (ops.length === 0) return [];
     const client = this.client();
     if (this.options.pipelinePerKey && ops.length > 1) {
-      return Promise.all(ops.map((op) => this.readOn(client, [op]).then((r) => r[0]!)));
+      return this.perKey(ops, (op) => this.readOn(client, [op]).then((r) => r[0]!));
     }
     return this.readOn(client, ops);
+  }
+
+  /** Runs one function per op with at most `clusterPipelineParallelism` in flight; results in op order. */
+  private async perKey(
+    ops: readonly CounterOp[],
+    run: (op: CounterOp) => Promise<number>,
+  ): Promise<number[]> {
+    const limit = Math.max(1, this.options.clusterPipelineParallelism ?? 1);
+    if (limit >= ops.length) return Promise.all(ops.map(run));
+    const out = new Array<number>(ops.length);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < ops.length) {
+        const i = next++;
+        out[i] = await run(ops[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: limit }, lane));
+    return out;
   }
 
   private async readOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {

@@ -170,7 +170,15 @@ export class XdsConfigClient {
     stream.on('end', () => finish('stream ended'));
     stream.write({
       version_info: this.ackedVersion,
-      node: { id: this.options.settings.nodeId, user_agent_name: 'ratelimit' },
+      node: {
+        id: this.options.settings.nodeId,
+        user_agent_name: 'ratelimit',
+        metadata: {
+          fields: Object.fromEntries(
+            this.options.settings.nodeMetadata.map(([k, v]) => [k, { stringValue: v }]),
+          ),
+        },
+      },
       resource_names: [],
       type_url: RATELIMIT_CONFIG_TYPE_URL,
       response_nonce: '',

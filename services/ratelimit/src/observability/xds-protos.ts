@@ -36,7 +36,13 @@ export interface AnyMessage {
 
 export interface DiscoveryRequestMessage {
   version_info?: string;
-  node?: { id?: string; cluster?: string; user_agent_name?: string };
+  node?: {
+    id?: string;
+    cluster?: string;
+    user_agent_name?: string;
+    /** google.protobuf.Struct with string values (CONFIG_GRPC_XDS_NODE_METADATA); protobufjs names its fields in camelCase. */
+    metadata?: { fields?: Record<string, { stringValue?: string }> };
+  };
   resource_names?: string[];
   type_url?: string;
   response_nonce?: string;

@@ -38,6 +38,8 @@ describe('as a new user would (real process, CLI client)', () => {
       entry: join(SERVICE, 'src/server.ts'),
       cwd: SERVICE,
       env: {
+        // The test harness's own REDIS_URL (if set) is the reference's name of KVSTORE_URL: unset it.
+        REDIS_URL: '',
         RUNTIME_ROOT: root,
         RUNTIME_WATCH_ROOT: 'false',
         GRPC_PORT: String(grpcPort),
@@ -105,7 +107,7 @@ describe('as a new user would (real process, CLI client)', () => {
       name: 'ratelimit-default',
       entry: join(SERVICE, 'src/server.ts'),
       cwd: resolve(SERVICE, '..', '..'),
-      env: { GRPC_PORT: String(grpcPort), HOST: '127.0.0.1' },
+      env: { GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', REDIS_URL: '' },
       portVariable: 'PORT',
       healthPath: '/healthcheck',
     });

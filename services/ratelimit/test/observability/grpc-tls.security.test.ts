@@ -183,7 +183,17 @@ describe('connection age', () => {
       'grpc.max_connection_age_ms': 60_000,
       'grpc.max_connection_age_grace_ms': 5_000,
     });
-    expect(grpcServerOptions(parseObservabilitySettings({}).grpcServer)).toEqual({});
+    // The reference's defaults: 24h, grace 1h; 0 disables.
+    expect(grpcServerOptions(parseObservabilitySettings({}).grpcServer)).toEqual({
+      'grpc.max_connection_age_ms': 86_400_000,
+      'grpc.max_connection_age_grace_ms': 3_600_000,
+    });
+    expect(
+      grpcServerOptions(
+        parseObservabilitySettings({ GRPC_MAX_CONNECTION_AGE: '0', GRPC_MAX_CONNECTION_AGE_GRACE: '0' })
+          .grpcServer,
+      ),
+    ).toEqual({});
   });
 
   it('an old connection gets a GOAWAY and is closed after the grace period', async () => {

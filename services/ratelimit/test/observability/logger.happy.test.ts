@@ -26,7 +26,7 @@ describe('logger', () => {
     expect(new Date(record['@timestamp'] as string).toISOString()).toBe(record['@timestamp']);
   });
 
-  it('honours LOG_LEVEL (default info) and writes text lines by default', () => {
+  it('honours LOG_LEVEL (default warn, as the reference) and writes text lines by default', () => {
     const out = capture();
     const log = createLogger(parseObservabilitySettings({}).log, out.stream);
     log.debug('hidden');

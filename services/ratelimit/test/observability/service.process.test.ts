@@ -36,6 +36,8 @@ describe('observability of the running service', () => {
       entry: join(SERVICE, 'src/server.ts'),
       cwd: SERVICE,
       env: {
+        // The test harness's own REDIS_URL (if set) is the reference's name of KVSTORE_URL: unset it.
+        REDIS_URL: '',
         HOST: '127.0.0.1',
         GRPC_HOST: '127.0.0.1',
         GRPC_PORT: String(grpcPort),
@@ -91,6 +93,8 @@ describe('observability of the running service', () => {
       entry: join(SERVICE, 'src/server.ts'),
       cwd: SERVICE,
       env: {
+        // The test harness's own REDIS_URL (if set) is the reference's name of KVSTORE_URL: unset it.
+        REDIS_URL: '',
         HOST: '127.0.0.1',
         GRPC_HOST: '127.0.0.1',
         GRPC_PORT: String(grpcPort),
