@@ -78,7 +78,7 @@ describe('as a new user would (real process, CLI client)', () => {
       for (let i = 0; i < 50 && !proc.output().includes('error loading new configuration'); i++)
         await sleep(50);
       expect(proc.output()).toMatch(
-        /error loading new configuration from runtime: config\.example\.yaml: error loading config file/,
+        /error loading new configuration from runtime: example\.yaml: error loading config file/,
       );
       // Still the edited limit of 10: alice has used 6 of them.
       const remaining = await run(
