@@ -112,6 +112,8 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     nowSeconds: () => Math.floor(now() / 1000),
     failureMode: settings.backend.failureMode,
     globalShadowMode: settings.server.globalShadowMode,
+    globalQuotaMode: settings.server.globalQuotaMode,
+    responseDynamicMetadata: settings.server.responseDynamicMetadata,
     headers: settings.server.responseHeaders,
     logger,
   });

@@ -7,6 +7,7 @@ import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { assembleResponse, type ResponseOptions } from './decide.js';
+import { dynamicMetadata } from './dynamic-metadata.js';
 import { type PlanContext, planRequest, validateRequest } from './plan.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -27,6 +28,8 @@ export interface RateLimitServiceOptions extends ResponseOptions {
   nowSeconds: () => number;
   failureMode: FailureMode;
   logger: Logger;
+  /** `RESPONSE_DYNAMIC_METADATA`. @default false */
+  responseDynamicMetadata?: boolean;
 }
 
 export class RateLimitService {
@@ -87,8 +90,10 @@ export class RateLimitService {
         },
       };
     }
-    const { response, globalShadowOverride } = assembleResponse(plan, statuses, now, this.options);
+    const { response, globalShadowOverride, passed } = assembleResponse(plan, statuses, now, this.options);
     if (globalShadowOverride) this.globalShadow.inc();
+    if (this.options.responseDynamicMetadata)
+      response.dynamicMetadata = dynamicMetadata(request, plan, passed);
     return { ok: true, response };
   }
 }
