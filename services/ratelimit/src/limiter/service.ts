@@ -6,6 +6,7 @@ import type { RateLimitConfig } from '../rules/config-tree.js';
 import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
+import { sanitizeStatName } from '../stats/sanitize.js';
 import { assembleResponse, type ResponseOptions } from './decide.js';
 import { dynamicMetadata } from './dynamic-metadata.js';
 import { type PlanContext, planRequest, validateRequest } from './plan.js';
@@ -55,7 +56,8 @@ export class RateLimitService {
         }
         return stats;
       },
-      domainNotFound: (domain) => r.counter(`ratelimit.service.rate_limit.${domain}.domain_not_found`).inc(),
+      domainNotFound: (domain) =>
+        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
     };
   }
 

@@ -189,7 +189,7 @@ export function buildConfig(
   return { ok: true, config: { domains } };
 }
 
-/** One line per rule with a `rate_limit` block, sorted (the debug server's `/rlconfig`). */
+/** One line per rule with a `rate_limit` block in the reference's `dump` format, sorted (the debug server's `/rlconfig`). */
 export function dumpConfig(config: RateLimitConfig): string {
   const lines: string[] = [];
   const walk = (node: DescriptorNode): void => {
@@ -197,7 +197,7 @@ export function dumpConfig(config: RateLimitConfig): string {
       const rule = child.limit;
       if (rule) {
         lines.push(
-          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}`,
+          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}, quota_mode: ${rule.quotaMode}`,
         );
       }
       walk(child);

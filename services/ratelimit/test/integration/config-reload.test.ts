@@ -168,7 +168,7 @@ describe('config loading and hot reload (file mode)', () => {
     expect(s.limit()).toBe(2);
     expect([...s.manager.current()!.domains.get('d')!.children.keys()].sort()).toEqual(['other', 'user']);
     expect(s.manager.dump()).toBe(
-      'd.other: unit=SECOND requests_per_unit=1, shadow_mode: false\nd.user: unit=MINUTE requests_per_unit=2, shadow_mode: false\n',
+      'd.other: unit=SECOND requests_per_unit=1, shadow_mode: false, quota_mode: false\nd.user: unit=MINUTE requests_per_unit=2, shadow_mode: false, quota_mode: false\n',
     );
   });
 

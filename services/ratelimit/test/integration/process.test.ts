@@ -126,7 +126,9 @@ describe('as a new user would (real process, CLI client)', () => {
       '-config_dir',
       join(SERVICE, 'examples/config'),
     ]);
-    expect(ok.stdout).toContain('example.user: unit=MINUTE requests_per_unit=3, shadow_mode: false');
+    expect(ok.stdout).toContain(
+      'example.user: unit=MINUTE requests_per_unit=3, shadow_mode: false, quota_mode: false',
+    );
     const bad = mkdtempSync(join(tmpdir(), 'rl-check-'));
     writeFileSync(
       join(bad, 'a.yaml'),

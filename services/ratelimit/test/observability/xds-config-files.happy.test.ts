@@ -29,10 +29,10 @@ describe('xDS snapshot through the core config loader', () => {
     if (!built.ok) throw new Error(built.error);
     expect(dumpConfig(built.config)).toBe(
       [
-        'edge.internal: unit=UNKNOWN requests_per_unit=0, shadow_mode: false',
-        'edge.parent.child: unit=HOUR requests_per_unit=7, shadow_mode: false',
-        'edge.path_yes: unit=MINUTE requests_per_unit=100, shadow_mode: false',
-        'edge.remote_address: unit=SECOND requests_per_unit=5, shadow_mode: true',
+        'edge.internal: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: false',
+        'edge.parent.child: unit=HOUR requests_per_unit=7, shadow_mode: false, quota_mode: false',
+        'edge.path_yes: unit=MINUTE requests_per_unit=100, shadow_mode: false, quota_mode: false',
+        'edge.remote_address: unit=SECOND requests_per_unit=5, shadow_mode: true, quota_mode: false',
         '',
       ].join('\n'),
     );
