@@ -9,17 +9,17 @@ import { Health } from './health/health.js';
 import { LocalOverLimitCache } from './limiter/local-cache.js';
 import { RateLimiter } from './limiter/rate-limiter.js';
 import { RateLimitService } from './limiter/service.js';
-import { grpcServerOptions } from './observability/grpc-tls.js';
-import { createLogger } from './observability/logger.js';
-import { createTracing } from './observability/tracing.js';
-import { instrumentHttpServer, traceBackend, tracingInterceptor } from './observability/tracing-transport.js';
-import { XdsConfigClient } from './observability/xds-client.js';
-import { snapshotToConfigFiles } from './observability/xds-config-files.js';
+import { createLogger } from './logging/logger.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
 import { ConfigManager } from './runtime/config-manager.js';
+import { XdsConfigClient } from './runtime/xds/client.js';
+import { snapshotToConfigFiles } from './runtime/xds/config-files.js';
 import { configDirectory, runtimeDirectory } from './settings/runtime.js';
 import { StatsRegistry } from './stats/registry.js';
+import { createTracing } from './tracing/tracing.js';
+import { instrumentHttpServer, traceBackend, tracingInterceptor } from './tracing/transport.js';
 import { createGrpcServer, shutdownGrpc } from './transport/grpc-server.js';
+import { grpcServerOptions } from './transport/grpc-tls.js';
 import { closeHttp, createHttpServer } from './transport/http-server.js';
 
 /**

@@ -1,7 +1,7 @@
-import { type ObservabilitySettings, parseObservabilitySettings } from './observability/settings.js';
 import { nameAliasesIn, resolveAliases } from './settings/aliases.js';
 import { type BackendSettings, parseBackendSettings } from './settings/backend.js';
 import { type Env, SettingError } from './settings/env.js';
+import { type ObservabilitySettings, parseObservabilitySettings } from './settings/observability.js';
 import { parseRuntimeSettings, type RuntimeSettings } from './settings/runtime.js';
 import { parseServerSettings, type ServerSettings } from './settings/server.js';
 

@@ -1,9 +1,9 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { loadSettings } from './config.js';
-import { buildGrpcServerCredentials } from './observability/grpc-tls.js';
 import { type RunningObservability, startObservability } from './observability/start.js';
 import { bindGrpc, grpcAddress } from './transport/grpc-server.js';
+import { buildGrpcServerCredentials } from './transport/grpc-tls.js';
 import { listenHttp } from './transport/http-server.js';
 
 /**

@@ -2,7 +2,7 @@ import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
 
 /**
  * Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ...").
- * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `observability/settings.ts`.
+ * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `settings/observability.ts`.
  */
 export interface ServerSettings {
   /** `HOST`. @default 0.0.0.0 */

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildGrpcServerCredentials, grpcServerOptions } from '../../src/observability/grpc-tls.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { buildGrpcServerCredentials, grpcServerOptions } from '../../src/transport/grpc-tls.js';
 import { type CertPair, makeCa, makeLeaf } from './certs.js';
 
 /** A tiny unary service of our own: `/test.Echo/Ping` returns the request bytes. */

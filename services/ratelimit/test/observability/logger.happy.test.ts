@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 
 function capture(): { lines: string[]; stream: { write(s: string): void } } {
   const lines: string[] = [];

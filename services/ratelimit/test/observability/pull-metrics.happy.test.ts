@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSettings } from '../../src/config.js';
-import { DEFAULT_MAPPING_YAML } from '../../src/observability/default-mapping.js';
 import type { RunningHttpServer } from '../../src/observability/http-listen.js';
-import { MetricMapper } from '../../src/observability/prometheus-mapper.js';
-import { startPullMetricsServer } from '../../src/observability/pull-metrics.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { DEFAULT_MAPPING_YAML } from '../../src/stats/default-mapping.js';
+import { MetricMapper } from '../../src/stats/prometheus-mapper.js';
+import { startPullMetricsServer } from '../../src/stats/pull-metrics.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 let server: RunningHttpServer | undefined;

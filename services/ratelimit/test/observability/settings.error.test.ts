@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDurationMs } from '../../src/observability/duration.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseDurationMs } from '../../src/settings/duration.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 
 describe('parseObservabilitySettings', () => {
   it('gives the defaults of the spec with an empty environment', () => {

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
 import { startObservability } from '../../src/observability/start.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 describe('startObservability', () => {

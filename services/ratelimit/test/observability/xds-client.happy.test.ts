@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '@platform/testkit/ports';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
-import { backoffDelayMs, XdsConfigClient } from '../../src/observability/xds-client.js';
-import { rateLimitConfigToYamlObject, type YamlConfig } from '../../src/observability/xds-convert.js';
-import { RATELIMIT_CONFIG_TYPE_URL } from '../../src/observability/xds-protos.js';
+import { backoffDelayMs, XdsConfigClient } from '../../src/runtime/xds/client.js';
+import { rateLimitConfigToYamlObject, type YamlConfig } from '../../src/runtime/xds/convert.js';
+import { RATELIMIT_CONFIG_TYPE_URL } from '../../src/runtime/xds/protos.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 import { type ManagementServer, startManagementServer } from './ads-server.js';
 import { makeCa, makeLeaf } from './certs.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { snapshotToConfigFiles } from '../../src/observability/xds-config-files.js';
-import { decodeRateLimitConfig, encodeRateLimitConfig } from '../../src/observability/xds-protos.js';
 import { buildConfig, dumpConfig } from '../../src/rules/config-tree.js';
+import { snapshotToConfigFiles } from '../../src/runtime/xds/config-files.js';
+import { decodeRateLimitConfig, encodeRateLimitConfig } from '../../src/runtime/xds/protos.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 /** Resources as the management server sends them: encoded, then decoded by the client. */

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { StatsRegistry } from '../stats/registry.js';
+import { listen, type RunningHttpServer } from '../observability/http-listen.js';
+import type { PullMetricsSettings } from '../settings/observability.js';
 import { DEFAULT_MAPPING_YAML } from './default-mapping.js';
-import { listen, type RunningHttpServer } from './http-listen.js';
 import { MetricMapper, type StatType } from './prometheus-mapper.js';
-import type { PullMetricsSettings } from './settings.js';
+import type { StatsRegistry } from './registry.js';
 
 /**
  * The pull-metrics endpoint (`USE_PULLMETRICS`): the registry rendered in the Prometheus text

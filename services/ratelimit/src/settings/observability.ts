@@ -10,9 +10,9 @@ import {
   ratio,
   SettingError,
   str,
-} from './settings-env.js';
+} from './observability-env.js';
 
-export { SettingError } from './settings-env.js';
+export { SettingError } from './observability-env.js';
 
 /**
  * Settings of the operator-facing parts of the service: statistics sinks, pull metrics, the debug

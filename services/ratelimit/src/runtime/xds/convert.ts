@@ -1,4 +1,4 @@
-import type { RateLimitConfigMessage, RateLimitDescriptorMessage } from './xds-protos.js';
+import type { RateLimitConfigMessage, RateLimitDescriptorMessage } from './protos.js';
 
 /**
  * Turns a `RateLimitConfig` resource from the configuration server into the object a YAML config

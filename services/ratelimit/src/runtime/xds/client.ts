@@ -7,7 +7,7 @@ import {
   credentials,
   Metadata,
 } from '@grpc/grpc-js';
-import type { XdsSettings } from './settings.js';
+import type { XdsSettings } from '../../settings/observability.js';
 import {
   ADS_METHOD_PATH,
   type DiscoveryRequestMessage,
@@ -17,7 +17,7 @@ import {
   encodeRequest,
   RATELIMIT_CONFIG_TYPE_URL,
   type RateLimitConfigMessage,
-} from './xds-protos.js';
+} from './protos.js';
 
 /**
  * Configuration server mode (`CONFIG_TYPE=GRPC_XDS_SOTW`): an aggregated discovery (ADS) client,
