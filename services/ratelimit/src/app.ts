@@ -100,7 +100,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     random: options.random ?? Math.random,
     localCache:
       settings.backend.localCacheSizeInBytes > 0
-        ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes)
+        ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes, registry)
         : undefined,
     stopIncrementWhenOverLimit: settings.backend.stopCacheKeyIncrementWhenOverlimit,
   });

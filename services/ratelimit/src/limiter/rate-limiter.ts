@@ -12,7 +12,7 @@ export interface OverLimitCache {
   /** True when `key` is known to be over its limit in its current window. */
   has(key: string, nowSeconds: number): boolean;
   /** Remembers `key` as over its limit until `expiresAtSeconds`. */
-  add(key: string, expiresAtSeconds: number): void;
+  add(key: string, expiresAtSeconds: number, nowSeconds?: number): void;
 }
 
 export interface RateLimiterOptions {
@@ -75,7 +75,7 @@ export class RateLimiter {
       const limit = p.limit!;
       const status = decide(limit, counted[j] ? p.hits : 0, counts[j]!, nowSeconds, this.decideOptions);
       if (localCache && counts[j]! > limit.requestsPerUnit) {
-        localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider);
+        localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider, nowSeconds);
       }
       statuses[i] = status;
     }

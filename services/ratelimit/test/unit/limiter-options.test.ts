@@ -3,6 +3,7 @@ import { MemoryBackend } from '../../src/backends/memory.js';
 import type { CounterOp } from '../../src/backends/types.js';
 import { LocalOverLimitCache } from '../../src/limiter/local-cache.js';
 import { Code } from '../../src/proto/messages.js';
+import { StatsRegistry } from '../../src/stats/registry.js';
 import { desc, harness, ok, req } from '../helpers.js';
 
 /** The in-process store, recording every call it gets. */
@@ -59,6 +60,30 @@ describe('local over-limit cache (LOCAL_CACHE_SIZE_IN_BYTES)', () => {
     expect(cache.has(`key-9-${'x'.repeat(20)}`, 50)).toBe(true);
     expect(cache.has(`key-0-${'x'.repeat(20)}`, 50)).toBe(false);
     expect(cache.has(`key-9-${'x'.repeat(20)}`, 100)).toBe(false);
+  });
+
+  it("keeps the reference's ratelimit.localcache.* gauges", () => {
+    const registry = new StatsRegistry();
+    const cache = new LocalOverLimitCache(300, registry);
+    const gauges = () =>
+      Object.fromEntries(
+        [...registry.snapshot().gauges].map(([k, v]) => [k.replace('ratelimit.localcache.', ''), v]),
+      );
+    for (let i = 0; i < 4; i++) cache.add(`key-${i}-${'x'.repeat(20)}`, 100, 10);
+    cache.add(`key-3-${'x'.repeat(20)}`, 100, 20);
+    cache.has(`key-3-${'x'.repeat(20)}`, 30);
+    cache.has('absent', 30);
+    cache.has(`key-3-${'x'.repeat(20)}`, 100);
+    expect(gauges()).toEqual({
+      evacuateCount: 2, // 116 bytes a key: two fit in 300
+      expiredCount: 1,
+      entryCount: 1,
+      averageAccessTime: 10,
+      hitCount: 1,
+      missCount: 2,
+      lookupCount: 3,
+      overwriteCount: 1,
+    });
   });
 });
 
