@@ -68,7 +68,10 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
   const now = options.now ?? Date.now;
   const health = new Health();
   const tracing = createTracing(settings.observability.tracing);
-  const backend = traceBackend(options.backend ?? createBackend(settings.backend), tracing);
+  const backend = traceBackend(
+    options.backend ?? createBackend(settings.backend, undefined, registry),
+    tracing,
+  );
   backend.onHealthChange((ok) => {
     health.set('backend', ok);
     logger[ok ? 'info' : 'warn'](

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { BackendSettings, RedisEndpointSettings, RedisTlsSettings } from '../settings/backend.js';
-import { MemcachedBackend } from './memcached.js';
+import type { StatsRegistry } from '../stats/registry.js';
+import { MemcachedBackend, memcachedStats } from './memcached.js';
 import { MemoryBackend } from './memory.js';
 import { RedisBackend } from './redis.js';
 import { openCluster, openSentinel, openSingle } from './redis-connection.js';
@@ -16,8 +17,22 @@ export function effectiveClusterParallelism(configured: number, poolSize: number
 }
 
 /** Builds the backend the settings ask for (the in-process store when none is configured). */
-function redisBackend(endpoint: RedisEndpointSettings, settings: BackendSettings): RedisBackend {
+function redisBackend(
+  endpoint: RedisEndpointSettings,
+  settings: BackendSettings,
+  registry: StatsRegistry | undefined,
+  scope: string,
+): RedisBackend {
   const common = {
+    ...(registry
+      ? {
+          poolStats: {
+            active: registry.gauge(`ratelimit.${scope}.cx_active`),
+            total: registry.counter(`ratelimit.${scope}.cx_total`),
+            localClose: registry.counter(`ratelimit.${scope}.cx_local_close`),
+          },
+        }
+      : {}),
     healthCheckActiveConnection: settings.healthCheckActiveConnection,
     connectTimeoutMs: endpoint.timeoutMs > 0 ? endpoint.timeoutMs : settings.timeoutMs,
     pipelineWindowMs: endpoint.pipelineWindowMs,
@@ -66,14 +81,18 @@ function memcachedTls(files: RedisTlsSettings): ConnectionOptions {
 export function createBackend(
   settings: BackendSettings,
   onLookupError?: (error: Error) => void,
+  registry?: StatsRegistry,
 ): CounterBackend {
   switch (settings.type) {
     case 'memory':
       return new MemoryBackend();
     case 'redis': {
-      const main = redisBackend(settings.redis!, settings);
+      const main = redisBackend(settings.redis!, settings, registry, 'redis_pool');
       if (!settings.redisPerSecond) return main;
-      return new SplitBackend(main, redisBackend(settings.redisPerSecond, settings));
+      return new SplitBackend(
+        main,
+        redisBackend(settings.redisPerSecond, settings, registry, 'redis_per_second_pool'),
+      );
     }
     case 'memcache': {
       const m = settings.memcache!;
@@ -86,6 +105,7 @@ export function createBackend(
         timeoutMs: settings.timeoutMs,
         healthCheckActiveConnection: settings.healthCheckActiveConnection,
         ...(onLookupError ? { onLookupError } : {}),
+        ...(registry ? { stats: memcachedStats(registry) } : {}),
       });
     }
   }

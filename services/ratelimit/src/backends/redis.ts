@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { Counter, Gauge } from '../stats/registry.js';
 import type { CounterBackend, CounterOp } from './types.js';
 
 /**
@@ -37,6 +38,14 @@ export interface RedisBackendOptions {
   pipelineWindowMs?: number;
   /** `KVSTORE_PIPELINE_LIMIT`: flush a held window early after this many commands; 0 is no limit. @default 0 */
   pipelineLimit?: number;
+  /** The reference's pool stats (`ratelimit.redis_pool.cx_active|cx_total|cx_local_close`). */
+  poolStats?: RedisPoolStats;
+}
+
+export interface RedisPoolStats {
+  readonly active: Gauge;
+  readonly total: Counter;
+  readonly localClose: Counter;
 }
 
 interface HeldWrite {
@@ -60,10 +69,35 @@ export class RedisBackend implements CounterBackend {
   constructor(private readonly options: RedisBackendOptions) {
     this.description = options.description;
     this.clients = options.clients;
+    let active = 0;
     for (const client of this.clients) {
-      client.on('ready', () => this.updateHealth());
-      client.on('close', () => this.updateHealth());
-      client.on('end', () => this.updateHealth());
+      let open = false;
+      const opened = (): void => {
+        if (open) return;
+        open = true;
+        active++;
+        options.poolStats?.total.inc();
+        options.poolStats?.active.set(active);
+      };
+      const closed = (): void => {
+        if (!open) return;
+        open = false;
+        active--;
+        options.poolStats?.localClose.inc();
+        options.poolStats?.active.set(active);
+      };
+      client.on('ready', () => {
+        opened();
+        this.updateHealth();
+      });
+      client.on('close', () => {
+        closed();
+        this.updateHealth();
+      });
+      client.on('end', () => {
+        closed();
+        this.updateHealth();
+      });
       // ioredis reports connection errors as events; without a listener they would be unhandled.
       client.on('error', () => this.updateHealth());
     }
