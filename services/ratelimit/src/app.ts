@@ -105,7 +105,9 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
       settings.backend.localCacheSizeInBytes > 0
         ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes, registry)
         : undefined,
-    stopIncrementWhenOverLimit: settings.backend.stopCacheKeyIncrementWhenOverlimit,
+    // The reference's memcached cache has no such mode: it always increments (asynchronously).
+    stopIncrementWhenOverLimit:
+      settings.backend.stopCacheKeyIncrementWhenOverlimit && settings.backend.type !== 'memcache',
   });
   const service = new RateLimitService({
     limiter,

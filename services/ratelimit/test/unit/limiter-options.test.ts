@@ -8,9 +8,10 @@ import { desc, harness, ok, req } from '../helpers.js';
 
 /** The in-process store, recording every call it gets. */
 class RecordingBackend extends MemoryBackend {
+  /** Keys as `key` or, for an increment by 0 (INCRBY key 0), `key+0`. */
   calls: { kind: 'increment' | 'read'; keys: string[] }[] = [];
   override increment(ops: readonly CounterOp[]) {
-    this.calls.push({ kind: 'increment', keys: ops.map((o) => o.key) });
+    this.calls.push({ kind: 'increment', keys: ops.map((o) => (o.hits === 0 ? `${o.key}+0` : o.key)) });
     return super.increment(ops);
   }
   override read(ops: readonly CounterOp[]) {
@@ -88,7 +89,7 @@ describe('local over-limit cache (LOCAL_CACHE_SIZE_IN_BYTES)', () => {
 });
 
 describe('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', () => {
-  it('when one key would go over, the other keys of the request are not incremented', async () => {
+  it('when one key would go over, the other keys of the request are not incremented (INCRBY 0), and are decided as the reference does', async () => {
     const backend = new RecordingBackend({ now: () => NOW * 1000 });
     const h = harness(YAML, { now: NOW, backend, stopIncrement: true });
     await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })], 2));
@@ -96,12 +97,27 @@ describe('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', () => {
     const r = await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })]));
     expect(r.overallCode).toBe(Code.OVER_LIMIT);
     expect(r.statuses[1]).toMatchObject({ code: Code.OK, limitRemaining: 98 });
-    expect(backend.calls.at(-1)).toEqual({ kind: 'increment', keys: [`d_a_x_${NOW}`] });
+    expect(backend.calls.at(-1)).toEqual({ kind: 'increment', keys: [`d_a_x_${NOW}`, `d_b_x_${NOW}+0`] });
+    // The reference decides a key left as it is with before = count - hits: the hit still counts
+    // in total_hits and within_limit.
+    expect(h.registry.snapshot().counters.get(S('b', 'within_limit'))).toBe(3);
+    expect(h.registry.snapshot().counters.get(S('b', 'total_hits'))).toBe(3);
     const [a, b] = await backend.read([
       { key: `d_a_x_${NOW}`, hits: 0, ttlSeconds: 60, perSecond: false },
       { key: `d_b_x_${NOW}`, hits: 0, ttlSeconds: 60, perSecond: false },
     ]);
     expect([a, b]).toEqual([3, 2]);
+  });
+
+  it('with a key over its limit in the local cache, the other keys are not incremented and nothing is read', async () => {
+    const backend = new RecordingBackend({ now: () => NOW * 1000 });
+    const h = harness(YAML, { now: NOW, backend, stopIncrement: true, localCacheBytes: 10_000 });
+    await ok(h, req('d', [desc({ a: 'x' })], 3)); // a goes over: remembered by the local cache
+    backend.calls = [];
+    const r = await ok(h, req('d', [desc({ a: 'x' }), desc({ b: 'x' })]));
+    expect(r.overallCode).toBe(Code.OVER_LIMIT);
+    expect(r.statuses[1]).toMatchObject({ code: Code.OK, limitRemaining: 100 });
+    expect(backend.calls).toEqual([{ kind: 'increment', keys: [`d_b_x_${NOW}+0`] }]);
   });
 
   it('without the setting every key is incremented in one call', async () => {
