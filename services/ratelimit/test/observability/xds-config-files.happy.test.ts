@@ -8,6 +8,33 @@ import { StatsRegistry } from '../../src/stats/registry.js';
 const resource = (config: object) => decodeRateLimitConfig(encodeRateLimitConfig(config).value);
 
 describe('xDS snapshot through the core config loader', () => {
+  it('quota_mode (field 7) and metadata (field 8, a Struct) arrive as in a YAML file', () => {
+    const files = snapshotToConfigFiles([
+      resource({
+        name: 'q',
+        domain: 'q',
+        descriptors: [
+          {
+            key: 'user',
+            quota_mode: true,
+            metadata: {
+              fields: {
+                tier: { stringValue: 'gold' },
+                limits: { structValue: { fields: { n: { numberValue: 2 } } } },
+              },
+            },
+            rate_limit: { unit: 'MINUTE', requests_per_unit: 5 },
+          },
+        ],
+      }),
+    ]);
+    const built = buildConfig(files, new StatsRegistry(), { mergeDomainConfig: false });
+    if (!built.ok) throw new Error(built.error);
+    const node = built.config.domains.get('q')!.children.get('user')!;
+    expect(node.limit?.quotaMode).toBe(true);
+    expect(node.metadata).toEqual({ tier: 'gold', limits: { n: 2 } });
+  });
+
   it('a valid snapshot builds the same rules a YAML file would', () => {
     const files = snapshotToConfigFiles([
       resource({

@@ -73,6 +73,22 @@ export interface RateLimitDescriptorMessage {
   descriptors: RateLimitDescriptorMessage[];
   shadow_mode: boolean;
   detailed_metric: boolean;
+  quota_mode: boolean;
+  /** google.protobuf.Struct (protobufjs names its fields in camelCase). */
+  metadata?: WireStruct | null;
+}
+
+export interface WireValue {
+  nullValue?: number | string;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: WireStruct;
+  listValue?: { values?: WireValue[] };
+}
+
+export interface WireStruct {
+  fields?: Record<string, WireValue>;
 }
 
 export interface RateLimitConfigMessage {
