@@ -54,17 +54,17 @@ function descriptor(d: RateLimitDescriptorMessage): YamlDescriptor {
   return out;
 }
 
-function valueOf(v: WireValue): MetadataValue {
+function wireToValue(v: WireValue): MetadataValue {
   if (v.numberValue !== undefined && v.numberValue !== null) return v.numberValue;
   if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
   if (v.boolValue !== undefined && v.boolValue !== null) return v.boolValue;
-  if (v.listValue) return (v.listValue.values ?? []).map(valueOf);
+  if (v.listValue) return (v.listValue.values ?? []).map(wireToValue);
   if (v.structValue) return structToObject(v.structValue);
   return null;
 }
 
 function structToObject(s: WireStruct): { [key: string]: MetadataValue } {
-  return Object.fromEntries(Object.entries(s.fields ?? {}).map(([k, v]) => [k, valueOf(v)]));
+  return Object.fromEntries(Object.entries(s.fields ?? {}).map(([k, v]) => [k, wireToValue(v)]));
 }
 
 export function rateLimitConfigToYamlObject(config: RateLimitConfigMessage): YamlConfig {
