@@ -168,7 +168,12 @@ export function buildConfig(
 ): BuildResult {
   const domains = new Map<string, DescriptorNode>();
   for (const file of files) {
-    const parsed = parseConfigFile(file.text);
+    let parsed: ReturnType<typeof parseConfigFile>;
+    try {
+      parsed = parseConfigFile(file.text);
+    } catch (error) {
+      return { ok: false, error: `${file.name}: error loading config file: ${(error as Error).message}` };
+    }
     if (!parsed.ok) return { ok: false, error: `${file.name}: ${parsed.error}` };
     const { domain, descriptors } = parsed.root;
     try {
@@ -183,7 +188,8 @@ export function buildConfig(
       loadDescriptors(root, `${domain}.`, descriptors, registry);
     } catch (error) {
       if (error instanceof RuleError) return { ok: false, error: `${file.name}: ${error.message}` };
-      throw error;
+      // Never let a file take the process down: anything unexpected is this file's load error.
+      return { ok: false, error: `${file.name}: ${(error as Error).message}` };
     }
   }
   return { ok: true, config: { domains } };

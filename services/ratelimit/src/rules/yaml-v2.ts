@@ -168,6 +168,7 @@ function libyamlMessage(error: YAMLError, text: string, counter: LineCounter): s
     `yaml: ${l0 !== 0 ? `line ${l0 + 1}: ` : ''}${problem}`;
   const parser = (l0: number, problem: string): string => `yaml: ${l0 !== 0 ? `line ${l0}: ` : ''}${problem}`;
   const message = error.message;
+  if (/Maximum call stack/.test(message)) return 'yaml: exceeded max depth of 10000';
   if (/^Missing closing ['"]quote/.test(message)) return scanner(eofLine0, 'found unexpected end of stream');
   if (/end with a \]/.test(message)) return parser(eofLine0, "did not find expected ',' or ']'");
   if (/end with a \}/.test(message)) return parser(eofLine0, "did not find expected ',' or '}'");
@@ -211,7 +212,13 @@ export function readYamlV2(text: string): GoNode {
   if (first === undefined) return { kind: 'scalar', line: 0, type: 'null', text: '', value: null };
   const error = first.errors[0];
   if (error) throw new YamlV2Error(libyamlMessage(error, text, counter));
-  return new Converter(first as Document, counter).convert(first.contents as Node | null);
+  try {
+    return new Converter(first as Document, counter).convert(first.contents as Node | null);
+  } catch (error) {
+    // A nesting deeper than the stack: yaml.v2 stops at a depth of 10000 with this message.
+    if (error instanceof RangeError) throw new YamlV2Error('yaml: exceeded max depth of 10000');
+    throw error;
+  }
 }
 
 /** Go's `%v` of a decoded value, as the reference prints keys and list elements in its messages. */

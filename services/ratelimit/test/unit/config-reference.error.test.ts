@@ -147,6 +147,13 @@ describe('YAML as yaml.v2 reads it', () => {
     expect(errorOf([text('---\n---\ndomain: d\n')])).toBe('f.yaml: config file cannot have empty domain');
   });
 
+  it('a nesting too deep for any parser is an error, not a crash', () => {
+    const deep = `domain: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
+    expect(errorOf([text(deep)])).toBe(
+      'f.yaml: error loading config file: yaml: exceeded max depth of 10000',
+    );
+  });
+
   it('undefined and self-containing anchors', () => {
     expect(errorOf([text('domain: *nope\n')])).toBe(
       "f.yaml: error loading config file: yaml: unknown anchor 'nope' referenced",
