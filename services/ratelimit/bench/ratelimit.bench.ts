@@ -158,6 +158,10 @@ async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: num
     GRPC_PORT: String(grpcPort),
     GRPC_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
+    // Several services run at once: each its own debug port; no harness REDIS_URL (an alias of KVSTORE_URL).
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: '0',
+    REDIS_URL: '',
     ...extra,
   };
   return {

@@ -2,23 +2,24 @@ import type { Server as HttpServer } from 'node:http';
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { createBackend } from './backends/create.js';
+import { waitForRedis } from './backends/startup.js';
 import type { CounterBackend } from './backends/types.js';
 import type { Settings } from './config.js';
 import { Health } from './health/health.js';
 import { LocalOverLimitCache } from './limiter/local-cache.js';
 import { RateLimiter } from './limiter/rate-limiter.js';
 import { RateLimitService } from './limiter/service.js';
-import { grpcServerOptions } from './observability/grpc-tls.js';
-import { createLogger } from './observability/logger.js';
-import { createTracing } from './observability/tracing.js';
-import { instrumentHttpServer, traceBackend, tracingInterceptor } from './observability/tracing-transport.js';
-import { XdsConfigClient } from './observability/xds-client.js';
-import { snapshotToConfigFiles } from './observability/xds-config-files.js';
+import { createLogger } from './logging/logger.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
 import { ConfigManager } from './runtime/config-manager.js';
+import { XdsConfigClient } from './runtime/xds/client.js';
+import { snapshotToConfigFiles } from './runtime/xds/config-files.js';
 import { configDirectory, runtimeDirectory } from './settings/runtime.js';
 import { StatsRegistry } from './stats/registry.js';
+import { createTracing } from './tracing/tracing.js';
+import { instrumentHttpServer, traceBackend, tracingInterceptor } from './tracing/transport.js';
 import { createGrpcServer, shutdownGrpc } from './transport/grpc-server.js';
+import { grpcServerOptions } from './transport/grpc-tls.js';
 import { closeHttp, createHttpServer } from './transport/http-server.js';
 
 /**
@@ -67,7 +68,10 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
   const now = options.now ?? Date.now;
   const health = new Health();
   const tracing = createTracing(settings.observability.tracing);
-  const backend = traceBackend(options.backend ?? createBackend(settings.backend), tracing);
+  const backend = traceBackend(
+    options.backend ?? createBackend(settings.backend, undefined, registry),
+    tracing,
+  );
   backend.onHealthChange((ok) => {
     health.set('backend', ok);
     logger[ok ? 'info' : 'warn'](
@@ -99,9 +103,11 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     random: options.random ?? Math.random,
     localCache:
       settings.backend.localCacheSizeInBytes > 0
-        ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes)
+        ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes, registry)
         : undefined,
-    stopIncrementWhenOverLimit: settings.backend.stopCacheKeyIncrementWhenOverlimit,
+    // The reference's memcached cache has no such mode: it always increments (asynchronously).
+    stopIncrementWhenOverLimit:
+      settings.backend.stopCacheKeyIncrementWhenOverlimit && settings.backend.type !== 'memcache',
   });
   const service = new RateLimitService({
     limiter,
@@ -111,6 +117,8 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     nowSeconds: () => Math.floor(now() / 1000),
     failureMode: settings.backend.failureMode,
     globalShadowMode: settings.server.globalShadowMode,
+    globalQuotaMode: settings.server.globalQuotaMode,
+    responseDynamicMetadata: settings.server.responseDynamicMetadata,
     headers: settings.server.responseHeaders,
     logger,
   });
@@ -147,15 +155,16 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     currentConfig: () => configManager.current(),
     configDump: () => configManager.dump(),
     async prepare() {
+      // Start-up lines are logged at warn, as the reference does, so they show at its default level.
       if (settings.backend.type === 'memory' && !options.backend) {
-        logger.info(
+        logger.warn(
           'no cache backend configured: using the in-process store (single instance; counters are not shared)',
         );
       } else {
-        logger.info({ backend: backend.description }, 'cache backend');
+        logger.warn({ backend: backend.description }, 'cache backend');
       }
       if (runtime.usingBundledExample) {
-        logger.info(
+        logger.warn(
           { dir: configDirectory(runtime) },
           'RUNTIME_ROOT is not set: using the bundled example config',
         );
@@ -176,8 +185,11 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
         configManager.ensureWatching();
       }
       if (!runtime.forceStartWithoutInitialConfig) await waitForValidConfig();
-      if (!(await backend.ready()))
+      if (settings.backend.type === 'redis' && !options.backend) {
+        await waitForRedis(backend, settings.backend.startup, logger);
+      } else if (!(await backend.ready())) {
         logger.warn({ backend: backend.description }, 'cache backend not reachable yet');
+      }
     },
     markTerminating() {
       health.set('sigterm', false);

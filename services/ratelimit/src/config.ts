@@ -1,6 +1,7 @@
-import { type ObservabilitySettings, parseObservabilitySettings } from './observability/settings.js';
+import { nameAliasesIn, resolveAliases } from './settings/aliases.js';
 import { type BackendSettings, parseBackendSettings } from './settings/backend.js';
 import { type Env, SettingError } from './settings/env.js';
+import { type ObservabilitySettings, parseObservabilitySettings } from './settings/observability.js';
 import { parseRuntimeSettings, type RuntimeSettings } from './settings/runtime.js';
 import { parseServerSettings, type ServerSettings } from './settings/server.js';
 
@@ -25,8 +26,24 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Parses every setting from `env`; throws SettingError naming the wrong setting. */
-export function parseSettings(env: Env): Settings {
+/**
+ * Parses every setting from `env`; throws SettingError naming the wrong setting. The reference's
+ * names (`REDIS_*`, `MEMCACHE_*`, `USE_PROMETHEUS`...) are read as aliases of ours
+ * (settings/aliases.ts); an error about a value set through an alias names the alias.
+ */
+export function parseSettings(raw: Env): Settings {
+  const { env, readFrom } = resolveAliases(raw);
+  try {
+    return parseResolved(env);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'SettingError') {
+      throw new SettingError(nameAliasesIn(error.message, readFrom));
+    }
+    throw error;
+  }
+}
+
+function parseResolved(env: Env): Settings {
   const settings: Settings = {
     server: parseServerSettings(env),
     runtime: parseRuntimeSettings(env),

@@ -1,9 +1,9 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { loadSettings } from './config.js';
-import { buildGrpcServerCredentials } from './observability/grpc-tls.js';
 import { type RunningObservability, startObservability } from './observability/start.js';
 import { bindGrpc, grpcAddress } from './transport/grpc-server.js';
+import { buildGrpcServerCredentials } from './transport/grpc-tls.js';
 import { listenHttp } from './transport/http-server.js';
 
 /**
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    app.logger.info({ signal }, 'termination signal received: unhealthy, draining');
+    app.logger.warn({ signal }, 'termination signal received: unhealthy, draining');
     app.markTerminating();
     Promise.all([app.close(), observability?.close()]).then(
       () => process.exit(0),
@@ -60,7 +60,8 @@ async function main(): Promise<void> {
     buildGrpcServerCredentials(settings.observability.grpcServer),
   );
   const httpPort = await listenHttp(app.httpServer, server.host, server.port);
-  app.logger.info(
+  // warn, as the reference's "Listening for ..." lines, so it shows at the default level.
+  app.logger.warn(
     {
       http: `${server.host}:${httpPort}`,
       grpc: server.grpcUds ? `unix:${server.grpcUds}` : `${server.grpcHost}:${grpcPort}`,

@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'node:tls';
+import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { lookupSrvNodes, type NodeAddress, nodeIndexForKey, parseHostPorts } from './memcached-nodes.js';
 import { NodePool } from './memcached-pool.js';
 import { parseLine, parseValues } from './memcached-wire.js';
@@ -14,6 +15,39 @@ export type MemcachedNodeSource =
   | { kind: 'list'; hostPorts: string }
   | { kind: 'srv'; srv: string; refreshMs: number; dnsServers: readonly string[] };
 
+/**
+ * The reference's memcache stats; gostats writes a tag into the name as `.__code=<value>`, so
+ * `ratelimit.memcache.multiget.__code=success` and so on.
+ */
+export interface MemcachedStats {
+  readonly multiGetSuccess: Counter;
+  readonly multiGetError: Counter;
+  readonly incrementSuccess: Counter;
+  readonly incrementMiss: Counter;
+  readonly incrementError: Counter;
+  readonly addSuccess: Counter;
+  readonly addError: Counter;
+  readonly addNotStored: Counter;
+  readonly keysRequested: Counter;
+  readonly keysFound: Counter;
+}
+
+export function memcachedStats(registry: StatsRegistry): MemcachedStats {
+  const c = (name: string) => registry.counter(`ratelimit.memcache.${name}`);
+  return {
+    multiGetSuccess: c('multiget.__code=success'),
+    multiGetError: c('multiget.__code=error'),
+    incrementSuccess: c('increment.__code=success'),
+    incrementMiss: c('increment.__code=miss'),
+    incrementError: c('increment.__code=error'),
+    addSuccess: c('add.__code=success'),
+    addError: c('add.__code=error'),
+    addNotStored: c('add.__code=not_stored'),
+    keysRequested: c('keys_requested'),
+    keysFound: c('keys_found'),
+  };
+}
+
 export interface MemcachedBackendOptions {
   nodes: MemcachedNodeSource;
   /** `MEMSTORE_MAX_IDLE_CONNS`: idle connections kept per node. */
@@ -26,6 +60,8 @@ export interface MemcachedBackendOptions {
   healthCheckActiveConnection: boolean;
   /** Called when an SRV refresh fails (the old node list is kept). */
   onLookupError?: (error: Error) => void;
+  /** The reference's `ratelimit.memcache.*` counters (its stats-collecting client). */
+  stats?: MemcachedStats;
 }
 
 const MAX_KEY_LENGTH = 250;
@@ -148,12 +184,23 @@ export class MemcachedBackend implements CounterBackend {
       byNode.set(pool, keys);
     }
     const found = new Map<string, Buffer>();
-    await Promise.all(
-      [...byNode].map(async ([pool, keys]) => {
-        const values = await pool.with((c) => c.send(`get ${[...keys].join(' ')}\r\n`, parseValues));
-        for (const [k, v] of values) found.set(k, v);
-      }),
-    );
+    const stats = this.options.stats;
+    let requested = 0;
+    for (const keys of byNode.values()) requested += keys.size;
+    stats?.keysRequested.add(requested);
+    try {
+      await Promise.all(
+        [...byNode].map(async ([pool, keys]) => {
+          const values = await pool.with((c) => c.send(`get ${[...keys].join(' ')}\r\n`, parseValues));
+          for (const [k, v] of values) found.set(k, v);
+        }),
+      );
+    } catch (error) {
+      stats?.multiGetError.inc();
+      throw error;
+    }
+    stats?.multiGetSuccess.inc();
+    stats?.keysFound.add(found.size);
     return ops.map((op) => {
       const value = found.get(op.key);
       return value === undefined ? 0 : Number(value.toString('ascii').trim()) || 0;
@@ -175,13 +222,35 @@ export class MemcachedBackend implements CounterBackend {
   /** The reference's sequence: incr; on NOT_FOUND add with the expiry; on NOT_STORED incr again. */
   private async incrementNow(op: CounterOp): Promise<void> {
     const pool = this.poolFor(op.key);
+    const stats = this.options.stats;
+    const counted = async <T>(send: () => Promise<T>, onError: Counter | undefined): Promise<T> => {
+      try {
+        return await send();
+      } catch (error) {
+        onError?.inc();
+        throw error;
+      }
+    };
     await pool.with(async (c) => {
       const incr = `incr ${op.key} ${op.hits}\r\n`;
-      if ((await c.send(incr, parseLine)) !== 'NOT_FOUND') return;
+      const first = await counted(() => c.send(incr, parseLine), stats?.incrementError);
+      if (first !== 'NOT_FOUND') {
+        stats?.incrementSuccess.inc();
+        return;
+      }
+      stats?.incrementMiss.inc();
       const value = String(op.hits);
       const add = `add ${op.key} 0 ${op.ttlSeconds} ${value.length}\r\n${value}\r\n`;
-      if ((await c.send(add, parseLine)) === 'STORED') return;
-      await c.send(incr, parseLine);
+      const added = await counted(() => c.send(add, parseLine), stats?.addError);
+      if (added === 'STORED') {
+        stats?.addSuccess.inc();
+        return;
+      }
+      if (added === 'NOT_STORED') stats?.addNotStored.inc();
+      else stats?.addError.inc();
+      const again = await counted(() => c.send(incr, parseLine), stats?.incrementError);
+      if (again === 'NOT_FOUND') stats?.incrementMiss.inc();
+      else stats?.incrementSuccess.inc();
     });
   }
 

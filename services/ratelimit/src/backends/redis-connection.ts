@@ -17,8 +17,8 @@ export function baseOptions(
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: Math.max(timeoutMs, 1000),
+    // KVSTORE_TIMEOUT=0 means no timeout, as the reference's REDIS_TIMEOUT.
+    ...(timeoutMs > 0 ? { commandTimeout: timeoutMs, connectTimeout: Math.max(timeoutMs, 1000) } : {}),
     retryStrategy: (times) => Math.min(times * 100, 2000),
     enableReadyCheck: true,
   };
@@ -67,6 +67,15 @@ export function openSentinel(
     ...baseOptions(endpoint, tls, timeoutMs),
     name: name!,
     sentinels: nodes.map(hostPort),
+    // KVSTORE_SENTINEL_AUTH authenticates to the sentinels; KVSTORE_AUTH to the master.
+    ...(endpoint.sentinelAuth
+      ? {
+          sentinelPassword: endpoint.sentinelAuth.password,
+          ...(endpoint.sentinelAuth.username !== undefined
+            ? { sentinelUsername: endpoint.sentinelAuth.username }
+            : {}),
+        }
+      : {}),
     sentinelRetryStrategy: (times) => Math.min(times * 100, 2000),
   });
 }
@@ -86,7 +95,7 @@ export function openCluster(
       enableReadyCheck: true,
       redisOptions,
       clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
-      slotsRefreshTimeout: Math.max(timeoutMs, 1000),
+      ...(timeoutMs > 0 ? { slotsRefreshTimeout: Math.max(timeoutMs, 1000) } : {}),
     },
   );
 }

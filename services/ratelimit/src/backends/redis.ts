@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { Counter, Gauge } from '../stats/registry.js';
 import type { CounterBackend, CounterOp } from './types.js';
 
 /**
@@ -25,6 +26,11 @@ export interface RedisBackendOptions {
    */
   pipelinePerKey?: boolean;
   /**
+   * Cluster mode: how many per-key pipelines of one call are in flight at once (1: one after
+   * another, the reference's default). @default 1
+   */
+  clusterPipelineParallelism?: number;
+  /**
    * `KVSTORE_PIPELINE_WINDOW` in ms: 0 writes each request's commands at once (one write per
    * request); above 0, commands of concurrent requests are held in the socket and flushed together
    * after the window (implicit pipelining: fewer writes, still one round trip per request). @default 0
@@ -32,6 +38,14 @@ export interface RedisBackendOptions {
   pipelineWindowMs?: number;
   /** `KVSTORE_PIPELINE_LIMIT`: flush a held window early after this many commands; 0 is no limit. @default 0 */
   pipelineLimit?: number;
+  /** The reference's pool stats (`ratelimit.redis_pool.cx_active|cx_total|cx_local_close`). */
+  poolStats?: RedisPoolStats;
+}
+
+export interface RedisPoolStats {
+  readonly active: Gauge;
+  readonly total: Counter;
+  readonly localClose: Counter;
 }
 
 interface HeldWrite {
@@ -55,10 +69,35 @@ export class RedisBackend implements CounterBackend {
   constructor(private readonly options: RedisBackendOptions) {
     this.description = options.description;
     this.clients = options.clients;
+    let active = 0;
     for (const client of this.clients) {
-      client.on('ready', () => this.updateHealth());
-      client.on('close', () => this.updateHealth());
-      client.on('end', () => this.updateHealth());
+      let open = false;
+      const opened = (): void => {
+        if (open) return;
+        open = true;
+        active++;
+        options.poolStats?.total.inc();
+        options.poolStats?.active.set(active);
+      };
+      const closed = (): void => {
+        if (!open) return;
+        open = false;
+        active--;
+        options.poolStats?.localClose.inc();
+        options.poolStats?.active.set(active);
+      };
+      client.on('ready', () => {
+        opened();
+        this.updateHealth();
+      });
+      client.on('close', () => {
+        closed();
+        this.updateHealth();
+      });
+      client.on('end', () => {
+        closed();
+        this.updateHealth();
+      });
       // ioredis reports connection errors as events; without a listener they would be unhandled.
       client.on('error', () => this.updateHealth());
     }
@@ -111,7 +150,7 @@ export class RedisBackend implements CounterBackend {
     const client = this.client();
     if (this.options.pipelinePerKey) {
       if (ops.length === 1) return this.pipelineIncrement(client, ops);
-      return Promise.all(ops.map((op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!)));
+      return this.perKey(ops, (op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!));
     }
     return this.corkedIncrement(client as Redis, ops);
   }
@@ -194,9 +233,28 @@ export class RedisBackend implements CounterBackend {
     if (ops.length === 0) return [];
     const client = this.client();
     if (this.options.pipelinePerKey && ops.length > 1) {
-      return Promise.all(ops.map((op) => this.readOn(client, [op]).then((r) => r[0]!)));
+      return this.perKey(ops, (op) => this.readOn(client, [op]).then((r) => r[0]!));
     }
     return this.readOn(client, ops);
+  }
+
+  /** Runs one function per op with at most `clusterPipelineParallelism` in flight; results in op order. */
+  private async perKey(
+    ops: readonly CounterOp[],
+    run: (op: CounterOp) => Promise<number>,
+  ): Promise<number[]> {
+    const limit = Math.max(1, this.options.clusterPipelineParallelism ?? 1);
+    if (limit >= ops.length) return Promise.all(ops.map(run));
+    const out = new Array<number>(ops.length);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < ops.length) {
+        const i = next++;
+        out[i] = await run(ops[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: limit }, lane));
+    return out;
   }
 
   private async readOn(client: RedisClient, ops: readonly CounterOp[]): Promise<number[]> {

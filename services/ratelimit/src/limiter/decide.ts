@@ -88,6 +88,8 @@ export function decide(
 export interface ResponseOptions {
   /** `SHADOW_MODE`: an OVER_LIMIT overall code becomes OK. */
   readonly globalShadowMode: boolean;
+  /** `QUOTA_MODE`: every descriptor is a quota descriptor. @default false */
+  readonly globalQuotaMode?: boolean;
   /** `LIMIT_RESPONSE_HEADERS_ENABLED` header names, or undefined when disabled. */
   readonly headers: { limit: string; remaining: string; reset: string } | undefined;
 }
@@ -96,9 +98,15 @@ export interface AssembledResponse {
   response: RateLimitResponse;
   /** True when global shadow mode turned an OVER_LIMIT into OK (count `global_shadow_mode`). */
   globalShadowOverride: boolean;
+  /** Indexes of the descriptors that passed (not unlimited, not OVER_LIMIT): their metadata is returned. */
+  passed: number[];
 }
 
-/** Combines per-descriptor statuses into the response: OR of results, unlimited, headers, global shadow. */
+/**
+ * Combines per-descriptor statuses into the response, as the reference's `shouldRateLimitWorker`:
+ * OVER_LIMIT when a rate-limit descriptor is over its limit, or when there are quota descriptors
+ * (`quota_mode`, or all with QUOTA_MODE) and every one of them is over; unlimited, headers, global shadow.
+ */
 export function assembleResponse(
   plan: readonly PlannedDescriptor[],
   statuses: readonly DescriptorStatus[],
@@ -108,6 +116,9 @@ export function assembleResponse(
   let overall: Code = Code.OK;
   let closest: DescriptorStatus | undefined;
   let minRemaining = UINT32_MAX;
+  let failedQuota = 0;
+  let totalQuota = 0;
+  const passed: number[] = [];
   const out: DescriptorStatus[] = new Array(plan.length);
   for (let i = 0; i < plan.length; i++) {
     const status = statuses[i]!;
@@ -120,12 +131,21 @@ export function assembleResponse(
       continue;
     }
     out[i] = status;
+    const quota = options.globalQuotaMode === true || plan[i]!.limit?.quotaMode === true;
     if (status.code === Code.OVER_LIMIT) {
-      overall = Code.OVER_LIMIT;
-      closest = status;
-      minRemaining = 0;
+      if (quota) {
+        failedQuota++;
+      } else {
+        overall = Code.OVER_LIMIT;
+        closest = status;
+        minRemaining = 0;
+      }
+    } else {
+      passed.push(i);
     }
+    if (quota) totalQuota++;
   }
+  if (totalQuota > 0 && totalQuota === failedQuota) overall = Code.OVER_LIMIT;
   const headers: HeaderValue[] = [];
   if (options.headers && closest?.currentLimit) {
     headers.push(
@@ -142,5 +162,6 @@ export function assembleResponse(
   return {
     response: { overallCode: overall, statuses: out, responseHeadersToAdd: headers },
     globalShadowOverride,
+    passed,
   };
 }

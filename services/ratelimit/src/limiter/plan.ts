@@ -4,6 +4,7 @@ import { UINT32_MAX } from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
 import { descriptorToKey, matchDescriptor } from '../rules/matching.js';
 import type { RuleStats } from '../rules/rule-stats.js';
+import type { MetadataValue } from '../rules/yaml-file.js';
 import { UNIT_SECOND, unitToDivider } from './units.js';
 
 /**
@@ -17,6 +18,8 @@ export interface EffectiveLimit {
   readonly unit: number;
   readonly name: string;
   readonly shadowMode: boolean;
+  /** `quota_mode` of the rule (false for an override from the proxy). */
+  readonly quotaMode: boolean;
   readonly stats: RuleStats;
 }
 
@@ -30,6 +33,8 @@ export interface PlannedDescriptor {
   /** Window length in seconds (the base expiry of the key). */
   divider: number;
   perSecond: boolean;
+  /** The matched rule's `metadata` (RESPONSE_DYNAMIC_METADATA); undefined without a limit. */
+  metadata: { readonly [key: string]: MetadataValue } | undefined;
 }
 
 export type PlanResult =
@@ -76,15 +81,21 @@ export function validateRequest(
   return undefined;
 }
 
+/** `sharedValues` (share_threshold): per entry, the wildcard value used instead of the request's. */
 function cacheKey(
   prefix: string,
   request: RateLimitRequest,
   index: number,
   divider: number,
   nowSeconds: number,
+  sharedValues: readonly string[] | undefined,
 ): string {
   let key = `${prefix}${request.domain}_`;
-  for (const entry of request.descriptors[index]!.entries) key += `${entry.key}_${entry.value}_`;
+  const entries = request.descriptors[index]!.entries;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    key += `${entry.key}_${sharedValues?.[i] || entry.value}_`;
+  }
   return key + Math.floor(nowSeconds / divider) * divider;
 }
 
@@ -97,6 +108,8 @@ export function planRequest(
 ): PlannedDescriptor[] {
   const n = request.descriptors.length;
   const limits: (EffectiveLimit | undefined)[] = new Array(n);
+  const shared: (readonly string[] | undefined)[] = new Array(n);
+  const metadata: ({ readonly [key: string]: MetadataValue } | undefined)[] = new Array(n);
   const names: string[] = new Array(n);
   const unlimited: boolean[] = new Array(n).fill(false);
   let replacing: Set<string> | undefined;
@@ -117,6 +130,7 @@ export function planRequest(
         unit: d.limit.unit,
         name: '',
         shadowMode: false,
+        quotaMode: false,
         stats: ctx.statsFor(`${request.domain}.${descriptorToKey(d)}`),
       };
       continue;
@@ -132,7 +146,9 @@ export function planRequest(
       unlimited[i] = true;
       continue;
     }
-    limits[i] = match.detailedStatKey ? { ...rule, stats: ctx.statsFor(match.detailedStatKey) } : rule;
+    limits[i] = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
+    shared[i] = match.sharedValues;
+    metadata[i] = match.metadata;
   }
 
   const out: PlannedDescriptor[] = new Array(n);
@@ -146,17 +162,26 @@ export function planRequest(
     }
     const hits = d.hitsAddend ?? defaultHits;
     if (!limit) {
-      out[i] = { limit: undefined, unlimited: isUnlimited, cacheKey: '', hits, divider: 0, perSecond: false };
+      out[i] = {
+        limit: undefined,
+        unlimited: isUnlimited,
+        cacheKey: '',
+        hits,
+        divider: 0,
+        perSecond: false,
+        metadata: undefined,
+      };
       continue;
     }
     const divider = unitToDivider(limit.unit);
     out[i] = {
       limit,
       unlimited: false,
-      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, divider, nowSeconds),
+      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, divider, nowSeconds, shared[i]),
       hits,
       divider,
       perSecond: limit.unit === UNIT_SECOND,
+      metadata: metadata[i],
     };
   }
   return out;

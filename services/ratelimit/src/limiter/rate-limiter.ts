@@ -12,7 +12,7 @@ export interface OverLimitCache {
   /** True when `key` is known to be over its limit in its current window. */
   has(key: string, nowSeconds: number): boolean;
   /** Remembers `key` as over its limit until `expiresAtSeconds`. */
-  add(key: string, expiresAtSeconds: number): void;
+  add(key: string, expiresAtSeconds: number, nowSeconds?: number): void;
 }
 
 export interface RateLimiterOptions {
@@ -26,9 +26,11 @@ export interface RateLimiterOptions {
   /** The local over-limit cache (`LOCAL_CACHE_SIZE_IN_BYTES` > 0). */
   localCache?: OverLimitCache | undefined;
   /**
-   * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`: read every key first (one extra round trip); when any
-   * would go over its limit, only the keys going over are incremented and the others are left as
-   * they are (decided on their current count, without counting this request's hits).
+   * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`, as the reference's Redis cache: when a key of the
+   * request is over its limit in the local cache, no other key is incremented; else every key is
+   * read first (one extra round trip) and, when any would go over its limit, only the keys going
+   * over are incremented. A key left as it is gets `INCRBY 0` and is decided on its current count
+   * as if this request's hits were already in it (the reference's `before = after - hits`).
    */
   stopIncrementWhenOverLimit?: boolean;
 }
@@ -53,6 +55,7 @@ export class RateLimiter {
     const ops: CounterOp[] = [];
     const opIndex: number[] = [];
     const localCache = this.options.localCache;
+    let overInLocalCache = false;
     for (let i = 0; i < plan.length; i++) {
       const p = plan[i]!;
       if (!p.limit) {
@@ -62,42 +65,40 @@ export class RateLimiter {
       p.limit.stats.totalHits.add(p.hits);
       if (localCache?.has(p.cacheKey, nowSeconds)) {
         statuses[i] = decideOverLimitFromLocalCache(p.limit, p.hits, nowSeconds);
+        overInLocalCache = true;
         continue;
       }
       ops.push({ key: p.cacheKey, hits: p.hits, ttlSeconds: this.ttl(p.divider), perSecond: p.perSecond });
       opIndex.push(i);
     }
     if (ops.length === 0) return statuses;
-    const { counts, counted } = await this.count(plan, ops, opIndex);
+    const counts = await this.count(plan, ops, opIndex, overInLocalCache);
     for (let j = 0; j < opIndex.length; j++) {
       const i = opIndex[j]!;
       const p = plan[i]!;
       const limit = p.limit!;
-      const status = decide(limit, counted[j] ? p.hits : 0, counts[j]!, nowSeconds, this.decideOptions);
+      const status = decide(limit, p.hits, counts[j]!, nowSeconds, this.decideOptions);
       if (localCache && counts[j]! > limit.requestsPerUnit) {
-        localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider);
+        localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider, nowSeconds);
       }
       statuses[i] = status;
     }
     return statuses;
   }
 
-  /** Counts after the request, and which ops were really incremented. */
+  /** The counts after this request's increments, in op order. */
   private async count(
     plan: readonly PlannedDescriptor[],
     ops: CounterOp[],
     opIndex: number[],
-  ): Promise<{ counts: number[]; counted: boolean[] }> {
+    overInLocalCache: boolean,
+  ): Promise<number[]> {
     const backend = this.options.backend;
-    if (!this.options.stopIncrementWhenOverLimit) {
-      return { counts: await backend.increment(ops), counted: ops.map(() => true) };
-    }
+    if (!this.options.stopIncrementWhenOverLimit) return backend.increment(ops);
+    if (overInLocalCache) return backend.increment(ops.map((op) => ({ ...op, hits: 0 })));
     const current = await backend.read(ops);
     const over = ops.map((op, j) => current[j]! + op.hits > plan[opIndex[j]!]!.limit!.requestsPerUnit);
-    if (!over.includes(true)) return { counts: await backend.increment(ops), counted: over.map(() => true) };
-    const overOps = ops.filter((_, j) => over[j]);
-    const overCounts = await backend.increment(overOps);
-    let k = 0;
-    return { counts: ops.map((_, j) => (over[j] ? overCounts[k++]! : current[j]!)), counted: over };
+    if (!over.includes(true)) return backend.increment(ops);
+    return backend.increment(ops.map((op, j) => (over[j] ? op : { ...op, hits: 0 })));
   }
 }

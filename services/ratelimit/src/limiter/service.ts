@@ -6,7 +6,9 @@ import type { RateLimitConfig } from '../rules/config-tree.js';
 import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
+import { sanitizeStatName } from '../stats/sanitize.js';
 import { assembleResponse, type ResponseOptions } from './decide.js';
+import { dynamicMetadata } from './dynamic-metadata.js';
 import { type PlanContext, planRequest, validateRequest } from './plan.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -27,6 +29,8 @@ export interface RateLimitServiceOptions extends ResponseOptions {
   nowSeconds: () => number;
   failureMode: FailureMode;
   logger: Logger;
+  /** `RESPONSE_DYNAMIC_METADATA`. @default false */
+  responseDynamicMetadata?: boolean;
 }
 
 export class RateLimitService {
@@ -52,7 +56,8 @@ export class RateLimitService {
         }
         return stats;
       },
-      domainNotFound: (domain) => r.counter(`ratelimit.service.rate_limit.${domain}.domain_not_found`).inc(),
+      domainNotFound: (domain) =>
+        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
     };
   }
 
@@ -87,8 +92,10 @@ export class RateLimitService {
         },
       };
     }
-    const { response, globalShadowOverride } = assembleResponse(plan, statuses, now, this.options);
+    const { response, globalShadowOverride, passed } = assembleResponse(plan, statuses, now, this.options);
     if (globalShadowOverride) this.globalShadow.inc();
+    if (this.options.responseDynamicMetadata)
+      response.dynamicMetadata = dynamicMetadata(request, plan, passed);
     return { ok: true, response };
   }
 }

@@ -1,9 +1,9 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Session } from 'node:inspector';
 import { getHeapSnapshot } from 'node:v8';
+import type { DebugSettings } from '../settings/observability.js';
 import type { StatsRegistry } from '../stats/registry.js';
 import { listen, type RunningHttpServer } from './http-listen.js';
-import type { DebugSettings } from './settings.js';
 
 /**
  * The debug server (spec "Debug server", default 0.0.0.0:6070): `/` lists the paths, `/rlconfig`

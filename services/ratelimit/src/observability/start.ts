@@ -1,9 +1,9 @@
+import type { ObservabilitySettings } from '../settings/observability.js';
+import { startPullMetricsServer } from '../stats/pull-metrics.js';
 import type { StatsRegistry } from '../stats/registry.js';
+import { type RunningStats, startStatsSinks } from '../stats/sinks.js';
 import { startDebugServer } from './debug-server.js';
 import type { RunningHttpServer } from './http-listen.js';
-import { startPullMetricsServer } from './pull-metrics.js';
-import type { ObservabilitySettings } from './settings.js';
-import { type RunningStats, startStatsSinks } from './stats-sinks.js';
 
 /**
  * Starts the process-level observability servers in one call from `server.ts`: the stats flush

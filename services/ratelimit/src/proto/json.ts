@@ -135,5 +135,7 @@ export function responseToJson(response: RateLimitResponse): string {
   if (response.responseHeadersToAdd.length > 0) {
     out.responseHeadersToAdd = response.responseHeadersToAdd.map((h) => ({ key: h.key, value: h.value }));
   }
+  // google.protobuf.Struct is a plain JSON object in protobuf-JSON.
+  if (response.dynamicMetadata) out.dynamicMetadata = response.dynamicMetadata;
   return JSON.stringify(out);
 }

@@ -66,10 +66,50 @@ export interface HeaderValue {
   value: string;
 }
 
+/** A JSON-like value (google.protobuf.Value). */
+export type StructValue = string | number | boolean | null | StructValue[] | { [key: string]: StructValue };
+
 export interface RateLimitResponse {
   overallCode: Code;
   statuses: DescriptorStatus[];
   responseHeadersToAdd: HeaderValue[];
+  /** google.protobuf.Struct `dynamic_metadata` (RESPONSE_DYNAMIC_METADATA). */
+  dynamicMetadata?: { [key: string]: StructValue } | undefined;
+}
+
+interface WireValue {
+  nullValue?: number;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: { fields?: Record<string, WireValue> };
+  listValue?: { values?: WireValue[] };
+}
+
+function toWireValue(v: StructValue): WireValue {
+  if (v === null) return { nullValue: 0 };
+  if (typeof v === 'number') return { numberValue: v };
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (Array.isArray(v)) return { listValue: { values: v.map(toWireValue) } };
+  return { structValue: toWireStruct(v) };
+}
+
+function toWireStruct(o: { [key: string]: StructValue }): { fields: Record<string, WireValue> } {
+  return { fields: Object.fromEntries(Object.entries(o).map(([k, v]) => [k, toWireValue(v)])) };
+}
+
+function fromWireValue(v: WireValue): StructValue {
+  if (v.numberValue !== undefined && v.numberValue !== null) return v.numberValue;
+  if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
+  if (v.boolValue !== undefined && v.boolValue !== null) return v.boolValue;
+  if (v.listValue) return (v.listValue.values ?? []).map(fromWireValue);
+  if (v.structValue) return fromWireStruct(v.structValue);
+  return null;
+}
+
+function fromWireStruct(s: { fields?: Record<string, WireValue> }): { [key: string]: StructValue } {
+  return Object.fromEntries(Object.entries(s.fields ?? {}).map(([k, v]) => [k, fromWireValue(v)]));
 }
 
 const root = new protobuf.Root();
@@ -141,6 +181,7 @@ export function encodeResponse(response: RateLimitResponse): Uint8Array {
     overallCode: response.overallCode,
     statuses,
     responseHeadersToAdd: response.responseHeadersToAdd,
+    ...(response.dynamicMetadata ? { dynamicMetadata: toWireStruct(response.dynamicMetadata) } : {}),
   }).finish();
 }
 
@@ -155,8 +196,10 @@ export function decodeResponse(bytes: Uint8Array): RateLimitResponse {
       durationUntilReset?: { seconds: number } | null;
     }[];
     responseHeadersToAdd: HeaderValue[];
+    dynamicMetadata?: { fields?: Record<string, WireValue> } | null;
   };
   return {
+    ...(wire.dynamicMetadata ? { dynamicMetadata: fromWireStruct(wire.dynamicMetadata) } : {}),
     overallCode: wire.overallCode,
     statuses: wire.statuses.map((s) => ({
       code: s.code,

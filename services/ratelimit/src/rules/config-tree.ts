@@ -2,7 +2,7 @@ import { parseUnitName } from '../limiter/units.js';
 import { UNIT_NAMES } from '../proto/messages.js';
 import type { StatsRegistry } from '../stats/registry.js';
 import { newRuleStats, type RuleStats } from './rule-stats.js';
-import { parseConfigFile, type YamlDescriptor } from './yaml-file.js';
+import { type MetadataValue, parseConfigFile, type YamlDescriptor } from './yaml-file.js';
 
 /**
  * The loaded rule tree: domains, nested descriptor nodes keyed `key_value` or `key`, and the limit
@@ -17,15 +17,20 @@ export interface RateLimitRule {
   readonly unit: number;
   readonly unlimited: boolean;
   readonly shadowMode: boolean;
+  /** `quota_mode`: an OVER_LIMIT of this rule blocks only when every quota descriptor of the request is over. */
+  readonly quotaMode: boolean;
   readonly name: string;
   readonly replaces: readonly string[];
   readonly detailedMetric: boolean;
   readonly stats: RuleStats;
 }
 
+/** A child whose `key_value` contains `*`; matched against the request's whole `key_value`, as the reference. */
 export interface WildcardChild {
+  /** The child's `key_value` as configured, e.g. `path_/api/*`. */
   readonly key: string;
-  readonly pattern: RegExp;
+  /** `key` split on `*`. */
+  readonly parts: readonly string[];
   readonly node: DescriptorNode;
 }
 
@@ -34,6 +39,14 @@ export interface DescriptorNode {
   readonly children: Map<string, DescriptorNode>;
   /** Children whose value contains `*`, in file order (first match wins). */
   readonly wildcards: WildcardChild[];
+  /** `value_to_metric`: stats keys use the request's value at this level. */
+  readonly valueToMetric: boolean;
+  /** `share_threshold`: every value matching this wildcard shares one counter and one stats key. */
+  readonly shareThreshold: boolean;
+  /** The configured `key_value` pattern when `share_threshold` is set, else ''. */
+  readonly wildcardPattern: string;
+  /** `metadata` of the descriptor (RESPONSE_DYNAMIC_METADATA). */
+  readonly metadata: { readonly [key: string]: MetadataValue } | undefined;
 }
 
 export interface RateLimitConfig {
@@ -51,16 +64,36 @@ export type BuildResult = { ok: true; config: RateLimitConfig } | { ok: false; e
 class RuleError extends Error {}
 
 function emptyNode(): DescriptorNode {
-  return { limit: undefined, children: new Map(), wildcards: [] };
+  return {
+    limit: undefined,
+    children: new Map(),
+    wildcards: [],
+    valueToMetric: false,
+    shareThreshold: false,
+    wildcardPattern: '',
+    metadata: undefined,
+  };
 }
 
-/** `*` matches any run of characters; everything else literally. */
-export function wildcardPattern(value: string): RegExp {
-  const body = value
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`, 's');
+/**
+ * The reference's `wildcardMatch`: each `*` of the pre-split pattern matches any run of characters
+ * (also none); the literal parts must appear in order, the first at the start and the last at the end.
+ */
+export function wildcardMatch(parts: readonly string[], value: string): boolean {
+  if (parts.length === 1) return parts[0] === value;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (!value.startsWith(first) || !value.endsWith(last)) return false;
+  let fixed = 0;
+  for (const p of parts) fixed += p.length;
+  if (value.length < fixed) return false;
+  let remaining = value.slice(first.length, value.length - last.length);
+  for (let i = 1; i < parts.length - 1; i++) {
+    const at = remaining.indexOf(parts[i]!);
+    if (at < 0) return false;
+    remaining = remaining.slice(at + parts[i]!.length);
+  }
+  return true;
 }
 
 function buildRule(d: YamlDescriptor, fullKey: string, registry: StatsRegistry): RateLimitRule | undefined {
@@ -82,6 +115,7 @@ function buildRule(d: YamlDescriptor, fullKey: string, registry: StatsRegistry):
     unit: unit ?? 0,
     unlimited: rl.unlimited,
     shadowMode: d.shadowMode,
+    quotaMode: d.quotaMode,
     name: rl.name,
     replaces: rl.replaces,
     detailedMetric: d.detailedMetric,
@@ -100,11 +134,24 @@ function loadDescriptors(
     const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`;
     const fullKey = parentKey + finalKey;
     if (parent.children.has(finalKey)) throw new RuleError(`duplicate descriptor composite key '${fullKey}'`);
-    const node = emptyNode();
-    node.limit = buildRule(d, fullKey, registry);
+    const limit = buildRule(d, fullKey, registry);
+    const isWildcard = finalKey.includes('*');
+    if (d.shareThreshold && !isWildcard) {
+      throw new RuleError(
+        `share_threshold can only be used with wildcard values (containing '*'), but found key '${finalKey}'`,
+      );
+    }
+    const node: DescriptorNode = {
+      ...emptyNode(),
+      limit,
+      valueToMetric: d.valueToMetric,
+      shareThreshold: d.shareThreshold,
+      wildcardPattern: d.shareThreshold ? finalKey : '',
+      metadata: d.metadata,
+    };
+    if (isWildcard) parent.wildcards.push({ key: finalKey, parts: finalKey.split('*'), node });
     loadDescriptors(node, `${fullKey}.`, d.descriptors, registry);
     parent.children.set(finalKey, node);
-    if (d.value.includes('*')) parent.wildcards.push({ key: d.key, pattern: wildcardPattern(d.value), node });
   }
 }
 
@@ -121,7 +168,12 @@ export function buildConfig(
 ): BuildResult {
   const domains = new Map<string, DescriptorNode>();
   for (const file of files) {
-    const parsed = parseConfigFile(file.text);
+    let parsed: ReturnType<typeof parseConfigFile>;
+    try {
+      parsed = parseConfigFile(file.text);
+    } catch (error) {
+      return { ok: false, error: `${file.name}: error loading config file: ${(error as Error).message}` };
+    }
     if (!parsed.ok) return { ok: false, error: `${file.name}: ${parsed.error}` };
     const { domain, descriptors } = parsed.root;
     try {
@@ -136,13 +188,14 @@ export function buildConfig(
       loadDescriptors(root, `${domain}.`, descriptors, registry);
     } catch (error) {
       if (error instanceof RuleError) return { ok: false, error: `${file.name}: ${error.message}` };
-      throw error;
+      // Never let a file take the process down: anything unexpected is this file's load error.
+      return { ok: false, error: `${file.name}: ${(error as Error).message}` };
     }
   }
   return { ok: true, config: { domains } };
 }
 
-/** One line per rule with a `rate_limit` block, sorted (the debug server's `/rlconfig`). */
+/** One line per rule with a `rate_limit` block in the reference's `dump` format, sorted (the debug server's `/rlconfig`). */
 export function dumpConfig(config: RateLimitConfig): string {
   const lines: string[] = [];
   const walk = (node: DescriptorNode): void => {
@@ -150,7 +203,7 @@ export function dumpConfig(config: RateLimitConfig): string {
       const rule = child.limit;
       if (rule) {
         lines.push(
-          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}`,
+          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}, quota_mode: ${rule.quotaMode}`,
         );
       }
       walk(child);

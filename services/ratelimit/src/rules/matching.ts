@@ -1,16 +1,32 @@
 import type { RequestDescriptor } from '../proto/messages.js';
-import type { DescriptorNode, RateLimitConfig, RateLimitRule } from './config-tree.js';
+import {
+  type DescriptorNode,
+  type RateLimitConfig,
+  type RateLimitRule,
+  wildcardMatch,
+} from './config-tree.js';
+import type { MetadataValue } from './yaml-file.js';
 
 /**
- * Finding the rule for one request descriptor (spec "Matching rules", reference "Config"): for entry i
- * try the exact `key_value` child, else the first wildcard child whose value pattern matches, else the
- * bare `key` child; the limit applies only when the node matched by the last entry holds one.
+ * Finding the rule for one request descriptor, as the reference's `GetLimit` (config_impl.go): for
+ * entry i try the exact `key_value` child, else the first wildcard child whose `key_value` pattern
+ * matches the request's `key_value`, else the bare `key` child; the limit applies only when the node
+ * matched by the last entry holds one. Also the stats key (`detailed_metric`, `value_to_metric`,
+ * `share_threshold`) and the shared cache-key values of `share_threshold`.
  * Pure: config tree and descriptor in, rule out.
  */
 export type MatchResult =
   | { kind: 'domain_not_found' }
   | { kind: 'no_limit' }
-  | { kind: 'rule'; rule: RateLimitRule; detailedStatKey: string | undefined };
+  | {
+      kind: 'rule';
+      rule: RateLimitRule;
+      /** The stats key when it differs from the rule's own `fullKey`. */
+      statKey: string | undefined;
+      /** Per entry index, the wildcard value that replaces the request's value in the cache key (share_threshold). */
+      sharedValues: readonly string[] | undefined;
+      metadata: { readonly [key: string]: MetadataValue } | undefined;
+    };
 
 /** `key_value.key2_value2...` from the request entries (value part only when non-empty). */
 export function descriptorToKey(descriptor: RequestDescriptor): string {
@@ -23,13 +39,8 @@ export function descriptorToKey(descriptor: RequestDescriptor): string {
   return out;
 }
 
-function childFor(node: DescriptorNode, key: string, value: string): DescriptorNode | undefined {
-  const exact = node.children.get(`${key}_${value}`);
-  if (exact) return exact;
-  for (const w of node.wildcards) {
-    if (w.key === key && w.pattern.test(value)) return w.node;
-  }
-  return node.children.get(key);
+function trimPrefix(text: string, prefix: string): string {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
 }
 
 export function matchDescriptor(
@@ -41,16 +52,68 @@ export function matchDescriptor(
   if (!root) return { kind: 'domain_not_found' };
   let node: DescriptorNode = root;
   let rule: RateLimitRule | undefined;
+  let metadata: { readonly [key: string]: MetadataValue } | undefined;
+  let detailedKey = domain;
+  let valueToMetricKey = domain;
+  let shared: Map<number, string> | undefined;
   const entries = descriptor.entries;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
-    const next = childFor(node, entry.key, entry.value);
-    if (!next) break;
-    if (next.limit && i === entries.length - 1) rule = next.limit;
-    if (next.children.size === 0) break;
+    const keyValue = `${entry.key}_${entry.value}`;
+    detailedKey += `.${keyValue}`;
+    let next = node.children.get(keyValue);
+    let wildcardKey = '';
+    if (next === undefined) {
+      for (const w of node.wildcards) {
+        if (wildcardMatch(w.parts, keyValue)) {
+          next = w.node;
+          wildcardKey = w.key;
+          break;
+        }
+      }
+    }
+    const matchedUsingValue = next !== undefined;
+    if (next === undefined) next = node.children.get(entry.key);
+    if (wildcardKey !== '' && next?.shareThreshold && next.wildcardPattern !== '') {
+      shared ??= new Map();
+      shared.set(i, trimPrefix(next.wildcardPattern, `${entry.key}_`));
+    }
+    valueToMetricKey += '.';
+    if (next !== undefined) {
+      let value = '';
+      if (wildcardKey !== '') {
+        value =
+          shared?.get(i) ?? (next.valueToMetric ? entry.value : trimPrefix(wildcardKey, `${entry.key}_`));
+      } else if (matchedUsingValue || next.valueToMetric) {
+        value = entry.value;
+      }
+      valueToMetricKey += value === '' ? entry.key : `${entry.key}_${value}`;
+    } else {
+      valueToMetricKey += entry.key;
+    }
+    if (next?.limit && i === entries.length - 1) {
+      rule = next.limit;
+      metadata = next.metadata;
+    }
+    if (next === undefined || next.children.size === 0) break;
     node = next;
   }
   if (!rule) return { kind: 'no_limit' };
-  const detailedStatKey = rule.detailedMetric ? `${domain}.${descriptorToKey(descriptor)}` : undefined;
-  return { kind: 'rule', rule, detailedStatKey };
+  const sharedValues = shared ? entries.map((_, i) => shared.get(i) ?? '') : undefined;
+  let statKey: string | undefined;
+  if (rule.detailedMetric) {
+    if (sharedValues) {
+      statKey = domain;
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        const v = sharedValues[i] || e.value;
+        statKey += v === '' ? `.${e.key}` : `.${e.key}_${v}`;
+      }
+    } else {
+      statKey = detailedKey;
+    }
+  } else if (valueToMetricKey !== rule.fullKey) {
+    statKey = valueToMetricKey;
+  }
+  return { kind: 'rule', rule, statKey, sharedValues, metadata };
 }

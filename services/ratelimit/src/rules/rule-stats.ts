@@ -1,4 +1,5 @@
 import type { Counter, StatsRegistry } from '../stats/registry.js';
+import { sanitizeStatName } from '../stats/sanitize.js';
 
 /** The per-rule counters `ratelimit.service.rate_limit.<statKey>.<stat>` (reference "Stats names"). */
 export interface RuleStats {
@@ -11,7 +12,7 @@ export interface RuleStats {
 }
 
 export function newRuleStats(registry: StatsRegistry, statKey: string): RuleStats {
-  const base = `ratelimit.service.rate_limit.${statKey}.`;
+  const base = `ratelimit.service.rate_limit.${sanitizeStatName(statKey)}.`;
   return {
     totalHits: registry.counter(`${base}total_hits`),
     overLimit: registry.counter(`${base}over_limit`),

@@ -1,9 +1,10 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from 'yaml';
+import { type GoNode, goFormat, readYamlV2, YamlV2Error } from './yaml-v2.js';
 
 /**
- * Parsing and key validation of one rate-limit YAML file, with the reference implementation's error
- * texts (design/ratelimit-reference.md, "Config"). YAML 1.1 like the reference's parser, so `yes`/`no`
- * are booleans and a scalar written as a number (`value: 200`) is still a valid string field.
+ * Parsing and key validation of one rate-limit YAML file, as the reference does it
+ * (`config_impl.go` `ConfigFileContentToYaml`): a first pass over the file as a generic map checks
+ * every key (`validateYamlKeys`), then the file is decoded into the typed structs, collecting every
+ * type error as yaml.v2 does. Same error texts (design/ratelimit-reference.md, "Config").
  * Pure: text in, typed tree or error message out.
  */
 export interface YamlRateLimit {
@@ -14,13 +15,27 @@ export interface YamlRateLimit {
   replaces: string[];
 }
 
+/** A JSON-like value of a descriptor's `metadata` (becomes a google.protobuf.Struct). */
+export type MetadataValue =
+  | string
+  | number
+  | boolean
+  | null
+  | MetadataValue[]
+  | { [key: string]: MetadataValue };
+
 export interface YamlDescriptor {
   key: string;
   value: string;
   rateLimit?: YamlRateLimit | undefined;
   descriptors: YamlDescriptor[];
   shadowMode: boolean;
+  quotaMode: boolean;
   detailedMetric: boolean;
+  valueToMetric: boolean;
+  shareThreshold: boolean;
+  /** Undefined when absent or empty (the reference's `len(yamlMetadata) == 0`). */
+  metadata: { [key: string]: MetadataValue } | undefined;
 }
 
 export interface YamlRoot {
@@ -30,6 +45,7 @@ export interface YamlRoot {
 
 export type YamlParseResult = { ok: true; root: YamlRoot } | { ok: false; error: string };
 
+/** The reference's `validKeys`. */
 const VALID_KEYS = new Set([
   'domain',
   'key',
@@ -39,171 +55,218 @@ const VALID_KEYS = new Set([
   'unit',
   'requests_per_unit',
   'unlimited',
+  'shadow_mode',
+  'quota_mode',
   'name',
   'replaces',
   'detailed_metric',
-  'shadow_mode',
-  'quota_mode',
+  'value_to_metric',
+  'share_threshold',
+  'metadata',
 ]);
 
 class ConfigFileError extends Error {}
 
-function scalarText(node: Scalar): string {
-  if (node.value === null || node.value === undefined) return '';
-  return typeof node.source === 'string' ? node.source : String(node.value);
-}
-
-/** The reference's first pass: every map key is a known string; list elements are maps. */
-function validateKeys(node: Node | null, counter: LineCounter): void {
-  if (node === null || !isMap(node)) return;
-  for (const pair of node.items) {
-    const key = pair.key as Node | null;
-    if (!isScalar(key) || typeof key.value !== 'string') {
-      const shown = isScalar(key) ? scalarText(key) : String(key);
-      throw new ConfigFileError(`config error, key is not of type string: ${shown}`);
+/** The reference's `validateYamlKeys` over the generic map. */
+function validateKeys(map: GoNode & { kind: 'map' }): void {
+  for (const [k, v] of map.pairs) {
+    if (k.kind !== 'scalar' || k.type !== 'str') {
+      throw new ConfigFileError(`config error, key is not of type string: ${goFormat(k)}`);
     }
-    if (!VALID_KEYS.has(key.value)) throw new ConfigFileError(`config error, unknown key '${key.value}'`);
-    const value = pair.value as Node | null;
-    if (isSeq(value)) {
-      for (const element of value.items as (Node | null)[]) {
-        if (!isMap(element)) {
-          const shown = isScalar(element) ? scalarText(element) : String(element);
-          throw new ConfigFileError(`config error, yaml file contains list of type other than map: ${shown}`);
+    if (!VALID_KEYS.has(k.text)) throw new ConfigFileError(`config error, unknown key '${k.text}'`);
+    // Metadata keys and values are arbitrary (checked when converted).
+    if (k.text === 'metadata') continue;
+    if (v.kind === 'seq') {
+      for (const e of v.items) {
+        if (e.kind !== 'map') {
+          throw new ConfigFileError(
+            `config error, yaml file contains list of type other than map: ${goFormat(e)}`,
+          );
         }
-        validateKeys(element, counter);
+        validateKeys(e);
       }
-    } else if (isMap(value)) {
-      validateKeys(value, counter);
-    } else if (isAlias(value)) {
+    } else if (v.kind === 'map') {
+      validateKeys(v);
+    } else if (v.type === 'float') {
+      // The reference accepts only string, int, bool and nil leaves.
+      throw new ConfigFileError('error checking config');
+    } else if (v.type === 'int' && !Number.isSafeInteger(Number(v.value)) && Number(v.value) > 2 ** 63 - 1) {
+      // Above int64 yaml.v2 decodes a uint64: not a leaf type the reference accepts.
       throw new ConfigFileError('error checking config');
     }
   }
 }
 
-function where(node: Node, counter: LineCounter): string {
-  const offset = node.range?.[0];
-  return offset === undefined ? '' : `line ${counter.linePos(offset).line}: `;
-}
+const SHORT_TAG: Record<string, string> = {
+  str: '!!str',
+  int: '!!int',
+  float: '!!float',
+  bool: '!!bool',
+  null: '!!null',
+};
 
-function unmarshalError(node: Node, counter: LineCounter, into: string): ConfigFileError {
-  const tag = isScalar(node)
-    ? typeof node.value === 'string'
-      ? '!!str'
-      : typeof node.value === 'number'
-        ? '!!int'
-        : '!!bool'
-    : isSeq(node)
-      ? '!!seq'
-      : '!!map';
-  const text = isScalar(node) ? ` \`${scalarText(node)}\`` : '';
-  return new ConfigFileError(
-    `error loading config file: yaml: unmarshal errors:\n  ${where(node, counter)}cannot unmarshal ${tag}${text} into ${into}`,
-  );
-}
+/** yaml.v2's typed decoding: type errors are collected (`line N: cannot unmarshal ...`), decoding goes on. */
+class Decoder {
+  readonly errors: string[] = [];
 
-function fieldsOf(node: Node, counter: LineCounter, into: string): Map<string, Node | null> {
-  if (!isMap(node)) throw unmarshalError(node, counter, into);
-  const out = new Map<string, Node | null>();
-  for (const pair of node.items) out.set(String((pair.key as Scalar).value), pair.value as Node | null);
-  return out;
-}
-
-function asString(node: Node | null | undefined, counter: LineCounter): string {
-  if (node === null || node === undefined) return '';
-  if (!isScalar(node)) throw unmarshalError(node, counter, 'string');
-  return scalarText(node);
-}
-
-function asBool(node: Node | null | undefined, counter: LineCounter): boolean {
-  if (node === null || node === undefined) return false;
-  if (isScalar(node) && node.value === null) return false;
-  if (!isScalar(node) || typeof node.value !== 'boolean') throw unmarshalError(node, counter, 'bool');
-  return node.value;
-}
-
-function asUint32(node: Node | null | undefined, counter: LineCounter): number {
-  if (node === null || node === undefined) return 0;
-  if (isScalar(node) && node.value === null) return 0;
-  if (!isScalar(node)) throw unmarshalError(node, counter, 'uint32');
-  const v = node.value;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 4294967295) {
-    throw unmarshalError(node, counter, 'uint32');
+  private terror(n: GoNode, into: string): void {
+    const tag = n.kind === 'scalar' ? SHORT_TAG[n.type]! : n.kind === 'seq' ? '!!seq' : '!!map';
+    let value = '';
+    if (n.kind === 'scalar') value = n.text.length > 10 ? ` \`${n.text.slice(0, 7)}...\`` : ` \`${n.text}\``;
+    this.errors.push(`line ${n.line}: cannot unmarshal ${tag}${value} into ${into}`);
   }
-  return v;
+
+  private isNull(n: GoNode | undefined): boolean {
+    return n === undefined || (n.kind === 'scalar' && n.type === 'null');
+  }
+
+  fields(n: GoNode, into: string): Map<string, GoNode> | undefined {
+    if (n.kind !== 'map') {
+      this.terror(n, into);
+      return undefined;
+    }
+    const out = new Map<string, GoNode>();
+    for (const [k, v] of n.pairs) if (k.kind === 'scalar') out.set(k.text, v);
+    return out;
+  }
+
+  string(n: GoNode | undefined): string {
+    if (n === undefined || this.isNull(n)) return '';
+    if (n.kind !== 'scalar') {
+      this.terror(n, 'string');
+      return '';
+    }
+    return n.text;
+  }
+
+  bool(n: GoNode | undefined): boolean {
+    if (n === undefined || this.isNull(n)) return false;
+    if (n.kind !== 'scalar' || n.type !== 'bool') {
+      this.terror(n, 'bool');
+      return false;
+    }
+    return n.value as boolean;
+  }
+
+  uint32(n: GoNode | undefined): number {
+    if (n === undefined || this.isNull(n)) return 0;
+    if (n.kind !== 'scalar' || (n.type !== 'int' && n.type !== 'float')) {
+      this.terror(n, 'uint32');
+      return 0;
+    }
+    const v = Number(n.value);
+    if (!(v >= 0 && v <= 4294967295)) {
+      this.terror(n, 'uint32');
+      return 0;
+    }
+    return Math.trunc(v);
+  }
+
+  list(n: GoNode | undefined, into: string): GoNode[] {
+    if (n === undefined || this.isNull(n)) return [];
+    if (n.kind !== 'seq') {
+      this.terror(n, into);
+      return [];
+    }
+    return n.items;
+  }
+
+  metadata(n: GoNode | undefined): YamlDescriptor['metadata'] {
+    if (n === undefined || this.isNull(n)) return undefined;
+    if (n.kind !== 'map') {
+      this.terror(n, 'map[string]interface {}');
+      return undefined;
+    }
+    const out: { [key: string]: MetadataValue } = {};
+    for (const [k, v] of n.pairs) {
+      if (k.kind !== 'scalar') {
+        this.terror(k, 'string');
+        continue;
+      }
+      out[k.text] = toMetadataValue(v);
+    }
+    return Object.keys(out).length === 0 ? undefined : out;
+  }
+
+  rateLimit(n: GoNode): YamlRateLimit | undefined {
+    const f = this.fields(n, 'config.YamlRateLimit');
+    if (!f) return undefined;
+    return {
+      unit: this.string(f.get('unit')),
+      requestsPerUnit: this.uint32(f.get('requests_per_unit')),
+      unlimited: this.bool(f.get('unlimited')),
+      name: this.string(f.get('name')),
+      replaces: this.list(f.get('replaces'), '[]config.yamlReplaces').map((r) => {
+        const rf = this.fields(r, 'config.yamlReplaces');
+        return rf ? this.string(rf.get('name')) : '';
+      }),
+    };
+  }
+
+  descriptor(n: GoNode): YamlDescriptor {
+    const f = this.fields(n, 'config.YamlDescriptor') ?? new Map<string, GoNode>();
+    const rl = f.get('rate_limit');
+    return {
+      key: this.string(f.get('key')),
+      value: this.string(f.get('value')),
+      rateLimit: rl === undefined || this.isNull(rl) ? undefined : this.rateLimit(rl),
+      descriptors: this.list(f.get('descriptors'), '[]config.YamlDescriptor').map((d) => this.descriptor(d)),
+      shadowMode: this.bool(f.get('shadow_mode')),
+      quotaMode: this.bool(f.get('quota_mode')),
+      detailedMetric: this.bool(f.get('detailed_metric')),
+      valueToMetric: this.bool(f.get('value_to_metric')),
+      shareThreshold: this.bool(f.get('share_threshold')),
+      metadata: this.metadata(f.get('metadata')),
+    };
+  }
 }
 
-function asList(node: Node | null | undefined, counter: LineCounter, into: string): Node[] {
-  if (node === null || node === undefined) return [];
-  if (isScalar(node) && node.value === null) return [];
-  if (!isSeq(node)) throw unmarshalError(node, counter, into);
-  return node.items as Node[];
+function toMetadataValue(n: GoNode): MetadataValue {
+  if (n.kind === 'seq') return n.items.map(toMetadataValue);
+  if (n.kind === 'map') {
+    const out: { [key: string]: MetadataValue } = {};
+    // The reference turns nested keys into strings with %v.
+    for (const [k, v] of n.pairs) out[goFormat(k)] = toMetadataValue(v);
+    return out;
+  }
+  return n.type === 'null' ? null : n.type === 'str' ? n.text : (n.value as number | boolean);
 }
 
-function toRateLimit(node: Node, counter: LineCounter): YamlRateLimit {
-  const f = fieldsOf(node, counter, 'config.YamlRateLimit');
-  return {
-    unit: asString(f.get('unit'), counter),
-    requestsPerUnit: asUint32(f.get('requests_per_unit'), counter),
-    unlimited: asBool(f.get('unlimited'), counter),
-    name: asString(f.get('name'), counter),
-    replaces: asList(f.get('replaces'), counter, '[]config.yamlReplaces').map((r) =>
-      asString(fieldsOf(r, counter, 'config.yamlReplaces').get('name'), counter),
-    ),
-  };
-}
-
-function toDescriptor(node: Node, counter: LineCounter): YamlDescriptor {
-  const f = fieldsOf(node, counter, 'config.YamlDescriptor');
-  const rateLimitNode = f.get('rate_limit');
-  const hasRateLimit =
-    rateLimitNode !== undefined &&
-    rateLimitNode !== null &&
-    !(isScalar(rateLimitNode) && rateLimitNode.value === null);
-  return {
-    key: asString(f.get('key'), counter),
-    value: asString(f.get('value'), counter),
-    rateLimit: hasRateLimit ? toRateLimit(rateLimitNode, counter) : undefined,
-    descriptors: asList(f.get('descriptors'), counter, '[]config.YamlDescriptor').map((d) =>
-      toDescriptor(d, counter),
-    ),
-    shadowMode: asBool(f.get('shadow_mode'), counter),
-    detailedMetric: asBool(f.get('detailed_metric'), counter),
-  };
+/** yaml.v2 meets the fields in file order; ours are decoded field by field, so order by line (stable). */
+function unmarshalErrors(errors: readonly string[]): ConfigFileError {
+  const line = (e: string): number => Number(/^line (\d+):/.exec(e)?.[1] ?? 0);
+  const ordered = [...errors].sort((a, b) => line(a) - line(b));
+  return new ConfigFileError(`error loading config file: yaml: unmarshal errors:\n  ${ordered.join('\n  ')}`);
 }
 
 /** Parses one config file's text. The caller prefixes errors with the config name. */
 export function parseConfigFile(text: string): YamlParseResult {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, {
-    version: '1.1',
-    uniqueKeys: true,
-    lineCounter: counter,
-    prettyErrors: true,
-  });
-  const first = doc.errors[0];
-  if (first) {
-    return {
-      ok: false,
-      error: `error loading config file: yaml: ${first.message.split('\n')[0]!.replace(/:$/, '')}`,
-    };
-  }
   try {
-    const contents = doc.contents as Node | null;
-    if (contents === null || (isScalar(contents) && contents.value === null)) {
-      return { ok: true, root: { domain: '', descriptors: [] } };
+    let root: GoNode;
+    try {
+      root = readYamlV2(text);
+    } catch (error) {
+      if (error instanceof YamlV2Error)
+        throw new ConfigFileError(`error loading config file: ${error.message}`);
+      throw error;
     }
-    if (!isMap(contents)) throw unmarshalError(contents, counter, 'map[interface {}]interface {}');
-    validateKeys(contents, counter);
-    const f = fieldsOf(contents, counter, 'config.YamlRoot');
-    return {
-      ok: true,
-      root: {
-        domain: asString(f.get('domain'), counter),
-        descriptors: asList(f.get('descriptors'), counter, '[]config.YamlDescriptor').map((d) =>
-          toDescriptor(d, counter),
-        ),
-      },
+    if (root.kind === 'scalar' && root.type === 'null')
+      return { ok: true, root: { domain: '', descriptors: [] } };
+    const decoder = new Decoder();
+    if (root.kind !== 'map') {
+      decoder.fields(root, 'map[interface {}]interface {}');
+      throw unmarshalErrors(decoder.errors);
+    }
+    validateKeys(root);
+    const f = decoder.fields(root, 'config.YamlRoot')!;
+    const parsed: YamlRoot = {
+      domain: decoder.string(f.get('domain')),
+      descriptors: decoder
+        .list(f.get('descriptors'), '[]config.YamlDescriptor')
+        .map((d) => decoder.descriptor(d)),
     };
+    if (decoder.errors.length > 0) throw unmarshalErrors(decoder.errors);
+    return { ok: true, root: parsed };
   } catch (error) {
     if (error instanceof ConfigFileError) return { ok: false, error: error.message };
     throw error;

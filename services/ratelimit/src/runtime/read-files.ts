@@ -4,8 +4,10 @@ import type { ConfigFile } from '../rules/config-tree.js';
 
 /**
  * Reading the rule files of the config directory (spec "Configuration loading", file mode):
- * recursively, sorted by path so loading order is stable, named by their path relative to the
- * runtime directory with `/` replaced by `.`.
+ * recursively, sorted by path so loading order is stable, named as the reference names them: the
+ * path with `/` replaced by `.`, relative to the runtime directory when RUNTIME_WATCH_ROOT is true
+ * (`config.a.yaml`; the reference's loader walks ROOT/SUBDIRECTORY) and relative to the config
+ * directory when it is false (`a.yaml`; the loader then walks ROOT/SUBDIRECTORY/APPDIRECTORY).
  */
 export interface ReadOptions {
   /** `RUNTIME_ROOT/RUNTIME_SUBDIRECTORY`. */
@@ -14,6 +16,8 @@ export interface ReadOptions {
   configDir: string;
   ignoreDotFiles: boolean;
   yamlOnly: boolean;
+  /** `RUNTIME_WATCH_ROOT`: names relative to the runtime dir (true) or the config dir (false). @default true */
+  watchRoot?: boolean;
 }
 
 /** `dirs`: the config directory and every directory below it (each is watched). */
@@ -47,7 +51,9 @@ export async function readConfigFiles(options: ReadOptions): Promise<ReadResult>
     const files: ConfigFile[] = [];
     for (const path of paths) {
       files.push({
-        name: relative(options.runtimeDir, path).split(sep).join('.'),
+        name: relative(options.watchRoot === false ? options.configDir : options.runtimeDir, path)
+          .split(sep)
+          .join('.'),
         text: await readFile(path, 'utf8'),
       });
     }

@@ -20,6 +20,19 @@ export interface RedisEndpointSettings {
   pipelineWindowMs: number;
   /** `KVSTORE_PIPELINE_LIMIT`: commands held before an early flush; 0 is no limit. @default 0 */
   pipelineLimit: number;
+  /** `KVSTORE_SENTINEL_AUTH`: `<password>` or `<username>:<password>` for the sentinels themselves. */
+  sentinelAuth: { username?: string; password: string } | undefined;
+  /**
+   * `KVSTORE_TIMEOUT` in ms: connect and command timeout; 0 disables it. @default 10s (the
+   * reference's REDIS_TIMEOUT); `BACKEND_TIMEOUT_MS` when only that is set.
+   */
+  timeoutMs: number;
+  /**
+   * `KVSTORE_CLUSTER_PIPELINE_PARALLELISM`, cluster only: per-key pipelines in flight at once for
+   * one call; 1 sends them one after another (the reference's default), 0 means KVSTORE_POOL_SIZE,
+   * above the pool size it is bounded to it. @default 1
+   */
+  clusterPipelineParallelism: number;
 }
 
 export interface RedisTlsSettings {
@@ -48,11 +61,24 @@ export interface MemcacheSettings {
   /** `MEMSTORE_TLS_CLIENT_CERT`, `_CLIENT_KEY`, `_CACERT`, `_SKIP_HOSTNAME_VERIFICATION`. */
   tlsFiles: RedisTlsSettings;
 }
+/** Start-up connection retries to Redis, as the reference's REDIS_STARTUP_* settings. */
+export interface StartupRetrySettings {
+  /** `KVSTORE_STARTUP_INITIAL_INTERVAL` in ms. @default 1s */
+  initialIntervalMs: number;
+  /** `KVSTORE_STARTUP_MAX_INTERVAL` in ms. @default 30s */
+  maxIntervalMs: number;
+  /** `KVSTORE_STARTUP_MAX_ELAPSED_TIME` in ms; 0 retries until Redis answers. @default 0 */
+  maxElapsedMs: number;
+}
+
 /** What a call does when the backend fails: the reference's error, or fail open/closed. */
 export type FailureMode = 'error' | 'allow' | 'deny';
 
 export interface BackendSettings {
-  /** `BACKEND_TYPE`: `memory`, `redis`, `memcache`. @default redis when KVSTORE_URL is set, else memory */
+  /**
+   * `BACKEND_TYPE`: `memory`, `redis`, `memcache` (`memstore`). @default the backend whose settings
+   * are present (KVSTORE_ or REDIS_, MEMSTORE_ or MEMCACHE_), else memory
+   */
   type: BackendType;
   redis: RedisEndpointSettings | undefined;
   memcache: MemcacheSettings | undefined;
@@ -69,8 +95,10 @@ export interface BackendSettings {
   localCacheSizeInBytes: number;
   /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
   stopCacheKeyIncrementWhenOverlimit: boolean;
-  /** `BACKEND_TIMEOUT_MS`: bound of one backend round trip and of the start-up connect wait. @default 1000 */
+  /** `BACKEND_TIMEOUT_MS`: bound of one memcached round trip and of its start-up connect wait. @default 1000 */
   timeoutMs: number;
+  /** `KVSTORE_STARTUP_*`: how the start waits for Redis (retries with backoff). */
+  startup: StartupRetrySettings;
   /** `BACKEND_FAILURE_MODE`: `error` (gRPC UNKNOWN, as the reference), `allow` (fail open), `deny` (fail closed). @default error */
   failureMode: FailureMode;
 }
@@ -82,39 +110,107 @@ function parseAuth(value: string | undefined): RedisEndpointSettings['auth'] {
   return { username: value.slice(0, colon), password: value.slice(colon + 1) };
 }
 
-function parseEndpoint(env: Env, prefix: string, urlRequired: boolean): RedisEndpointSettings {
-  const url = text(env, `${prefix}URL`, '');
-  if (url === '' && urlRequired) throw new SettingError(`${prefix}URL must be set`);
+/** The reference's default URLs (a local twemproxy socket), used when only other settings are given. */
+const DEFAULT_URL: Record<string, string> = {
+  KVSTORE_: '/var/run/nutcracker/ratelimit.sock',
+  KVSTORE_PERSECOND_: '/var/run/nutcracker/ratelimitpersecond.sock',
+};
+
+function poolOnEmpty(env: Env, name: string): void {
+  const v = oneOf(env, name, ['WAIT', 'CREATE', 'ERROR'] as const, 'WAIT');
+  // The reference (radix v4) refuses these at start-up; our pool of multiplexed connections never
+  // runs empty, so WAIT is the only behaviour there is.
+  if (v === 'CREATE') {
+    throw new SettingError(
+      `${name}=CREATE is not supported: the pool never creates overflow connections. Remove this setting or set it to WAIT, and consider increasing the pool size.`,
+    );
+  }
+  if (v === 'ERROR') {
+    throw new SettingError(
+      `${name}=ERROR is not supported: the pool never fails fast when empty. Remove this setting or set it to WAIT; KVSTORE_TIMEOUT bounds every call.`,
+    );
+  }
+}
+
+function parseEndpoint(env: Env, prefix: string): RedisEndpointSettings {
+  const url = text(env, `${prefix}URL`, DEFAULT_URL[prefix] ?? '');
   const type = oneOf(env, `${prefix}TYPE`, ['single', 'sentinel', 'cluster'] as const, 'single');
   if (type === 'sentinel' && url.split(',').length < 2) {
     throw new SettingError(
-      `${prefix}URL for sentinel must be '<master name>,<host>:<port>[,...]', got '${url}'`,
+      `${prefix}URL: Expected master name and a list of urls for the sentinels, in the format: <redis master name>,<sentinel1>,...,<sentineln>; got '${url}'`,
     );
   }
+  poolOnEmpty(env, `${prefix}POOL_ON_EMPTY_BEHAVIOR`);
+  // The reference defaults to a unix socket whatever the URL; a host:port URL would then fail, so
+  // the default follows the URL's shape (a path means a unix socket).
+  const socketDefault = url.startsWith('/') || url.startsWith('.') ? 'unix' : 'tcp';
+  const explicitTimeout = optionalText(env, `${prefix}TIMEOUT`);
+  const legacyTimeout = optionalText(env, 'BACKEND_TIMEOUT_MS');
   return {
-    socketType: oneOf(env, `${prefix}SOCKET_TYPE`, ['tcp', 'unix'] as const, 'tcp'),
+    socketType: oneOf(env, `${prefix}SOCKET_TYPE`, ['tcp', 'unix'] as const, socketDefault),
     url,
     poolSize: integer(env, `${prefix}POOL_SIZE`, 10, 1, 1000),
     type,
     auth: parseAuth(optionalText(env, `${prefix}AUTH`)),
+    sentinelAuth: parseAuth(optionalText(env, `${prefix}SENTINEL_AUTH`)),
     tls: bool(env, `${prefix}TLS`, false),
     pipelineWindowMs: duration(env, `${prefix}PIPELINE_WINDOW`, 0),
     pipelineLimit: integer(env, `${prefix}PIPELINE_LIMIT`, 0, 0),
+    timeoutMs:
+      explicitTimeout === undefined && legacyTimeout !== undefined
+        ? integer(env, 'BACKEND_TIMEOUT_MS', 1000, 1, 60_000)
+        : duration(env, `${prefix}TIMEOUT`, 10_000),
+    clusterPipelineParallelism: integer(env, `${prefix}CLUSTER_PIPELINE_PARALLELISM`, 1, 0, 10_000),
   };
 }
 
+/** Settings that describe one backend: their presence selects it, or fails the start if another is chosen. */
+const SHARED_BACKEND_SETTINGS = new Set(['KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION']);
+
+function backendSettingsSet(env: Env, prefix: string): string[] {
+  return Object.keys(env)
+    .filter((k) => k.startsWith(prefix) && !SHARED_BACKEND_SETTINGS.has(k))
+    .filter((k) => env[k] !== undefined && env[k] !== '')
+    .sort();
+}
+
+/**
+ * The backend: BACKEND_TYPE when given, else the one the present settings describe, else the
+ * in-process store. Never a silent fallback: a setting of a backend that is not used fails the start.
+ */
+function chooseBackend(env: Env): BackendType {
+  const redisSet = backendSettingsSet(env, 'KVSTORE_');
+  const memSet = backendSettingsSet(env, 'MEMSTORE_');
+  const named = optionalText(env, 'BACKEND_TYPE');
+  if (named === undefined) {
+    if (redisSet.length > 0 && memSet.length > 0) {
+      throw new SettingError(
+        `both Redis settings (${redisSet.join(', ')}) and memcached settings (${memSet.join(', ')}) are set: set BACKEND_TYPE=redis or BACKEND_TYPE=memcache and remove the other's`,
+      );
+    }
+    if (redisSet.length > 0) return 'redis';
+    if (memSet.length > 0) return 'memcache';
+    return 'memory';
+  }
+  const picked = oneOf(env, 'BACKEND_TYPE', ['memory', 'redis', 'memcache', 'memstore'] as const, 'memory');
+  const type: BackendType = picked === 'memstore' ? 'memcache' : picked;
+  const unused = [
+    ...(type === 'redis' ? [] : redisSet.map((n) => `${n} (a Redis setting)`)),
+    ...(type === 'memcache' ? [] : memSet.map((n) => `${n} (a memcached setting)`)),
+  ];
+  if (unused.length > 0) {
+    throw new SettingError(
+      `BACKEND_TYPE=${named} but ${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} set: remove ${unused.length > 1 ? 'them' : 'it'} or choose that backend`,
+    );
+  }
+  return type;
+}
+
 export function parseBackendSettings(env: Env): BackendSettings {
-  const kvUrl = optionalText(env, 'KVSTORE_URL');
-  const named = oneOf(
-    env,
-    'BACKEND_TYPE',
-    ['memory', 'redis', 'memcache', 'memstore'] as const,
-    kvUrl ? 'redis' : 'memory',
-  );
-  const type: BackendType = named === 'memstore' ? 'memcache' : named;
+  const type = chooseBackend(env);
   let memcache: MemcacheSettings | undefined;
   if (type === 'memcache') {
-    const hostPorts = optionalText(env, 'MEMSTORE_HOST_PORT') ?? optionalText(env, 'MEMCACHE_HOST_PORT');
+    const hostPorts = optionalText(env, 'MEMSTORE_HOST_PORT');
     const srv = optionalText(env, 'MEMSTORE_SRV');
     if (hostPorts === undefined && srv === undefined)
       throw new SettingError('MEMSTORE_HOST_PORT or MEMSTORE_SRV must be set for BACKEND_TYPE=memstore');
@@ -138,13 +234,13 @@ export function parseBackendSettings(env: Env): BackendSettings {
       },
     };
   }
-  const redis = type === 'redis' ? parseEndpoint(env, 'KVSTORE_', true) : undefined;
+  const redis = type === 'redis' ? parseEndpoint(env, 'KVSTORE_') : undefined;
   const perSecond = type === 'redis' && bool(env, 'KVSTORE_PERSECOND', false);
   return {
     type,
     redis,
     memcache,
-    redisPerSecond: perSecond ? parseEndpoint(env, 'KVSTORE_PERSECOND_', true) : undefined,
+    redisPerSecond: perSecond ? parseEndpoint(env, 'KVSTORE_PERSECOND_') : undefined,
     tls: {
       clientCertFile: optionalText(env, 'KVSTORE_TLS_CLIENT_CERT'),
       clientKeyFile: optionalText(env, 'KVSTORE_TLS_CLIENT_KEY'),
@@ -157,6 +253,11 @@ export function parseBackendSettings(env: Env): BackendSettings {
     localCacheSizeInBytes: integer(env, 'LOCAL_CACHE_SIZE_IN_BYTES', 0, 0),
     stopCacheKeyIncrementWhenOverlimit: bool(env, 'STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', false),
     timeoutMs: integer(env, 'BACKEND_TIMEOUT_MS', 1000, 1, 60_000),
+    startup: {
+      initialIntervalMs: duration(env, 'KVSTORE_STARTUP_INITIAL_INTERVAL', 1000),
+      maxIntervalMs: duration(env, 'KVSTORE_STARTUP_MAX_INTERVAL', 30_000),
+      maxElapsedMs: duration(env, 'KVSTORE_STARTUP_MAX_ELAPSED_TIME', 0),
+    },
     failureMode: oneOf(env, 'BACKEND_FAILURE_MODE', ['error', 'allow', 'deny'] as const, 'error'),
   };
 }

@@ -4,7 +4,9 @@
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
-export class SettingError extends Error {}
+export class SettingError extends Error {
+  override name = 'SettingError';
+}
 
 export function text(env: Env, name: string, fallback: string): string {
   const v = env[name];

@@ -2,7 +2,7 @@ import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
 
 /**
  * Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ...").
- * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `observability/settings.ts`.
+ * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `settings/observability.ts`.
  */
 export interface ServerSettings {
   /** `HOST`. @default 0.0.0.0 */
@@ -23,6 +23,13 @@ export interface ServerSettings {
   nearLimitRatio: number;
   /** `HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED`. @default false */
   healthyWithAtLeastOneConfigLoaded: boolean;
+  /**
+   * `QUOTA_MODE`: global quota mode; an OVER_LIMIT of a `quota_mode` rule never makes the overall
+   * code OVER_LIMIT (the reference's GlobalQuotaMode). @default false
+   */
+  globalQuotaMode: boolean;
+  /** `RESPONSE_DYNAMIC_METADATA`: put the matched rules' `metadata` in the response's dynamic_metadata. @default false */
+  responseDynamicMetadata: boolean;
   /** `WORKERS`: processes sharing the listening ports (needs a shared backend). @default 1 */
   workers: number;
 }
@@ -45,6 +52,8 @@ export function parseServerSettings(env: Env): ServerSettings {
     globalShadowMode: bool(env, 'SHADOW_MODE', false),
     nearLimitRatio: ratio(env, 'NEAR_LIMIT_RATIO', 0.8),
     healthyWithAtLeastOneConfigLoaded: bool(env, 'HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', false),
+    globalQuotaMode: bool(env, 'QUOTA_MODE', false),
+    responseDynamicMetadata: bool(env, 'RESPONSE_DYNAMIC_METADATA', false),
     workers: integer(env, 'WORKERS', 1, 1, 64),
   };
 }

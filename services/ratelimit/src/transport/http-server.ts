@@ -8,7 +8,8 @@ import { Code } from '../proto/messages.js';
 /**
  * The HTTP 1.1 server (reference "HTTP"): `/json` (any method) takes the protobuf-JSON form of a
  * RateLimitRequest and answers 200 / 429 / 500 by overall code; 400 `Bad Request` for an empty or
- * malformed body, 400 with the message for call errors. `GET /healthcheck` is 200 `OK` or 500.
+ * malformed body and for call errors (the message is logged, as the reference's `http.Error` body
+ * carries only the status text). `GET /healthcheck` is 200 `OK` or 500.
  * Plain node:http: two routes do not need a framework, and it keeps the hot path short.
  */
 export interface HttpServerParts {
@@ -20,7 +21,12 @@ export interface HttpServerParts {
 }
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    // Go's http.Error, which the reference answers errors with, sets this too.
+    ...(status >= 400 ? { 'x-content-type-options': 'nosniff' } : {}),
+  });
   res.end(body);
 }
 
@@ -57,7 +63,10 @@ async function handleJson(req: IncomingMessage, res: ServerResponse, parts: Http
     throw error;
   }
   const result = await parts.service.shouldRateLimit(request);
-  if (!result.ok) return send(res, 400, `${result.error.message}\n`);
+  if (!result.ok) {
+    parts.logger.warn(`error: ${result.error.message}`);
+    return send(res, 400, 'Bad Request\n');
+  }
   const response = result.response;
   const status =
     response.overallCode === Code.OVER_LIMIT ? 429 : response.overallCode === Code.OK ? 200 : 500;

@@ -3,11 +3,12 @@ import { type RedisCluster, startRedisCluster } from '@platform/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backends/create.js';
+import { parseSettings } from '../../src/config.js';
 import { parseBackendSettings } from '../../src/settings/backend.js';
 
 const op = (key: string) => ({ key, hits: 1, ttlSeconds: 60, perSecond: false });
 
-describe('redis cluster: the keys of one call go to their masters concurrently', () => {
+describe('redis cluster: KVSTORE_CLUSTER_PIPELINE_PARALLELISM (REDIS_CLUSTER_PIPELINE_PARALLELISM)', () => {
   let cluster: RedisCluster;
   let masters: Redis[];
   beforeAll(async () => {
@@ -30,7 +31,7 @@ describe('redis cluster: the keys of one call go to their masters concurrently',
     }
   }
 
-  it('with one master paused, the key on another master is already counted', async () => {
+  it('0 (the pool size): with one master paused, the key on another master is already counted', async () => {
     const slow = await keyOn(0, `slow-${process.pid}`);
     const fast = await keyOn(1, `fast-${process.pid}`);
     const backend = createBackend(
@@ -38,6 +39,7 @@ describe('redis cluster: the keys of one call go to their masters concurrently',
         KVSTORE_URL: cluster.hostPorts,
         KVSTORE_TYPE: 'cluster',
         BACKEND_TIMEOUT_MS: '10000',
+        KVSTORE_CLUSTER_PIPELINE_PARALLELISM: '0',
       }),
     );
     try {
@@ -51,6 +53,26 @@ describe('redis cluster: the keys of one call go to their masters concurrently',
       for (let i = 0; i < 100 && (await masters[1]!.get(fast)) !== '1'; i++) await sleep(50);
       expect(await masters[1]!.get(fast)).toBe('1');
       expect(settled).toBe(false); // still waiting for the paused master
+      await masters[0]!.client('UNPAUSE');
+      expect(await call).toEqual([1, 1]);
+    } finally {
+      await masters[0]!.client('UNPAUSE');
+      await backend.close();
+    }
+  });
+
+  it('1 (the default, as the reference): the keys go one after another', async () => {
+    const slow = await keyOn(0, `serial-slow-${process.pid}`);
+    const fast = await keyOn(1, `serial-fast-${process.pid}`);
+    const backend = createBackend(
+      parseSettings({ REDIS_URL: cluster.hostPorts, REDIS_TYPE: 'cluster', REDIS_TIMEOUT: '10s' }).backend,
+    );
+    try {
+      expect(await backend.ready()).toBe(true);
+      await masters[0]!.client('PAUSE', 8000, 'WRITE');
+      const call = backend.increment([op(slow), op(fast)]);
+      await sleep(700);
+      expect(await masters[1]!.get(fast)).toBeNull(); // not sent before the slow key answered
       await masters[0]!.client('UNPAUSE');
       expect(await call).toEqual([1, 1]);
     } finally {

@@ -114,7 +114,7 @@ describe('config loading and hot reload (file mode)', () => {
     writeFileSync(join(s.dir, 'a.yaml'), 'domain: [broken\n');
     await eventually(() => s.stat('error') === 1);
     expect(s.limit()).toBe(3);
-    expect(s.errors.at(-1)).toMatch(/^config\.a\.yaml: error loading config file: yaml: /);
+    expect(s.errors.at(-1)).toMatch(/^a\.yaml: error loading config file: yaml: /);
     // Replace by rename (as editors do): still watched.
     writeFileSync(join(s.dir, 'tmp.txt'), rule('d', 9));
     renameSync(join(s.dir, 'tmp.txt'), join(s.dir, 'a.yaml'));
@@ -168,16 +168,16 @@ describe('config loading and hot reload (file mode)', () => {
     expect(s.limit()).toBe(2);
     expect([...s.manager.current()!.domains.get('d')!.children.keys()].sort()).toEqual(['other', 'user']);
     expect(s.manager.dump()).toBe(
-      'd.other: unit=SECOND requests_per_unit=1, shadow_mode: false\nd.user: unit=MINUTE requests_per_unit=2, shadow_mode: false\n',
+      'd.other: unit=SECOND requests_per_unit=1, shadow_mode: false, quota_mode: false\nd.user: unit=MINUTE requests_per_unit=2, shadow_mode: false, quota_mode: false\n',
     );
   });
 
-  it('duplicate domains across files fail without MERGE_DOMAIN_CONFIG', async () => {
+  it('duplicate domains across files fail without MERGE_DOMAIN_CONFIG; with RUNTIME_WATCH_ROOT=false names are relative to the config dir, as the reference', async () => {
     const s = setup();
     writeFileSync(join(s.dir, 'a.yaml'), rule('d', 1));
     writeFileSync(join(s.dir, 'b.yaml'), rule('d', 2));
     expect(await s.manager.reload()).toBe(false);
-    expect(s.errors.at(-1)).toBe("config.b.yaml: duplicate domain 'd' in config file");
+    expect(s.errors.at(-1)).toBe("b.yaml: duplicate domain 'd' in config file");
     expect(s.manager.current()).toBeUndefined();
   });
 });

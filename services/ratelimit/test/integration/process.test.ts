@@ -38,6 +38,8 @@ describe('as a new user would (real process, CLI client)', () => {
       entry: join(SERVICE, 'src/server.ts'),
       cwd: SERVICE,
       env: {
+        // The test harness's own REDIS_URL (if set) is the reference's name of KVSTORE_URL: unset it.
+        REDIS_URL: '',
         RUNTIME_ROOT: root,
         RUNTIME_WATCH_ROOT: 'false',
         GRPC_PORT: String(grpcPort),
@@ -76,7 +78,7 @@ describe('as a new user would (real process, CLI client)', () => {
       for (let i = 0; i < 50 && !proc.output().includes('error loading new configuration'); i++)
         await sleep(50);
       expect(proc.output()).toMatch(
-        /error loading new configuration from runtime: config\.example\.yaml: error loading config file/,
+        /error loading new configuration from runtime: example\.yaml: error loading config file/,
       );
       // Still the edited limit of 10: alice has used 6 of them.
       const remaining = await run(
@@ -105,7 +107,7 @@ describe('as a new user would (real process, CLI client)', () => {
       name: 'ratelimit-default',
       entry: join(SERVICE, 'src/server.ts'),
       cwd: resolve(SERVICE, '..', '..'),
-      env: { GRPC_PORT: String(grpcPort), HOST: '127.0.0.1' },
+      env: { GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', REDIS_URL: '' },
       portVariable: 'PORT',
       healthPath: '/healthcheck',
     });
@@ -124,7 +126,9 @@ describe('as a new user would (real process, CLI client)', () => {
       '-config_dir',
       join(SERVICE, 'examples/config'),
     ]);
-    expect(ok.stdout).toContain('example.user: unit=MINUTE requests_per_unit=3, shadow_mode: false');
+    expect(ok.stdout).toContain(
+      'example.user: unit=MINUTE requests_per_unit=3, shadow_mode: false, quota_mode: false',
+    );
     const bad = mkdtempSync(join(tmpdir(), 'rl-check-'));
     writeFileSync(
       join(bad, 'a.yaml'),

@@ -7,7 +7,7 @@ import {
   encodeRateLimitConfig,
   encodeResponse,
   RATELIMIT_CONFIG_TYPE_URL,
-} from '../../src/observability/xds-protos.js';
+} from '../../src/runtime/xds/protos.js';
 
 /**
  * A small ADS management server: records every request and lets the test push responses on the

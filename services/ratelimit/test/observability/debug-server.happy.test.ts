@@ -22,12 +22,12 @@ describe('debug server', () => {
 
   it('/rlconfig prints the rule lines sorted', async () => {
     rules = [
-      'rl.foo_bar: unit=MINUTE requests_per_unit=10, shadow_mode: false',
-      'another.key: unit=SECOND requests_per_unit=1, shadow_mode: true',
+      'rl.foo_bar: unit=MINUTE requests_per_unit=10, shadow_mode: false, quota_mode: false',
+      'another.key: unit=SECOND requests_per_unit=1, shadow_mode: true, quota_mode: false',
     ];
     const body = await (await fetch(`${server.url}/rlconfig`)).text();
     expect(body).toBe(
-      'another.key: unit=SECOND requests_per_unit=1, shadow_mode: true\nrl.foo_bar: unit=MINUTE requests_per_unit=10, shadow_mode: false\n',
+      'another.key: unit=SECOND requests_per_unit=1, shadow_mode: true, quota_mode: false\nrl.foo_bar: unit=MINUTE requests_per_unit=10, shadow_mode: false, quota_mode: false\n',
     );
   });
 

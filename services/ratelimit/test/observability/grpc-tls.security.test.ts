@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildGrpcServerCredentials, grpcServerOptions } from '../../src/observability/grpc-tls.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { buildGrpcServerCredentials, grpcServerOptions } from '../../src/transport/grpc-tls.js';
 import { type CertPair, makeCa, makeLeaf } from './certs.js';
 
 /** A tiny unary service of our own: `/test.Echo/Ping` returns the request bytes. */
@@ -183,7 +183,17 @@ describe('connection age', () => {
       'grpc.max_connection_age_ms': 60_000,
       'grpc.max_connection_age_grace_ms': 5_000,
     });
-    expect(grpcServerOptions(parseObservabilitySettings({}).grpcServer)).toEqual({});
+    // The reference's defaults: 24h, grace 1h; 0 disables.
+    expect(grpcServerOptions(parseObservabilitySettings({}).grpcServer)).toEqual({
+      'grpc.max_connection_age_ms': 86_400_000,
+      'grpc.max_connection_age_grace_ms': 3_600_000,
+    });
+    expect(
+      grpcServerOptions(
+        parseObservabilitySettings({ GRPC_MAX_CONNECTION_AGE: '0', GRPC_MAX_CONNECTION_AGE_GRACE: '0' })
+          .grpcServer,
+      ),
+    ).toEqual({});
   });
 
   it('an old connection gets a GOAWAY and is closed after the grace period', async () => {

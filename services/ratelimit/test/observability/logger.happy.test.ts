@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 
 function capture(): { lines: string[]; stream: { write(s: string): void } } {
   const lines: string[] = [];
@@ -26,7 +26,7 @@ describe('logger', () => {
     expect(new Date(record['@timestamp'] as string).toISOString()).toBe(record['@timestamp']);
   });
 
-  it('honours LOG_LEVEL (default info) and writes text lines by default', () => {
+  it('honours LOG_LEVEL (default warn, as the reference) and writes text lines by default', () => {
     const out = capture();
     const log = createLogger(parseObservabilitySettings({}).log, out.stream);
     log.debug('hidden');

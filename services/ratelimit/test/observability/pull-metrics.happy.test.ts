@@ -2,11 +2,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MAPPING_YAML } from '../../src/observability/default-mapping.js';
+import { parseSettings } from '../../src/config.js';
 import type { RunningHttpServer } from '../../src/observability/http-listen.js';
-import { MetricMapper } from '../../src/observability/prometheus-mapper.js';
-import { startPullMetricsServer } from '../../src/observability/pull-metrics.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { DEFAULT_MAPPING_YAML } from '../../src/stats/default-mapping.js';
+import { MetricMapper } from '../../src/stats/prometheus-mapper.js';
+import { startPullMetricsServer } from '../../src/stats/pull-metrics.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 let server: RunningHttpServer | undefined;
@@ -56,6 +57,22 @@ describe('pull metrics endpoint', () => {
     // unmapped names keep their statsd name, escaped
     expect(lines).toContain('ratelimit_service_rate_limit_mongo_cps_domain_not_found 1');
     expect((await fetch(`${server.url}/other`)).status).toBe(404);
+  });
+
+  it('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS (PULLMETRICS_...) observes the response time in ms, as the reference', async () => {
+    const settings = parseSettings({
+      USE_PROMETHEUS: 'true',
+      PROMETHEUS_ADDR: '127.0.0.1:0',
+      PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS: 'true',
+    }).observability;
+    const registry = new StatsRegistry();
+    trafficOverLimit(registry);
+    server = await startPullMetricsServer(settings.pullMetrics, registry);
+    const lines = (await (await fetch(`${server.url}/metrics`)).text()).split('\n');
+    expect(lines).toContain(
+      'ratelimit_service_response_time_seconds_sum{grpc_method="ShouldRateLimit"} 1000',
+    );
+    expect(lines).toContain('ratelimit_service_response_time_seconds_count{grpc_method="ShouldRateLimit"} 2');
   });
 
   it('PULLMETRICS_MAPPER_YAML replaces the default mapping (glob, regex, $n labels, drop)', async () => {

@@ -6,8 +6,8 @@ import { freePort } from '@platform/testkit/ports';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from '@platform/testkit/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../src/observability/http-listen.js';
-import { startPullMetricsServer } from '../../src/observability/pull-metrics.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { startPullMetricsServer } from '../../src/stats/pull-metrics.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDurationMs } from '../../src/observability/duration.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
+import { parseDurationMs } from '../../src/settings/duration.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 
 describe('parseObservabilitySettings', () => {
   it('gives the defaults of the spec with an empty environment', () => {
@@ -14,7 +14,12 @@ describe('parseObservabilitySettings', () => {
     });
     expect(s.pullMetrics).toMatchObject({ enabled: false, host: undefined, port: 9090, path: '/metrics' });
     expect(s.debug).toEqual({ host: '0.0.0.0', port: 6070 });
-    expect(s.log).toEqual({ level: 'info', format: 'text' });
+    expect(s.log).toEqual({ level: 'warn', format: 'text' });
+    expect(s.grpcServer).toMatchObject({
+      maxConnectionAgeMs: 86_400_000,
+      maxConnectionAgeGraceMs: 3_600_000,
+    });
+    expect(s.pullMetrics.responseTimeAsMilliseconds).toBe(false);
     expect(s.tracing).toMatchObject({
       enabled: false,
       protocol: 'http',

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
 import { startObservability } from '../../src/observability/start.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
 
 describe('startObservability', () => {
@@ -18,14 +18,14 @@ describe('startObservability', () => {
         DEBUG_PORT: '0',
       }),
       registry,
-      rlconfigLines: () => ['rl.foo: unit=MINUTE requests_per_unit=1, shadow_mode: false'],
+      rlconfigLines: () => ['rl.foo: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false'],
       writeStdout: (t) => out.push(t),
     });
     registry.counter('ratelimit.service.rate_limit.rl.foo.over_limit').add(2);
     const metrics = await (await fetch(`${running.pullMetrics?.url}/metrics`)).text();
     expect(metrics).toContain('ratelimit_service_rate_limit_over_limit{domain="rl",key1="foo"} 2');
     expect(await (await fetch(`${running.debug?.url}/rlconfig`)).text()).toBe(
-      'rl.foo: unit=MINUTE requests_per_unit=1, shadow_mode: false\n',
+      'rl.foo: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false\n',
     );
     await running.close();
     // closing flushes the stats one last time

@@ -1,8 +1,8 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
-import { type RunningStats, startStatsSinks } from '../../src/observability/stats-sinks.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 import { StatsRegistry } from '../../src/stats/registry.js';
+import { type RunningStats, startStatsSinks } from '../../src/stats/sinks.js';
 
 /** A real statsd-like UDP listener collecting every received line. */
 async function udpListener(): Promise<{

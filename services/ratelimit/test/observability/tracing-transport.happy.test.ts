@@ -3,13 +3,9 @@ import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/backends/memory.js';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
-import { createTracing, type Tracing } from '../../src/observability/tracing.js';
-import {
-  instrumentHttpServer,
-  traceBackend,
-  tracingInterceptor,
-} from '../../src/observability/tracing-transport.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { createTracing, type Tracing } from '../../src/tracing/tracing.js';
+import { instrumentHttpServer, traceBackend, tracingInterceptor } from '../../src/tracing/transport.js';
 import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
-import { createTracing } from '../../src/observability/tracing.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
+import { createTracing } from '../../src/tracing/tracing.js';
 import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
 
 let receiver: OtlpReceiver;

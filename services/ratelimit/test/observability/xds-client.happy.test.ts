@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '@platform/testkit/ports';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseObservabilitySettings } from '../../src/observability/settings.js';
-import { backoffDelayMs, XdsConfigClient } from '../../src/observability/xds-client.js';
-import { rateLimitConfigToYamlObject, type YamlConfig } from '../../src/observability/xds-convert.js';
-import { RATELIMIT_CONFIG_TYPE_URL } from '../../src/observability/xds-protos.js';
+import { backoffDelayMs, XdsConfigClient } from '../../src/runtime/xds/client.js';
+import { rateLimitConfigToYamlObject, type YamlConfig } from '../../src/runtime/xds/convert.js';
+import { RATELIMIT_CONFIG_TYPE_URL } from '../../src/runtime/xds/protos.js';
+import { parseObservabilitySettings } from '../../src/settings/observability.js';
 import { type ManagementServer, startManagementServer } from './ads-server.js';
 import { makeCa, makeLeaf } from './certs.js';
 
@@ -59,6 +59,7 @@ describe('xDS configuration client against an ADS management server', () => {
       CONFIG_TYPE: 'GRPC_XDS_SOTW',
       CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
       CONFIG_GRPC_XDS_NODE_ID: 'node-7',
+      CONFIG_GRPC_XDS_NODE_METADATA: 'region=eu-west,team=edge,skipped',
       CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-tenant:blue,authorization:Bearer t0k',
       XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '50ms',
       XDS_CLIENT_BACKOFF_MAX_INTERVAL: '200ms',
@@ -85,6 +86,9 @@ describe('xDS configuration client against an ADS management server', () => {
       resource_names: [],
     });
     expect(subscribe?.node?.id).toBe('node-7');
+    expect(subscribe?.node?.metadata).toEqual({
+      fields: { region: { stringValue: 'eu-west' }, team: { stringValue: 'edge' } },
+    });
     expect(mgmt.headers[0]).toMatchObject({ 'x-tenant': 'blue', authorization: 'Bearer t0k' });
 
     mgmt.push('1', snapshot1);

@@ -61,7 +61,9 @@ describe('CONFIG_TYPE=GRPC_XDS_SOTW', () => {
 
     mgmt.push('3', limit(5));
     expect((await mgmt.waitForRequests(4))[3]).toMatchObject({ version_info: '3' });
-    expect(app.app.configDump()).toBe('xds.user: unit=MINUTE requests_per_unit=5, shadow_mode: false\n');
+    expect(app.app.configDump()).toBe(
+      'xds.user: unit=MINUTE requests_per_unit=5, shadow_mode: false, quota_mode: false\n',
+    );
     expect(await decide(app, 'a')).toBe(200);
   });
 });

@@ -104,9 +104,9 @@ describe('matching (spec "Matching rules")', () => {
   });
   it('rule 9: detailed_metric keys stats by the request values', () => {
     const m = matchDescriptor(config, 'd', desc([['detailed', 'abc']]));
-    expect(m).toMatchObject({ kind: 'rule', detailedStatKey: 'd.detailed_abc' });
+    expect(m).toMatchObject({ kind: 'rule', statKey: 'd.detailed_abc' });
     const plain = matchDescriptor(config, 'd', desc([['k1', 'zzz']]));
-    expect(plain).toMatchObject({ kind: 'rule', detailedStatKey: undefined });
+    expect(plain).toMatchObject({ kind: 'rule', statKey: undefined });
     if (plain.kind === 'rule') expect(plain.rule.fullKey).toBe('d.k1');
   });
   it('descriptorToKey omits empty values', () => {

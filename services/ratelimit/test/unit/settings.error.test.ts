@@ -25,6 +25,7 @@ describe('settings: defaults and fail-fast errors naming the setting', () => {
       cacheKeyPrefix: '',
       failureMode: 'error',
       timeoutMs: 1000,
+      startup: { initialIntervalMs: 1000, maxIntervalMs: 30_000, maxElapsedMs: 0 },
     });
     expect(Object.isFrozen(s.server)).toBe(true);
   });
@@ -63,8 +64,10 @@ describe('settings: defaults and fail-fast errors naming the setting', () => {
     [{ PORT: 'http' }, /^PORT must be an integer/],
     [{ SHADOW_MODE: 'yes' }, /^SHADOW_MODE must be true or false, got 'yes'$/],
     [{ KVSTORE_TYPE: 'ring', KVSTORE_URL: 'h:1' }, /^KVSTORE_TYPE must be one of single, sentinel, cluster/],
-    [{ KVSTORE_TYPE: 'sentinel', KVSTORE_URL: 'h:1' }, /^KVSTORE_URL for sentinel must be/],
-    [{ BACKEND_TYPE: 'redis' }, /^KVSTORE_URL must be set$/],
+    [
+      { KVSTORE_TYPE: 'sentinel', KVSTORE_URL: 'h:1' },
+      /^KVSTORE_URL: Expected master name and a list of urls/,
+    ],
     [{ BACKEND_TYPE: 'memcache' }, /^MEMSTORE_HOST_PORT or MEMSTORE_SRV must be set/],
     [
       { BACKEND_TYPE: 'memstore', MEMSTORE_HOST_PORT: 'h:1', MEMSTORE_SRV: 's' },

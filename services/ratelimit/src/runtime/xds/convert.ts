@@ -1,4 +1,5 @@
-import type { RateLimitConfigMessage, RateLimitDescriptorMessage } from './xds-protos.js';
+import type { MetadataValue } from '../../rules/yaml-file.js';
+import type { RateLimitConfigMessage, RateLimitDescriptorMessage, WireStruct, WireValue } from './protos.js';
 
 /**
  * Turns a `RateLimitConfig` resource from the configuration server into the object a YAML config
@@ -21,6 +22,8 @@ export interface YamlDescriptor {
   descriptors?: YamlDescriptor[];
   shadow_mode?: boolean;
   detailed_metric?: boolean;
+  quota_mode?: boolean;
+  metadata?: { [key: string]: MetadataValue };
 }
 
 export interface YamlConfig {
@@ -44,7 +47,24 @@ function descriptor(d: RateLimitDescriptorMessage): YamlDescriptor {
   if (d.descriptors.length > 0) out.descriptors = d.descriptors.map(descriptor);
   if (d.shadow_mode) out.shadow_mode = true;
   if (d.detailed_metric) out.detailed_metric = true;
+  if (d.quota_mode) out.quota_mode = true;
+  // As the reference's structpbToMap; an empty Struct is no metadata.
+  const metadata = d.metadata ? structToObject(d.metadata) : undefined;
+  if (metadata && Object.keys(metadata).length > 0) out.metadata = metadata;
   return out;
+}
+
+function wireToValue(v: WireValue): MetadataValue {
+  if (v.numberValue !== undefined && v.numberValue !== null) return v.numberValue;
+  if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
+  if (v.boolValue !== undefined && v.boolValue !== null) return v.boolValue;
+  if (v.listValue) return (v.listValue.values ?? []).map(wireToValue);
+  if (v.structValue) return structToObject(v.structValue);
+  return null;
+}
+
+function structToObject(s: WireStruct): { [key: string]: MetadataValue } {
+  return Object.fromEntries(Object.entries(s.fields ?? {}).map(([k, v]) => [k, wireToValue(v)]));
 }
 
 export function rateLimitConfigToYamlObject(config: RateLimitConfigMessage): YamlConfig {

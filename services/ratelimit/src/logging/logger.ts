@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
-import type { LogSettings } from './settings.js';
+import type { LogSettings } from '../settings/observability.js';
 
 /**
  * The service logger. `LOG_FORMAT=json` writes one object per line with the field names of the

@@ -1,4 +1,4 @@
-import type { Mogrifier } from './settings.js';
+import type { Mogrifier } from '../settings/observability.js';
 
 /**
  * Turns statistics into statsd lines. Plain statsd carries tags inside the name as the reference's

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { StatsRegistry } from '../stats/registry.js';
+import { listen, type RunningHttpServer } from '../observability/http-listen.js';
+import type { PullMetricsSettings } from '../settings/observability.js';
 import { DEFAULT_MAPPING_YAML } from './default-mapping.js';
-import { listen, type RunningHttpServer } from './http-listen.js';
 import { MetricMapper, type StatType } from './prometheus-mapper.js';
-import type { PullMetricsSettings } from './settings.js';
+import type { StatsRegistry } from './registry.js';
 
 /**
  * The pull-metrics endpoint (`USE_PULLMETRICS`): the registry rendered in the Prometheus text
@@ -38,7 +38,11 @@ function formatValue(n: number): string {
   return Number.isFinite(n) ? String(n) : n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
 }
 
-export function renderPrometheus(registry: StatsRegistry, mapper: MetricMapper): string {
+/**
+ * `timerUnitMs`: milliseconds per observed unit of timers (1000: seconds, the default mapping's
+ * `_seconds`; 1: milliseconds, PULLMETRICS_RESPONSE_TIME_AS_MILLISECONDS).
+ */
+export function renderPrometheus(registry: StatsRegistry, mapper: MetricMapper, timerUnitMs = 1000): string {
   const families = new Map<string, Family>();
   const snapshot = registry.snapshot();
   const add = (statName: string, statType: StatType, value: number, count?: number): void => {
@@ -61,7 +65,7 @@ export function renderPrometheus(registry: StatsRegistry, mapper: MetricMapper):
   };
   for (const [name, v] of snapshot.counters) add(name, 'counter', v);
   for (const [name, v] of snapshot.gauges) add(name, 'gauge', v);
-  for (const [name, t] of snapshot.timers) add(name, 'observer', t.sumMs / 1000, t.count);
+  for (const [name, t] of snapshot.timers) add(name, 'observer', t.sumMs / timerUnitMs, t.count);
 
   const lines: string[] = [];
   for (const name of [...families.keys()].sort()) {
@@ -102,13 +106,15 @@ export async function startPullMetricsServer(
   registry: StatsRegistry,
 ): Promise<RunningHttpServer> {
   const mapper = await loadMapper(settings);
+  // As the reference, the option only drops the default mapping's scaling to seconds.
+  const timerUnitMs = settings.responseTimeAsMilliseconds && settings.mapperYamlPath === undefined ? 1 : 1000;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== settings.path || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
       return;
     }
-    const body = renderPrometheus(registry, mapper);
+    const body = renderPrometheus(registry, mapper, timerUnitMs);
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     res.end(req.method === 'HEAD' ? undefined : body);
   });

@@ -36,7 +36,13 @@ export interface AnyMessage {
 
 export interface DiscoveryRequestMessage {
   version_info?: string;
-  node?: { id?: string; cluster?: string; user_agent_name?: string };
+  node?: {
+    id?: string;
+    cluster?: string;
+    user_agent_name?: string;
+    /** google.protobuf.Struct with string values (CONFIG_GRPC_XDS_NODE_METADATA); protobufjs names its fields in camelCase. */
+    metadata?: { fields?: Record<string, { stringValue?: string }> };
+  };
   resource_names?: string[];
   type_url?: string;
   response_nonce?: string;
@@ -67,6 +73,22 @@ export interface RateLimitDescriptorMessage {
   descriptors: RateLimitDescriptorMessage[];
   shadow_mode: boolean;
   detailed_metric: boolean;
+  quota_mode: boolean;
+  /** google.protobuf.Struct (protobufjs names its fields in camelCase). */
+  metadata?: WireStruct | null;
+}
+
+export interface WireValue {
+  nullValue?: number | string;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: WireStruct;
+  listValue?: { values?: WireValue[] };
+}
+
+export interface WireStruct {
+  fields?: Record<string, WireValue>;
 }
 
 export interface RateLimitConfigMessage {

@@ -10,9 +10,9 @@ import {
   ratio,
   SettingError,
   str,
-} from './settings-env.js';
+} from './observability-env.js';
 
-export { SettingError } from './settings-env.js';
+export { SettingError } from './observability-env.js';
 
 /**
  * Settings of the operator-facing parts of the service: statistics sinks, pull metrics, the debug
@@ -60,6 +60,11 @@ export interface PullMetricsSettings {
   readonly path: string;
   /** `PULLMETRICS_MAPPER_YAML`: file replacing the default mapping. @default none */
   readonly mapperYamlPath: string | undefined;
+  /**
+   * `PULLMETRICS_RESPONSE_TIME_AS_MILLISECONDS` (the reference's PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS):
+   * the default mapping's response time is observed in milliseconds instead of seconds. @default false
+   */
+  readonly responseTimeAsMilliseconds: boolean;
 }
 
 export interface DebugSettings {
@@ -72,7 +77,7 @@ export interface DebugSettings {
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 export interface LogSettings {
-  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "info" */
+  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "warn" (the reference's) */
   readonly level: LogLevel;
   /** `LOG_FORMAT` @default "text" */
   readonly format: 'text' | 'json';
@@ -114,9 +119,9 @@ export interface GrpcServerSettings {
   readonly clientCaFile: string | undefined;
   /** `GRPC_CLIENT_TLS_SAN`: DNS name a client certificate must carry. */
   readonly clientSan: string | undefined;
-  /** `GRPC_MAX_CONNECTION_AGE` (+/-10% jitter applied by grpc-js); 0 is unlimited. @default 0 */
+  /** `GRPC_MAX_CONNECTION_AGE` (+/-10% jitter applied by grpc-js); 0 is unlimited. @default 24h (the reference's) */
   readonly maxConnectionAgeMs: number;
-  /** `GRPC_MAX_CONNECTION_AGE_GRACE`; 0 is unlimited. @default 0 */
+  /** `GRPC_MAX_CONNECTION_AGE_GRACE`; 0 is unlimited. @default 1h (the reference's) */
   readonly maxConnectionAgeGraceMs: number;
 }
 
@@ -125,6 +130,11 @@ export interface XdsSettings {
   readonly enabled: boolean;
   /** `CONFIG_GRPC_XDS_NODE_ID` @default "default" */
   readonly nodeId: string;
+  /**
+   * `CONFIG_GRPC_XDS_NODE_METADATA`: `k1=v1,k2=v2`, sent as the node's metadata (string values).
+   * Entries without `=` are skipped, as the reference does. @default none
+   */
+  readonly nodeMetadata: readonly (readonly [string, string])[];
   /** `CONFIG_GRPC_XDS_SERVER_URL` @default "localhost:18000" */
   readonly serverUrl: string;
   /** `CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL`: how long one attempt waits for the channel. @default 3s */
@@ -185,6 +195,15 @@ function mogrifiers(env: Env): Mogrifier[] {
   });
 }
 
+/** The reference splits on `,` then on the first `=`, and skips entries without one. */
+function nodeMetadata(value: string | undefined): [string, string][] {
+  if (value === undefined) return [];
+  return value.split(',').flatMap((entry) => {
+    const at = entry.indexOf('=');
+    return at < 0 ? [] : [[entry.slice(0, at), entry.slice(at + 1)] as [string, string]];
+  });
+}
+
 const LEVELS: Record<string, LogLevel> = {
   trace: 'trace',
   debug: 'debug',
@@ -214,7 +233,7 @@ function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
 }
 
 export function parseObservabilitySettings(env: Env): ObservabilitySettings {
-  const level = str(env, 'LOG_LEVEL', 'info').toLowerCase();
+  const level = str(env, 'LOG_LEVEL', 'warn').toLowerCase();
   const logLevel = LEVELS[level];
   if (logLevel === undefined) throw new SettingError('LOG_LEVEL', `unknown level '${env.LOG_LEVEL}'`);
   const format = str(env, 'LOG_FORMAT', 'text').toLowerCase();
@@ -242,8 +261,8 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
     keyFile: optional(env, 'GRPC_SERVER_TLS_KEY'),
     clientCaFile: optional(env, 'GRPC_CLIENT_TLS_CACERT'),
     clientSan: optional(env, 'GRPC_CLIENT_TLS_SAN'),
-    maxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', '0'),
-    maxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '0'),
+    maxConnectionAgeMs: duration(env, 'GRPC_MAX_CONNECTION_AGE', '24h'),
+    maxConnectionAgeGraceMs: duration(env, 'GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
   };
   if (grpcServer.useTls && (grpcServer.certFile === undefined || grpcServer.keyFile === undefined)) {
     throw new SettingError(
@@ -261,6 +280,7 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
   const xds: XdsSettings = {
     enabled: configType === 'GRPC_XDS_SOTW',
     nodeId: str(env, 'CONFIG_GRPC_XDS_NODE_ID', 'default'),
+    nodeMetadata: nodeMetadata(optional(env, 'CONFIG_GRPC_XDS_NODE_METADATA')),
     serverUrl: str(env, 'CONFIG_GRPC_XDS_SERVER_URL', 'localhost:18000'),
     connectRetryIntervalMs: duration(env, 'CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', '3s'),
     backoffJitter: bool(env, 'XDS_CLIENT_BACKOFF_JITTER', true),
@@ -308,6 +328,7 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
       port: pull.port,
       path: pullPath,
       mapperYamlPath: optional(env, 'PULLMETRICS_MAPPER_YAML'),
+      responseTimeAsMilliseconds: bool(env, 'PULLMETRICS_RESPONSE_TIME_AS_MILLISECONDS', false),
     }),
     debug: Object.freeze({
       host: str(env, 'DEBUG_HOST', '0.0.0.0'),

@@ -1,5 +1,5 @@
-import { rateLimitConfigToYamlObject } from './xds-convert.js';
-import type { RateLimitConfigMessage } from './xds-protos.js';
+import { rateLimitConfigToYamlObject } from './convert.js';
+import type { RateLimitConfigMessage } from './protos.js';
 
 /**
  * A snapshot from the configuration server as config "files" for the core's loader

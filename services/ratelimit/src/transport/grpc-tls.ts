@@ -7,7 +7,7 @@ import {
   type ServerInterceptor,
   status,
 } from '@grpc/grpc-js';
-import type { GrpcServerSettings } from './settings.js';
+import type { GrpcServerSettings } from '../settings/observability.js';
 import { WatchedFileServerCredentials } from './watched-credentials.js';
 
 /**

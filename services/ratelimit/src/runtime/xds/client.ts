@@ -7,7 +7,7 @@ import {
   credentials,
   Metadata,
 } from '@grpc/grpc-js';
-import type { XdsSettings } from './settings.js';
+import type { XdsSettings } from '../../settings/observability.js';
 import {
   ADS_METHOD_PATH,
   type DiscoveryRequestMessage,
@@ -17,7 +17,7 @@ import {
   encodeRequest,
   RATELIMIT_CONFIG_TYPE_URL,
   type RateLimitConfigMessage,
-} from './xds-protos.js';
+} from './protos.js';
 
 /**
  * Configuration server mode (`CONFIG_TYPE=GRPC_XDS_SOTW`): an aggregated discovery (ADS) client,
@@ -170,7 +170,15 @@ export class XdsConfigClient {
     stream.on('end', () => finish('stream ended'));
     stream.write({
       version_info: this.ackedVersion,
-      node: { id: this.options.settings.nodeId, user_agent_name: 'ratelimit' },
+      node: {
+        id: this.options.settings.nodeId,
+        user_agent_name: 'ratelimit',
+        metadata: {
+          fields: Object.fromEntries(
+            this.options.settings.nodeMetadata.map(([k, v]) => [k, { stringValue: v }]),
+          ),
+        },
+      },
       resource_names: [],
       type_url: RATELIMIT_CONFIG_TYPE_URL,
       response_nonce: '',

@@ -22,7 +22,7 @@ import {
   type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
-import type { TracingSettings } from './settings.js';
+import type { TracingSettings } from '../settings/observability.js';
 
 /**
  * OpenTelemetry tracing for the service (`TRACING_*` settings, OTLP over http or grpc). The core

@@ -1,6 +1,6 @@
 import { createSocket, type Socket } from 'node:dgram';
-import type { StatsRegistry } from '../stats/registry.js';
-import type { StatsSettings } from './settings.js';
+import type { StatsSettings } from '../settings/observability.js';
+import type { StatsRegistry } from './registry.js';
 import { formatStat, type StatsdFormat } from './statsd-format.js';
 
 /** Where flushed statsd lines go. */
