@@ -257,11 +257,11 @@ export function storageContract(target: Target): void {
 
     it('reconciles the whole database and reports a tampered balance', async () => {
       const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
       const clean = await reconcile(db);
       expect(clean).toMatchObject({ ok: true, problems: [] });
       expect(clean.entries).toBeGreaterThan(0);
-      const a = await newAccount(db);
-      await credit(db, a.id, 'xrp', 7n);
       await db.query(
         `UPDATE balances SET available = available + 1 WHERE account_id = $1 AND currency = 'xrp'`,
         [a.id],
@@ -272,6 +272,117 @@ export function storageContract(target: Target): void {
       await db.query(
         `UPDATE balances SET available = available - 1 WHERE account_id = $1 AND currency = 'xrp'`,
         [a.id],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    /** The entry that `credit` posted last for `accountId` and its legs' ids, for tampering. */
+    async function lastCredit(accountId: number) {
+      const { rows } = await target.db().query<{ entry_id: number; own: number; other: number }>(
+        `SELECT l.entry_id, l.id AS own, o.id AS other
+           FROM journal_legs l JOIN journal_legs o ON o.entry_id = l.entry_id AND o.id <> l.id
+          WHERE l.account_id = $1 ORDER BY l.entry_id DESC LIMIT 1`,
+        [accountId],
+      );
+      return rows[0]!;
+    }
+
+    it('reports an entry whose legs do not sum to zero (balances kept equal to the legs)', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const { entry_id: entryId, own } = await lastCredit(a.id);
+      // The user's leg says 8 and the balance follows it, so only the entry itself is wrong.
+      await db.query('UPDATE journal_legs SET amount = amount + 1 WHERE id = $1', [own]);
+      await db.query(
+        `UPDATE balances SET available = available + 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([`entry ${entryId}: xrp legs sum to 1, not 0`]);
+      await db.query('UPDATE journal_legs SET amount = amount - 1 WHERE id = $1', [own]);
+      await db.query(
+        `UPDATE balances SET available = available - 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    it('reports an entry left with one leg, and an entry with none', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const { entry_id: entryId, other } = await lastCredit(a.id);
+      const removed = await db.query<{ account_id: number; amount: string }>(
+        'DELETE FROM journal_legs WHERE id = $1 RETURNING account_id, amount::text',
+        [other],
+      );
+      const { account_id: external, amount } = removed.rows[0]!;
+      // The external account's balance follows its remaining legs, so no balance is reported.
+      await db.query(
+        `UPDATE balances SET available = available - $2 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external, amount],
+      );
+      const empty = await db.query<{ id: number }>(
+        `INSERT INTO journal_entries (kind, reason) VALUES ('adjustment', 'tampered: no legs') RETURNING id`,
+      );
+      const emptyId = empty.rows[0]!.id;
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toContain(`entry ${entryId}: has 1 leg(s)`);
+      expect(report.problems).toContain(`entry ${emptyId}: has 0 leg(s)`);
+      // One leg can never sum to zero (a leg is never 0), so that is reported too; nothing else is.
+      expect(report.problems).toHaveLength(3);
+      await db.query('DELETE FROM journal_entries WHERE id = $1', [emptyId]);
+      await db.query(
+        `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount) VALUES ($1, $2, 'xrp', 'available', $3)`,
+        [entryId, external, amount],
+      );
+      await db.query(
+        `UPDATE balances SET available = available + $2 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external, amount],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    it('reports a negative balance of an account that may not go negative, legs and balance agreeing', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const external = await systemAccountId(db, 'external');
+      // A balanced entry taking 10 from a balance of 7, its balances following its legs: the ledger
+      // would refuse it, so it is written by hand (the balance row's own flag lets the CHECK pass).
+      const entry = await db.query<{ id: number }>(
+        `INSERT INTO journal_entries (kind, reason) VALUES ('adjustment', 'tampered: overdraw') RETURNING id`,
+      );
+      const entryId = entry.rows[0]!.id;
+      await db.query(
+        `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
+         VALUES ($1, $2, 'xrp', 'available', -10), ($1, $3, 'xrp', 'available', 10)`,
+        [entryId, a.id, external],
+      );
+      await db.query(
+        `UPDATE balances SET may_go_negative = true, available = available - 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      await db.query(
+        `UPDATE balances SET available = available + 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external],
+      );
+      expect(await balance(target, a.id, 'xrp')).toEqual({ available: -3n, locked: 0n });
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([`account ${a.id} xrp: negative balance`]);
+      await db.query('DELETE FROM journal_legs WHERE entry_id = $1', [entryId]);
+      await db.query('DELETE FROM journal_entries WHERE id = $1', [entryId]);
+      await db.query(
+        `UPDATE balances SET may_go_negative = false, available = available + 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      await db.query(
+        `UPDATE balances SET available = available - 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external],
       );
       expect((await reconcile(db)).ok).toBe(true);
     });
