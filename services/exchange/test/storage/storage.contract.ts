@@ -8,6 +8,7 @@ import {
   revokeApiKey,
   setApiKeyEnabled,
 } from '../../src/apikeys/store.js';
+import { type Database, type Sql, sqlState } from '../../src/db/database.js';
 import { schema } from '../../src/db/open.js';
 import { adjustment, lockFunds, settleFill, transfer } from '../../src/ledger/entry.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
@@ -23,6 +24,52 @@ async function balance(target: Target, accountId: number, currency: string) {
 async function entryCount(target: Target): Promise<number> {
   const { rows } = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM journal_entries');
   return rows[0]!.n;
+}
+
+/**
+ * The real database, observed: counts transactions it aborted as deadlocks (40P01), and holds the
+ * first `parties` transactions just before their second ledger entry until all of them got there
+ * (a readiness barrier, not a sleep), so their first entries' row locks are all held at once.
+ */
+function observeDeadlocks(db: Database, parties: number) {
+  let deadlocks = 0;
+  let arrived = 0;
+  let release = () => {};
+  const allArrived = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const observed: Database = {
+    kind: db.kind,
+    query: <Row>(text: string, params?: readonly unknown[]) => db.query<Row>(text, params),
+    close: () => db.close(),
+    ordered: () => db.ordered(),
+    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+      let savepoints = 0;
+      try {
+        return await db.transaction((tx) =>
+          fn({
+            async query<Row>(text: string, params?: readonly unknown[]) {
+              if (text === 'SAVEPOINT ledger_entry' && ++savepoints === 2 && arrived < parties) {
+                arrived += 1;
+                if (arrived === parties) release();
+                await allArrived;
+              }
+              return tx.query<Row>(text, params);
+            },
+          }),
+        );
+      } catch (error) {
+        if (sqlState(error) === '40P01') deadlocks += 1;
+        throw error;
+      }
+    },
+  };
+  return {
+    db: observed,
+    get deadlocks() {
+      return deadlocks;
+    },
+  };
 }
 
 /** The storage contract: every behaviour the service relies on, run against PostgreSQL and PGlite. */
@@ -212,7 +259,7 @@ export function storageContract(target: Target): void {
       expect((await reconcile(db)).ok).toBe(true);
     });
 
-    it('survives batches taking the same balances in opposite orders', async () => {
+    it('survives batches taking the same balances in opposite orders (on PostgreSQL a deadlock really happens)', async () => {
       const db = target.db();
       const a = await newAccount(db);
       const b = await newAccount(db);
@@ -224,16 +271,20 @@ export function storageContract(target: Target): void {
         return built.entry;
       };
       // Each entry locks one balance row; batch one takes a then b, batch two b then a, holding each
-      // until commit: PostgreSQL aborts one as a deadlock, and the retry must absorb it.
+      // until commit. On PostgreSQL both are held after their first entry until both have taken it,
+      // so each then waits for the other: PostgreSQL aborts one as a deadlock every run, and the
+      // retry must absorb it. PGlite runs one transaction at a time: no deadlock is possible there.
       const forward = [lock(a.id, false), lock(b.id, false), lock(a.id, true), lock(b.id, true)];
       const backward = [lock(b.id, false), lock(a.id, false), lock(b.id, true), lock(a.id, true)];
-      const outcomes = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => postEntries(db, i % 2 === 0 ? forward : backward)),
-      );
+      const observed = observeDeadlocks(db, target.name === 'postgres' ? 2 : 0);
+      const outcomes = await Promise.all([
+        postEntries(observed.db, forward),
+        postEntries(observed.db, backward),
+      ]);
+      if (target.name === 'postgres') expect(observed.deadlocks).toBeGreaterThanOrEqual(1);
       expect(outcomes.flat().every((result) => result.ok)).toBe(true);
-      const total =
-        (await balance(target, a.id, 'btc')).available + (await balance(target, b.id, 'btc')).available;
-      expect(total).toBe(2_000n);
+      expect(await balance(target, a.id, 'btc')).toEqual({ available: 1_000n, locked: 0n });
+      expect(await balance(target, b.id, 'btc')).toEqual({ available: 1_000n, locked: 0n });
       expect((await reconcile(db)).ok).toBe(true);
     });
 
