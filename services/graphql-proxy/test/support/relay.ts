@@ -16,6 +16,8 @@ export interface Relay {
   dropAnswers(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
+  /** Requests whose body contains `matching` wait at the relay until `release()`, then go on. */
+  hold(matching: string): { release(): void };
   close(): Promise<void>;
 }
 
@@ -25,6 +27,8 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   let drops = 0;
   let dropMatching = '';
   let hanging = false;
+  let holdMatching = '';
+  let held: (() => void)[] = [];
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -35,21 +39,25 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       if (hanging) return;
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
-      const forwarded = http.request(
-        target,
-        { method: request.method, headers: { ...request.headers, host: target.host } },
-        (answer) => {
-          if (drop) {
-            answer.resume();
-            answer.on('end', () => response.socket?.destroy());
-            return;
-          }
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forwarded.on('error', () => response.socket?.destroy());
-      forwarded.end(body);
+      const forward = () => {
+        const forwarded = http.request(
+          target,
+          { method: request.method, headers: { ...request.headers, host: target.host } },
+          (answer) => {
+            if (drop) {
+              answer.resume();
+              answer.on('end', () => response.socket?.destroy());
+              return;
+            }
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+          },
+        );
+        forwarded.on('error', () => response.socket?.destroy());
+        forwarded.end(body);
+      };
+      if (holdMatching && text.includes(holdMatching)) held.push(forward);
+      else forward();
     });
   });
   const running: RunningApp = await listenOnFreePort({
@@ -74,6 +82,17 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
     },
     hang: (on) => {
       hanging = on;
+    },
+    hold: (matching) => {
+      holdMatching = matching;
+      return {
+        release: () => {
+          holdMatching = '';
+          const waiting = held;
+          held = [];
+          for (const forward of waiting) forward();
+        },
+      };
     },
     close: () => running.close(),
   };
