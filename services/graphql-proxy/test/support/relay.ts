@@ -9,6 +9,8 @@ export interface Relay {
   readonly url: string;
   /** Bodies of the POST requests that reached the relay. */
   readonly bodies: string[];
+  /** The same requests with the Authorization header they carried. */
+  readonly requests: { readonly body: string; readonly authorization: string | undefined }[];
   /**
    * The next `n` requests whose body contains `matching` are forwarded, but their answers are
    * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
@@ -24,6 +26,7 @@ export interface Relay {
 export async function startRelay(targetUrl: string): Promise<Relay> {
   const target = new URL(targetUrl);
   const bodies: string[] = [];
+  const requests: Relay['requests'] = [];
   let drops = 0;
   let dropMatching = '';
   let hanging = false;
@@ -36,6 +39,7 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       const body = Buffer.concat(chunks);
       const text = body.toString('utf8');
       bodies.push(text);
+      requests.push({ body: text, authorization: request.headers.authorization });
       if (hanging) return;
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
@@ -76,6 +80,7 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   return {
     url: `${running.url}${target.pathname}`,
     bodies,
+    requests,
     dropAnswers: (n, matching) => {
       drops = n;
       dropMatching = matching;

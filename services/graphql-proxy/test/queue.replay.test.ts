@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, getJson, gql, postTitles } from './support/client.js';
+import {
+  BLOG_TOKEN,
+  type Blog,
+  type ProxyProcess,
+  startBlog,
+  startProxy,
+  tempDir,
+} from './support/processes.js';
+import { type Relay, startRelay } from './support/relay.js';
+
+// A SETMODE proxy without AUTH_TOKEN: a queued mutation is replayed with its caller's Authorization.
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let blog: Blog;
+let relay: Relay;
+let proxy: ProxyProcess;
+
+beforeAll(async () => {
+  dir = await tempDir('proxy-replay');
+  blog = await startBlog(path.join(dir.path, 'blog'));
+  relay = await startRelay(blog.graphqlUrl);
+  proxy = await startProxy(path.join(dir.path, 'set'), {
+    UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
+    GRAPHQL_MODE: 'SETMODE',
+    LOCAL_SYNC_ON_START: 'false',
+    PROBE_INTERVAL_MS: '200',
+  });
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await relay?.close();
+  await blog?.stop();
+  await dir?.remove();
+});
+
+const CREATE =
+  'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
+
+describe('replay of a queued mutation', () => {
+  it("carries the caller's stored Authorization (the proxy has no token of its own)", async () => {
+    const title = 'Replayed as its author';
+    relay.dropAnswers(1, title);
+    const answer = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(answer.body.extensions?.['queued']).toBe(true);
+    await eventually('the queue to drain', async () => {
+      const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
+      return body.mutations.length === 0 ? true : undefined;
+    });
+    const sent = relay.requests.filter((request) => request.body.includes(title));
+    expect(sent.map((request) => request.authorization)).toEqual([
+      `Bearer ${BLOG_TOKEN}`,
+      `Bearer ${BLOG_TOKEN}`,
+    ]);
+    const titles = postTitles(await gql(blog.url, '{ posts(first: 100) { nodes { title } } }'));
+    expect(titles.filter((t) => t === title)).toHaveLength(1);
+  });
+});
