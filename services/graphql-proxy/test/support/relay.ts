@@ -10,7 +10,11 @@ export interface Relay {
   /** Bodies of the POST requests that reached the relay. */
   readonly bodies: string[];
   /** The same requests with the Authorization header they carried. */
-  readonly requests: { readonly body: string; readonly authorization: string | undefined }[];
+  readonly requests: {
+    readonly body: string;
+    readonly authorization: string | undefined;
+    readonly at: number;
+  }[];
   /**
    * The next `n` requests whose body contains `matching` are forwarded, but their answers are
    * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
@@ -39,7 +43,7 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       const body = Buffer.concat(chunks);
       const text = body.toString('utf8');
       bodies.push(text);
-      requests.push({ body: text, authorization: request.headers.authorization });
+      requests.push({ body: text, authorization: request.headers.authorization, at: Date.now() });
       if (hanging) return;
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
