@@ -165,10 +165,11 @@ export function invariantsContract(
             else request = { type: 'limit_stop_loss', accountId, side, price, stopPrice: price, amount };
             // Half the orders carry their key's next nonce (increasing in the order they are sent).
             const keyId = keys[who]!;
-            const nonce =
-              rng.next() < 0.5
-                ? { keyId, protocol: 'v3' as const, value: 1_000 + (nonceSeq += 1), consumed: false }
-                : undefined;
+            const withNonce = rng.next() < 0.5;
+            if (withNonce) nonceSeq += 1;
+            const nonce = withNonce
+              ? { keyId, protocol: 'v3' as const, value: 1_000 + nonceSeq, consumed: false }
+              : undefined;
             calls.push(
               service.place(marketId, request, nonce).then((outcome) => {
                 if (outcome.ok) {
