@@ -66,6 +66,49 @@ describe('replay of a queued mutation', () => {
   });
 });
 
+describe('a mutation arriving while another waits in the queue (upstream online)', () => {
+  it('is queued behind it and reaches the upstream after it', async () => {
+    const first = 'Waiting at the head';
+    const second = 'Arrived while online';
+    relay.dropAnswers(1, first);
+    // The first one's replay is held at the relay: the upstream is online, the queue not empty.
+    const held = relay.hold(first, 1);
+    const queued = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title: first } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(queued.body.extensions?.['queued']).toBe(true);
+    await eventually('the replay to reach the relay', async () =>
+      relay.requests.filter((request) => request.body.includes(first)).length === 2 ? true : undefined,
+    );
+    expect((await getJson<{ upstreamState: string }>(`${proxy.url}/health`)).body.upstreamState).toBe(
+      'online',
+    );
+    const behind = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title: second } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(behind.body.extensions?.['queued']).toBe(true);
+    expect(relay.requests.some((request) => request.body.includes(second))).toBe(false);
+    held.release();
+    await eventually('the queue to drain', async () => {
+      const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
+      return body.mutations.length === 0 ? true : undefined;
+    });
+    const posts = await gql(blog.url, '{ posts(first: 100) { nodes { title databaseId } } }');
+    const nodes = (posts.body.data as { posts: { nodes: { title: string; databaseId: number }[] } }).posts
+      .nodes;
+    const a = nodes.filter((node) => node.title === first);
+    const b = nodes.filter((node) => node.title === second);
+    expect([a.length, b.length]).toEqual([1, 1]);
+    expect(a[0]!.databaseId).toBeLessThan(b[0]!.databaseId);
+  });
+});
+
 describe('replay backoff', () => {
   // KNOWN BUG (issue 22): a failed replay marks the upstream offline, the next probe that gets an
   // answer (every PROBE_INTERVAL_MS) brings it back online, and coming back online replays at once

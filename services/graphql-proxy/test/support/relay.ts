@@ -22,8 +22,11 @@ export interface Relay {
   dropAnswers(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
-  /** Requests whose body contains `matching` wait at the relay until `release()`, then go on. */
-  hold(matching: string): { release(): void };
+  /**
+   * Requests whose body contains `matching` wait at the relay until `release()`, then go on; the
+   * first `passing` of them (default none) go through at once.
+   */
+  hold(matching: string, passing?: number): { release(): void };
   close(): Promise<void>;
 }
 
@@ -35,6 +38,7 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   let dropMatching = '';
   let hanging = false;
   let holdMatching = '';
+  let holdPassing = 0;
   let held: (() => void)[] = [];
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -64,8 +68,13 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
         forwarded.on('error', () => response.socket?.destroy());
         forwarded.end(body);
       };
-      if (holdMatching && text.includes(holdMatching)) held.push(forward);
-      else forward();
+      const holding = holdMatching !== '' && text.includes(holdMatching);
+      if (holding && holdPassing > 0) holdPassing -= 1;
+      else if (holding) {
+        held.push(forward);
+        return;
+      }
+      forward();
     });
   });
   const running: RunningApp = await listenOnFreePort({
@@ -92,8 +101,9 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
     hang: (on) => {
       hanging = on;
     },
-    hold: (matching) => {
+    hold: (matching, passing = 0) => {
       holdMatching = matching;
+      holdPassing = passing;
       return {
         release: () => {
           holdMatching = '';
