@@ -111,7 +111,19 @@ describe('queries through the cache', () => {
 
   it('sends identical concurrent queries upstream once', async () => {
     const query = '{ tags(first: 7) { nodes { id name slug } } }';
-    const answers = await Promise.all(Array.from({ length: 12 }, () => gql(getProxy.url, query)));
+    // The upstream answers only once all twelve have missed the cache, so none can be a cache hit:
+    // one upstream call for twelve misses is the coalescing itself.
+    const misses = async () => {
+      const text = await (await fetch(`${getProxy.url}/metrics`)).text();
+      return Number(/^graphql_proxy_cache_misses_total (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await misses();
+    const held = relay.hold('tags(first: 7)');
+    const pending = Promise.all(Array.from({ length: 12 }, () => gql(getProxy.url, query)));
+    await eventually('twelve cache misses', async () => ((await misses()) - before >= 12 ? true : undefined));
+    held.release();
+    const answers = await pending;
+    expect(answers.map((answer) => answer.headers.get('x-cache'))).toEqual(Array(12).fill('MISS'));
     expect(new Set(answers.map((answer) => JSON.stringify(answer.body))).size).toBe(1);
     expect(answers[0]?.body.data).toBeTruthy();
     expect(upstreamCount('tags(first: 7)')).toBe(1);

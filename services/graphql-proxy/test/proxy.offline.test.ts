@@ -150,8 +150,18 @@ describe('offline and back', () => {
     );
     const titles = await blogTitles();
     expect(titles.filter((title) => title === 'Written offline')).toHaveLength(1);
-    const tags = await gql(blog.url, '{ tags(first: 100) { nodes { name } } }');
-    expect(JSON.stringify(tags.body)).toContain('queued-tag');
+    // The blog numbers posts and tags from one sequence: the post, queued first, was created first.
+    const created = await gql(
+      blog.url,
+      '{ posts(first: 100) { nodes { title databaseId } } tags(first: 100) { nodes { name databaseId } } }',
+    );
+    const data = created.body.data as {
+      posts: { nodes: { title: string; databaseId: number }[] };
+      tags: { nodes: { name: string; databaseId: number }[] };
+    };
+    const post = data.posts.nodes.find((node) => node.title === 'Written offline');
+    const tag = data.tags.nodes.find((node) => node.name === 'queued-tag');
+    expect(post && tag && post.databaseId < tag.databaseId).toBe(true);
     const local = await eventually('local data to be confirmed', async () => {
       const data = (await getJson<LocalBody>(`${setProxy.url}/local/data`)).body.data;
       const post = data.posts?.find((item) => item['title'] === 'Written offline');

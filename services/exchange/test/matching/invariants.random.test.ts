@@ -1,3 +1,4 @@
+import { seedName, testSeeds } from '@platform/testkit/seeds';
 import { describe, expect, it } from 'vitest';
 import { MatchingEngine } from '../../src/matching/engine.js';
 import type { EngineEvent } from '../../src/matching/types.js';
@@ -33,42 +34,45 @@ function bookProblems(engine: MatchingEngine): string[] {
 }
 
 describe('randomized trading from many accounts keeps every invariant after every step', () => {
-  it.each([1, 2, 3])('seed %i', (seed) => {
-    const engine = new MatchingEngine(spec);
-    const ledger = new LedgerSim();
-    const accounts = 25;
-    for (let a = 0; a < accounts; a++) {
-      // Every fifth account is poor, so some orders cannot be funded and are refused before the engine.
-      const poor = a % 5 === 0;
-      ledger.deposit(`acct${a}`, 'base', poor ? 300n : 5_000n + BigInt(a) * 100n);
-      ledger.deposit(`acct${a}`, 'quote', poor ? 3_000_000n : 60_000_000n + BigInt(a) * 1_000_000n);
-    }
-    const commands = randomCommands({ seed, count: 4_000, accounts });
-    const seen = { accepted: 0, trade: 0, done: 0, stop_triggered: 0, refused: 0, unfunded: 0 };
-    for (const [step, cmd] of commands.entries()) {
-      const result = ledger.submit(engine, cmd);
-      if (result === 'INSUFFICIENT_FUNDS') seen.unfunded++;
-      else if (!result.ok) seen.refused++;
-      else {
-        for (const event of result.events as EngineEvent[]) seen[event.type]++;
-        // The pre-check the order-entry path runs (lockFor) asks for exactly what the engine locks.
-        const first = result.events[0];
-        if (first?.type === 'accepted') {
-          expect(lockFor(engine.market, cmd)).toEqual({ asset: first.lockAsset, amount: first.lock });
-        }
+  for (const seed of testSeeds([1, 2, 3]))
+    it(seedName(seed), () => {
+      const engine = new MatchingEngine(spec);
+      const ledger = new LedgerSim();
+      const accounts = 25;
+      for (let a = 0; a < accounts; a++) {
+        // Every fifth account is poor, so some orders cannot be funded and are refused before the engine.
+        const poor = a % 5 === 0;
+        ledger.deposit(`acct${a}`, 'base', poor ? 300n : 5_000n + BigInt(a) * 100n);
+        ledger.deposit(`acct${a}`, 'quote', poor ? 3_000_000n : 60_000_000n + BigInt(a) * 1_000_000n);
       }
-      const problems = [...ledger.check(), ...(step % 10 === 0 ? bookProblems(engine) : [])];
-      if (problems.length > 0)
-        throw new Error(`step ${step} (${JSON.stringify(cmd, bigints)}): ${problems.join('; ')}`);
-      expect(ledger.openOrders()).toBe(engine.openOrders);
-    }
-    // The mix really exercised the engine: trades, stops, cancels, refusals and unfunded orders.
-    expect(seen.trade).toBeGreaterThan(500);
-    expect(seen.stop_triggered).toBeGreaterThan(20);
-    expect(seen.refused).toBeGreaterThan(100);
-    expect(seen.unfunded).toBeGreaterThan(0);
-    expect(ledger.fees.base + ledger.fees.quote).toBeGreaterThan(0n);
-  });
+      const commands = randomCommands({ seed, count: 4_000, accounts });
+      const seen = { accepted: 0, trade: 0, done: 0, stop_triggered: 0, refused: 0, unfunded: 0 };
+      for (const [step, cmd] of commands.entries()) {
+        const result = ledger.submit(engine, cmd);
+        if (result === 'INSUFFICIENT_FUNDS') seen.unfunded++;
+        else if (!result.ok) seen.refused++;
+        else {
+          for (const event of result.events as EngineEvent[]) seen[event.type]++;
+          // The pre-check the order-entry path runs (lockFor) asks for exactly what the engine locks.
+          const first = result.events[0];
+          if (first?.type === 'accepted') {
+            expect(lockFor(engine.market, cmd)).toEqual({ asset: first.lockAsset, amount: first.lock });
+          }
+        }
+        const problems = [...ledger.check(), ...bookProblems(engine)];
+        if (problems.length > 0)
+          throw new Error(
+            `${seedName(seed)}, step ${step} (${JSON.stringify(cmd, bigints)}): ${problems.join('; ')}`,
+          );
+        expect(ledger.openOrders()).toBe(engine.openOrders);
+      }
+      // The mix really exercised the engine: trades, stops, cancels, refusals and unfunded orders.
+      expect(seen.trade).toBeGreaterThan(500);
+      expect(seen.stop_triggered).toBeGreaterThan(20);
+      expect(seen.refused).toBeGreaterThan(100);
+      expect(seen.unfunded).toBeGreaterThan(0);
+      expect(ledger.fees.base + ledger.fees.quote).toBeGreaterThan(0n);
+    });
 });
 
 function bigints(_key: string, value: unknown): unknown {

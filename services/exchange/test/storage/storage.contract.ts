@@ -8,6 +8,7 @@ import {
   revokeApiKey,
   setApiKeyEnabled,
 } from '../../src/apikeys/store.js';
+import { type Database, type Sql, sqlState } from '../../src/db/database.js';
 import { schema } from '../../src/db/open.js';
 import { adjustment, lockFunds, settleFill, transfer } from '../../src/ledger/entry.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
@@ -23,6 +24,52 @@ async function balance(target: Target, accountId: number, currency: string) {
 async function entryCount(target: Target): Promise<number> {
   const { rows } = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM journal_entries');
   return rows[0]!.n;
+}
+
+/**
+ * The real database, observed: counts transactions it aborted as deadlocks (40P01), and holds the
+ * first `parties` transactions just before their second ledger entry until all of them got there
+ * (a readiness barrier, not a sleep), so their first entries' row locks are all held at once.
+ */
+function observeDeadlocks(db: Database, parties: number) {
+  let deadlocks = 0;
+  let arrived = 0;
+  let release = () => {};
+  const allArrived = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const observed: Database = {
+    kind: db.kind,
+    query: <Row>(text: string, params?: readonly unknown[]) => db.query<Row>(text, params),
+    close: () => db.close(),
+    ordered: () => db.ordered(),
+    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+      let savepoints = 0;
+      try {
+        return await db.transaction((tx) =>
+          fn({
+            async query<Row>(text: string, params?: readonly unknown[]) {
+              if (text === 'SAVEPOINT ledger_entry' && ++savepoints === 2 && arrived < parties) {
+                arrived += 1;
+                if (arrived === parties) release();
+                await allArrived;
+              }
+              return tx.query<Row>(text, params);
+            },
+          }),
+        );
+      } catch (error) {
+        if (sqlState(error) === '40P01') deadlocks += 1;
+        throw error;
+      }
+    },
+  };
+  return {
+    db: observed,
+    get deadlocks() {
+      return deadlocks;
+    },
+  };
 }
 
 /** The storage contract: every behaviour the service relies on, run against PostgreSQL and PGlite. */
@@ -212,7 +259,7 @@ export function storageContract(target: Target): void {
       expect((await reconcile(db)).ok).toBe(true);
     });
 
-    it('survives batches taking the same balances in opposite orders', async () => {
+    it('survives batches taking the same balances in opposite orders (on PostgreSQL a deadlock really happens)', async () => {
       const db = target.db();
       const a = await newAccount(db);
       const b = await newAccount(db);
@@ -224,16 +271,20 @@ export function storageContract(target: Target): void {
         return built.entry;
       };
       // Each entry locks one balance row; batch one takes a then b, batch two b then a, holding each
-      // until commit: PostgreSQL aborts one as a deadlock, and the retry must absorb it.
+      // until commit. On PostgreSQL both are held after their first entry until both have taken it,
+      // so each then waits for the other: PostgreSQL aborts one as a deadlock every run, and the
+      // retry must absorb it. PGlite runs one transaction at a time: no deadlock is possible there.
       const forward = [lock(a.id, false), lock(b.id, false), lock(a.id, true), lock(b.id, true)];
       const backward = [lock(b.id, false), lock(a.id, false), lock(b.id, true), lock(a.id, true)];
-      const outcomes = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => postEntries(db, i % 2 === 0 ? forward : backward)),
-      );
+      const observed = observeDeadlocks(db, target.name === 'postgres' ? 2 : 0);
+      const outcomes = await Promise.all([
+        postEntries(observed.db, forward),
+        postEntries(observed.db, backward),
+      ]);
+      if (target.name === 'postgres') expect(observed.deadlocks).toBeGreaterThanOrEqual(1);
       expect(outcomes.flat().every((result) => result.ok)).toBe(true);
-      const total =
-        (await balance(target, a.id, 'btc')).available + (await balance(target, b.id, 'btc')).available;
-      expect(total).toBe(2_000n);
+      expect(await balance(target, a.id, 'btc')).toEqual({ available: 1_000n, locked: 0n });
+      expect(await balance(target, b.id, 'btc')).toEqual({ available: 1_000n, locked: 0n });
       expect((await reconcile(db)).ok).toBe(true);
     });
 
@@ -257,11 +308,11 @@ export function storageContract(target: Target): void {
 
     it('reconciles the whole database and reports a tampered balance', async () => {
       const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
       const clean = await reconcile(db);
       expect(clean).toMatchObject({ ok: true, problems: [] });
       expect(clean.entries).toBeGreaterThan(0);
-      const a = await newAccount(db);
-      await credit(db, a.id, 'xrp', 7n);
       await db.query(
         `UPDATE balances SET available = available + 1 WHERE account_id = $1 AND currency = 'xrp'`,
         [a.id],
@@ -272,6 +323,117 @@ export function storageContract(target: Target): void {
       await db.query(
         `UPDATE balances SET available = available - 1 WHERE account_id = $1 AND currency = 'xrp'`,
         [a.id],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    /** The entry that `credit` posted last for `accountId` and its legs' ids, for tampering. */
+    async function lastCredit(accountId: number) {
+      const { rows } = await target.db().query<{ entry_id: number; own: number; other: number }>(
+        `SELECT l.entry_id, l.id AS own, o.id AS other
+           FROM journal_legs l JOIN journal_legs o ON o.entry_id = l.entry_id AND o.id <> l.id
+          WHERE l.account_id = $1 ORDER BY l.entry_id DESC LIMIT 1`,
+        [accountId],
+      );
+      return rows[0]!;
+    }
+
+    it('reports an entry whose legs do not sum to zero (balances kept equal to the legs)', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const { entry_id: entryId, own } = await lastCredit(a.id);
+      // The user's leg says 8 and the balance follows it, so only the entry itself is wrong.
+      await db.query('UPDATE journal_legs SET amount = amount + 1 WHERE id = $1', [own]);
+      await db.query(
+        `UPDATE balances SET available = available + 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([`entry ${entryId}: xrp legs sum to 1, not 0`]);
+      await db.query('UPDATE journal_legs SET amount = amount - 1 WHERE id = $1', [own]);
+      await db.query(
+        `UPDATE balances SET available = available - 1 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    it('reports an entry left with one leg, and an entry with none', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const { entry_id: entryId, other } = await lastCredit(a.id);
+      const removed = await db.query<{ account_id: number; amount: string }>(
+        'DELETE FROM journal_legs WHERE id = $1 RETURNING account_id, amount::text',
+        [other],
+      );
+      const { account_id: external, amount } = removed.rows[0]!;
+      // The external account's balance follows its remaining legs, so no balance is reported.
+      await db.query(
+        `UPDATE balances SET available = available - $2 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external, amount],
+      );
+      const empty = await db.query<{ id: number }>(
+        `INSERT INTO journal_entries (kind, reason) VALUES ('adjustment', 'tampered: no legs') RETURNING id`,
+      );
+      const emptyId = empty.rows[0]!.id;
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toContain(`entry ${entryId}: has 1 leg(s)`);
+      expect(report.problems).toContain(`entry ${emptyId}: has 0 leg(s)`);
+      // One leg can never sum to zero (a leg is never 0), so that is reported too; nothing else is.
+      expect(report.problems).toHaveLength(3);
+      await db.query('DELETE FROM journal_entries WHERE id = $1', [emptyId]);
+      await db.query(
+        `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount) VALUES ($1, $2, 'xrp', 'available', $3)`,
+        [entryId, external, amount],
+      );
+      await db.query(
+        `UPDATE balances SET available = available + $2 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external, amount],
+      );
+      expect((await reconcile(db)).ok).toBe(true);
+    });
+
+    it('reports a negative balance of an account that may not go negative, legs and balance agreeing', async () => {
+      const db = target.db();
+      const a = await newAccount(db);
+      await credit(db, a.id, 'xrp', 7n);
+      const external = await systemAccountId(db, 'external');
+      // A balanced entry taking 10 from a balance of 7, its balances following its legs: the ledger
+      // would refuse it, so it is written by hand (the balance row's own flag lets the CHECK pass).
+      const entry = await db.query<{ id: number }>(
+        `INSERT INTO journal_entries (kind, reason) VALUES ('adjustment', 'tampered: overdraw') RETURNING id`,
+      );
+      const entryId = entry.rows[0]!.id;
+      await db.query(
+        `INSERT INTO journal_legs (entry_id, account_id, currency, bucket, amount)
+         VALUES ($1, $2, 'xrp', 'available', -10), ($1, $3, 'xrp', 'available', 10)`,
+        [entryId, a.id, external],
+      );
+      await db.query(
+        `UPDATE balances SET may_go_negative = true, available = available - 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      await db.query(
+        `UPDATE balances SET available = available + 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external],
+      );
+      expect(await balance(target, a.id, 'xrp')).toEqual({ available: -3n, locked: 0n });
+      const report = await reconcile(db);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([`account ${a.id} xrp: negative balance`]);
+      await db.query('DELETE FROM journal_legs WHERE entry_id = $1', [entryId]);
+      await db.query('DELETE FROM journal_entries WHERE id = $1', [entryId]);
+      await db.query(
+        `UPDATE balances SET may_go_negative = false, available = available + 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [a.id],
+      );
+      await db.query(
+        `UPDATE balances SET available = available - 10 WHERE account_id = $1 AND currency = 'xrp'`,
+        [external],
       );
       expect((await reconcile(db)).ok).toBe(true);
     });

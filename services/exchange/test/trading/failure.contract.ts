@@ -1,10 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
+import { ORDERED_CONNECTION_NAME } from '../../src/db/postgres.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { OrderService } from '../../src/orders/service.js';
 import { accountWithKey, credit, newAccount } from '../support/accounts.js';
 import { reference, type Target } from '../support/targets.js';
+
+/** Resolves once the order writers' connection is inside `pg_sleep` (a readiness signal, polled). */
+async function inTrigger(db: Database): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1 AND wait_event = 'PgSleep'`,
+      [ORDERED_CONNECTION_NAME],
+    );
+    if (rows[0]!.n > 0) return;
+    if (Date.now() > deadline) throw new Error('the batch never reached the trigger');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 /**
  * A batch whose transaction fails (here: a trigger refusing trades at one price, a real database
@@ -252,8 +268,11 @@ export function failureContract(target: Target, options: { pipelineDepth?: numbe
         const btcBefore = btc.book.snapshot();
         const cross = own.place('btcuah', { ...ask, accountId: taker, side: 'buy', amount: 50_000n });
         cross.catch(() => {});
-        // The cross's batch is in flight (its trade waits in the trigger) when the bid's batch is sent.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The cross's batch is in flight (its trade waits in the trigger) when the bid's batch is sent:
+        // on PostgreSQL, once the writers' connection is seen sleeping in the trigger. PGlite runs a
+        // statement synchronously in this process, so there the bid can only follow the cross's failure.
+        if (target.name === 'postgres') await inTrigger(db);
+        else await cross.catch(() => {});
         const bid = own.place('ethuah', {
           type: 'limit',
           accountId: taker,

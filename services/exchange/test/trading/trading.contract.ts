@@ -333,6 +333,36 @@ export function tradingContract(target: Target): void {
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
 
+    it("cannot cancel another account's order (v3 and v2): answered as an unknown order, the order untouched", async () => {
+      const placed = await demo.v3('/v3/auth/w/order/submit', {
+        symbol: 'btcuah',
+        type: 'limit',
+        amount: '0.001',
+        price: '11',
+      });
+      expect(placed.statusCode).toBe(200);
+      const id = placed.json()[0] as number;
+      const locked = await balance(target, demoId, 'uah');
+      const state = async () =>
+        (await target.db().query<{ state: string }>('SELECT state FROM orders WHERE id = $1', [id])).rows[0]
+          ?.state;
+      const unknownV3 = await other.v3('/v3/order/cancel', { order_id: 987_654_321 });
+      const foreignV3 = await other.v3('/v3/order/cancel', { order_id: id });
+      // The same answer as for an order that does not exist: nothing tells the order is someone's.
+      expect(foreignV3.statusCode).toBe(404);
+      expect(foreignV3.json().error.name).toBe(unknownV3.json().error.name);
+      const unknownV2 = await other.v2Post('/api/v2/order/delete', { id: '987654321' });
+      const foreignV2 = await other.v2Post('/api/v2/order/delete', { id: String(id) });
+      expect(foreignV2.statusCode).toBe(unknownV2.statusCode);
+      expect(foreignV2.statusCode).toBeGreaterThanOrEqual(400);
+      expect(foreignV2.json().error?.code).toBe(unknownV2.json().error?.code);
+      expect(await state()).toBe('wait');
+      expect(await balance(target, demoId, 'uah')).toEqual(locked);
+      // Its owner can.
+      expect((await demo.v3('/v3/order/cancel', { order_id: id })).statusCode).toBe(200);
+      expect(await state()).toBe('cancel');
+    });
+
     it('refuses an order beyond the available funds and writes nothing', async () => {
       const before = await balance(target, otherId, 'btc');
       const count = await target.db().query<{ n: number }>('SELECT count(*)::int AS n FROM orders');

@@ -9,6 +9,12 @@ export interface Relay {
   readonly url: string;
   /** Bodies of the POST requests that reached the relay. */
   readonly bodies: string[];
+  /** The same requests with the Authorization header they carried. */
+  readonly requests: {
+    readonly body: string;
+    readonly authorization: string | undefined;
+    readonly at: number;
+  }[];
   /**
    * The next `n` requests whose body contains `matching` are forwarded, but their answers are
    * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
@@ -16,15 +22,24 @@ export interface Relay {
   dropAnswers(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
+  /**
+   * Requests whose body contains `matching` wait at the relay until `release()`, then go on; the
+   * first `passing` of them (default none) go through at once.
+   */
+  hold(matching: string, passing?: number): { release(): void };
   close(): Promise<void>;
 }
 
 export async function startRelay(targetUrl: string): Promise<Relay> {
   const target = new URL(targetUrl);
   const bodies: string[] = [];
+  const requests: Relay['requests'] = [];
   let drops = 0;
   let dropMatching = '';
   let hanging = false;
+  let holdMatching = '';
+  let holdPassing = 0;
+  let held: (() => void)[] = [];
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -32,24 +47,34 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       const body = Buffer.concat(chunks);
       const text = body.toString('utf8');
       bodies.push(text);
+      requests.push({ body: text, authorization: request.headers.authorization, at: Date.now() });
       if (hanging) return;
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
-      const forwarded = http.request(
-        target,
-        { method: request.method, headers: { ...request.headers, host: target.host } },
-        (answer) => {
-          if (drop) {
-            answer.resume();
-            answer.on('end', () => response.socket?.destroy());
-            return;
-          }
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forwarded.on('error', () => response.socket?.destroy());
-      forwarded.end(body);
+      const forward = () => {
+        const forwarded = http.request(
+          target,
+          { method: request.method, headers: { ...request.headers, host: target.host } },
+          (answer) => {
+            if (drop) {
+              answer.resume();
+              answer.on('end', () => response.socket?.destroy());
+              return;
+            }
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+          },
+        );
+        forwarded.on('error', () => response.socket?.destroy());
+        forwarded.end(body);
+      };
+      const holding = holdMatching !== '' && text.includes(holdMatching);
+      if (holding && holdPassing > 0) holdPassing -= 1;
+      else if (holding) {
+        held.push(forward);
+        return;
+      }
+      forward();
     });
   });
   const running: RunningApp = await listenOnFreePort({
@@ -68,12 +93,25 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   return {
     url: `${running.url}${target.pathname}`,
     bodies,
+    requests,
     dropAnswers: (n, matching) => {
       drops = n;
       dropMatching = matching;
     },
     hang: (on) => {
       hanging = on;
+    },
+    hold: (matching, passing = 0) => {
+      holdMatching = matching;
+      holdPassing = passing;
+      return {
+        release: () => {
+          holdMatching = '';
+          const waiting = held;
+          held = [];
+          for (const forward of waiting) forward();
+        },
+      };
     },
     close: () => running.close(),
   };

@@ -199,6 +199,42 @@ describe('decisions (reference "Limits, keys and counting")', () => {
   });
 });
 
+describe('window lengths per unit (fixed, epoch-aligned windows)', () => {
+  // The reference's lengths in seconds: a month is 30 days and a year 365, as in the Go service.
+  const LENGTHS = [
+    ['second', 1, 1],
+    ['minute', 60, 2],
+    ['hour', 3_600, 3],
+    ['day', 86_400, 4],
+    ['month', 2_592_000, 5],
+    ['year', 31_536_000, 6],
+    ['week', 604_800, 7],
+  ] as const;
+  it.each(LENGTHS)(
+    '%s: %i s; the counter holds until the window ends, then starts fresh',
+    async (unit, length, number) => {
+      const yaml = `domain: w\ndescriptors:\n  - key: k\n    rate_limit: { unit: ${unit}, requests_per_unit: 1 }\n`;
+      // Some way into a window of the unit (the clock is in seconds since the epoch).
+      const start = 1_700_000_000 - (1_700_000_000 % 31_536_000) + 31_536_000 * 3;
+      const now = start + Math.floor(length / 2);
+      const h = harness(yaml, { now });
+      const first = await ok(h, req('w', [desc({ k: 'v' })]));
+      expect(first.overallCode).toBe(Code.OK);
+      expect(first.statuses[0]!.currentLimit).toEqual({ requestsPerUnit: 1, unit: number });
+      const windowEnd = (Math.floor(now / length) + 1) * length;
+      expect(first.statuses[0]!.durationUntilResetSeconds).toBe(windowEnd - now);
+      // The last second of the window: still over the limit.
+      h.clock.now = windowEnd - 1;
+      expect((await ok(h, req('w', [desc({ k: 'v' })]))).overallCode).toBe(Code.OVER_LIMIT);
+      // The first second of the next window: a fresh counter, and a whole window until the next reset.
+      h.clock.now = windowEnd;
+      const fresh = await ok(h, req('w', [desc({ k: 'v' })]));
+      expect(fresh.overallCode).toBe(Code.OK);
+      expect(fresh.statuses[0]!.durationUntilResetSeconds).toBe(length);
+    },
+  );
+});
+
 describe('call errors (counted as service_error / redis_error)', () => {
   const cases: [string, Parameters<typeof req>, string][] = [
     ['empty domain', ['', [desc({ user: 'a' })]], 'rate limit domain must not be empty'],

@@ -1,0 +1,144 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, getJson, gql, postTitles } from './support/client.js';
+import {
+  BLOG_TOKEN,
+  type Blog,
+  type ProxyProcess,
+  startBlog,
+  startProxy,
+  tempDir,
+} from './support/processes.js';
+import { type Relay, startRelay } from './support/relay.js';
+
+// A SETMODE proxy without AUTH_TOKEN: a queued mutation is replayed with its caller's Authorization.
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let blog: Blog;
+let relay: Relay;
+let proxy: ProxyProcess;
+
+beforeAll(async () => {
+  dir = await tempDir('proxy-replay');
+  blog = await startBlog(path.join(dir.path, 'blog'));
+  relay = await startRelay(blog.graphqlUrl);
+  proxy = await startProxy(path.join(dir.path, 'set'), {
+    UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
+    GRAPHQL_MODE: 'SETMODE',
+    LOCAL_SYNC_ON_START: 'false',
+    PROBE_INTERVAL_MS: '200',
+    RETRY_BASE_MS: '500',
+    RETRY_MAX_MS: '8000',
+  });
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await relay?.close();
+  await blog?.stop();
+  await dir?.remove();
+});
+
+const CREATE =
+  'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
+
+describe('replay of a queued mutation', () => {
+  it("carries the caller's stored Authorization (the proxy has no token of its own)", async () => {
+    const title = 'Replayed as its author';
+    relay.dropAnswers(1, title);
+    const answer = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(answer.body.extensions?.['queued']).toBe(true);
+    await eventually('the queue to drain', async () => {
+      const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
+      return body.mutations.length === 0 ? true : undefined;
+    });
+    const sent = relay.requests.filter((request) => request.body.includes(title));
+    expect(sent.map((request) => request.authorization)).toEqual([
+      `Bearer ${BLOG_TOKEN}`,
+      `Bearer ${BLOG_TOKEN}`,
+    ]);
+    const titles = postTitles(await gql(blog.url, '{ posts(first: 100) { nodes { title } } }'));
+    expect(titles.filter((t) => t === title)).toHaveLength(1);
+  });
+});
+
+describe('a mutation arriving while another waits in the queue (upstream online)', () => {
+  it('is queued behind it and reaches the upstream after it', async () => {
+    const first = 'Waiting at the head';
+    const second = 'Arrived while online';
+    relay.dropAnswers(1, first);
+    // The first one's replay is held at the relay: the upstream is online, the queue not empty.
+    const held = relay.hold(first, 1);
+    const queued = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title: first } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(queued.body.extensions?.['queued']).toBe(true);
+    await eventually('the replay to reach the relay', async () =>
+      relay.requests.filter((request) => request.body.includes(first)).length === 2 ? true : undefined,
+    );
+    expect((await getJson<{ upstreamState: string }>(`${proxy.url}/health`)).body.upstreamState).toBe(
+      'online',
+    );
+    const behind = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title: second } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(behind.body.extensions?.['queued']).toBe(true);
+    expect(relay.requests.some((request) => request.body.includes(second))).toBe(false);
+    held.release();
+    await eventually('the queue to drain', async () => {
+      const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
+      return body.mutations.length === 0 ? true : undefined;
+    });
+    const posts = await gql(blog.url, '{ posts(first: 100) { nodes { title databaseId } } }');
+    const nodes = (posts.body.data as { posts: { nodes: { title: string; databaseId: number }[] } }).posts
+      .nodes;
+    const a = nodes.filter((node) => node.title === first);
+    const b = nodes.filter((node) => node.title === second);
+    expect([a.length, b.length]).toEqual([1, 1]);
+    expect(a[0]!.databaseId).toBeLessThan(b[0]!.databaseId);
+  });
+});
+
+describe('replay backoff', () => {
+  // KNOWN BUG (issue 22): a failed replay marks the upstream offline, the next probe that gets an
+  // answer (every PROBE_INTERVAL_MS) brings it back online, and coming back online replays at once
+  // ignoring the backoff: measured gaps are ~PROBE_INTERVAL_MS (165-209 ms here), never the 500,
+  // 1000 and 2000 ms of RETRY_BASE_MS doubling. `it.fails` keeps this run: it starts failing (and
+  // must become `it`) once the replayer honours the backoff after a failure of its own.
+  it.fails('waits RETRY_BASE_MS, doubling, between failed attempts of one mutation', async () => {
+    const title = 'Backed off';
+    // The caller's attempt and three replays lose their answers; the fourth replay gets through.
+    relay.dropAnswers(4, title);
+    const answer = await gql(
+      proxy.url,
+      CREATE,
+      { input: { title } },
+      { authorization: `Bearer ${BLOG_TOKEN}` },
+    );
+    expect(answer.body.extensions?.['queued']).toBe(true);
+    await eventually(
+      'the queue to drain',
+      async () => {
+        const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
+        return body.mutations.length === 0 ? true : undefined;
+      },
+      20_000,
+    );
+    const at = relay.requests.filter((request) => request.body.includes(title)).map((r) => r.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(gaps).toHaveLength(4);
+    expect(gaps[1]).toBeGreaterThanOrEqual(500);
+    expect(gaps[2]).toBeGreaterThanOrEqual(1_000);
+    expect(gaps[3]).toBeGreaterThanOrEqual(2_000);
+  }, 30_000);
+});
