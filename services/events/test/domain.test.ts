@@ -110,7 +110,12 @@ describe('preconditions', () => {
     });
     expect(decidePut(event(), alice, {}, etagOf)).toEqual({ ok: true, action: 'replace', revision: '7' });
     expect(decidePut(event(), bob, {}, etagOf)).toEqual({ ok: false, denial: 'FORBIDDEN' });
+    // A PRIVATE event the caller cannot read is 404, as on GET/DELETE; a member who can read it gets 403.
     expect(decidePut(event({ access: 'PRIVATE' }), bob, {}, etagOf)).toEqual({
+      ok: false,
+      denial: 'NOT_FOUND',
+    });
+    expect(decidePut(event({ access: 'PRIVATE' }), { userId: 'carol', member: true }, {}, etagOf)).toEqual({
       ok: false,
       denial: 'FORBIDDEN',
     });

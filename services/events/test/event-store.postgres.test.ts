@@ -3,7 +3,7 @@ import { useTestDatabase } from '@platform/testkit/fixtures';
 import { describe, expect, it } from 'vitest';
 import { createCachedEventStore } from '../src/storage/cached-event-store.js';
 import type { EventFields, EventStore } from '../src/storage/event-store.js';
-import { migrate } from '../src/storage/migrations.js';
+import { MIGRATIONS, migrate } from '../src/storage/migrations.js';
 import { openEventStore } from '../src/storage/open-store.js';
 import { createPgChangeFeed } from '../src/storage/pg-change-feed.js';
 import { createPgClient } from '../src/storage/pg-client.js';
@@ -30,7 +30,7 @@ describe('migrations on PostgreSQL', () => {
       const rows = await clients[0]!.query<{ n: string }>(
         'SELECT count(*) AS n FROM events_schema_migrations',
       );
-      expect(Number(rows[0]?.n)).toBe(3);
+      expect(Number(rows[0]?.n)).toBe(MIGRATIONS.length);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
     }

@@ -64,8 +64,7 @@ interface EventRow {
   revision: string;
 }
 
-const COLUMNS =
-  'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision::text AS revision';
+const COLUMNS = 'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
 
 function fromRow(row: EventRow): StoredEvent {
   return {
@@ -138,8 +137,8 @@ export function createEventStore(client: SqlClient): EventStore {
       const rows = await client.query<EventRow>(
         `UPDATE events
          SET name = $3, body = $4, cover = $5, date = $6::text, date_at = $6::text::timestamptz, access = $7,
-             updated_at = $8, revision = nextval('event_revision_seq')
-         WHERE event_id = $1 AND revision = $2::bigint
+             updated_at = $8, revision = replace(gen_random_uuid()::text, '-', '')
+         WHERE event_id = $1 AND revision = $2
          RETURNING ${COLUMNS}`,
         [eventId, revision, fields.name, fields.body, fields.cover, fields.date, fields.access, now],
       );
@@ -148,7 +147,7 @@ export function createEventStore(client: SqlClient): EventStore {
 
     async remove(eventId, revision) {
       const rows = await client.query<{ event_id: string }>(
-        'DELETE FROM events WHERE event_id = $1 AND revision = $2::bigint RETURNING event_id',
+        'DELETE FROM events WHERE event_id = $1 AND revision = $2 RETURNING event_id',
         [eventId, revision],
       );
       return rows.length === 1;

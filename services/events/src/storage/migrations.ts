@@ -91,6 +91,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
          UNION ALL SELECT 'private:' || created_by, count(*) FROM events WHERE access = 'PRIVATE' GROUP BY created_by`,
     ],
   },
+  {
+    version: 4,
+    name: 'opaque revisions',
+    sql: [
+      // The revision is the ETag; a global sequence number revealed the service-wide write count.
+      // 128 random bits per write instead (gen_random_uuid is core since PostgreSQL 13 and in
+      // PGlite): still never reused in practice, still a compare-and-set token, and meaningless.
+      'ALTER TABLE events ALTER COLUMN revision DROP DEFAULT',
+      `ALTER TABLE events ALTER COLUMN revision TYPE text USING replace(gen_random_uuid()::text, '-', '')`,
+      `ALTER TABLE events ALTER COLUMN revision SET DEFAULT replace(gen_random_uuid()::text, '-', '')`,
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */
