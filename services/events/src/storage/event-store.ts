@@ -65,6 +65,9 @@ interface EventRow {
 }
 
 const COLUMNS = 'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
+const PAGE_COLUMNS = COLUMNS.split(', ')
+  .map((column) => `e.${column}`)
+  .join(', ');
 
 function fromRow(row: EventRow): StoredEvent {
   return {
@@ -81,18 +84,38 @@ function fromRow(row: EventRow): StoredEvent {
   };
 }
 
-function scopeFilter(scope: ListScope): { where: string; params: unknown[]; countKeys: string[] } {
+/**
+ * The page's keys, in list order, read from indexes only (migration 5): a deep page skips index
+ * entries, never table rows, and the filter on `access`/`created_by` is the index's own predicate.
+ * A creator's view merges two ordered index scans (PUBLIC; that creator's PRIVATE) with a
+ * Merge Append, each bounded by offset + limit. `$1`/`$2` are limit/offset, `$3` the creator.
+ */
+function pageKeys(scope: ListScope): { sql: string; params: unknown[]; countKeys: string[] } {
+  const order = 'ORDER BY date_at, event_id';
   switch (scope.kind) {
     case 'public':
-      return { where: `WHERE access = 'PUBLIC'`, params: [], countKeys: ['public'] };
+      return {
+        sql: `SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' ${order} LIMIT $1::int OFFSET $2::int`,
+        params: [],
+        countKeys: ['public'],
+      };
     case 'creator':
       return {
-        where: `WHERE (access = 'PUBLIC' OR created_by = $1)`,
+        sql: `SELECT event_id, date_at FROM (
+                (SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' ${order} LIMIT $1::int + $2::int)
+                UNION ALL
+                (SELECT event_id, date_at FROM events WHERE access = 'PRIVATE' AND created_by = $3
+                 ${order} LIMIT $1::int + $2::int)
+              ) AS visible ${order} LIMIT $1::int OFFSET $2::int`,
         params: [scope.userId],
         countKeys: ['public', `private:${scope.userId}`],
       };
     case 'all':
-      return { where: '', params: [], countKeys: ['public', 'private'] };
+      return {
+        sql: `SELECT event_id, date_at FROM events ${order} LIMIT $1::int OFFSET $2::int`,
+        params: [],
+        countKeys: ['public', 'private'],
+      };
   }
 }
 
@@ -106,17 +129,20 @@ export function createEventStore(client: SqlClient): EventStore {
     },
 
     async list(scope, offset, limit) {
-      const { where, params, countKeys } = scopeFilter(scope);
-      const n = params.length;
+      const keys = pageKeys(scope);
       const [rows, counts] = await Promise.all([
+        // Keys from the index, then the page's rows by primary key (a nested loop of `limit` lookups).
         client.query<EventRow>(
-          `SELECT ${COLUMNS} FROM events ${where} ORDER BY date_at, event_id LIMIT $${n + 1} OFFSET $${n + 2}`,
-          [...params, limit, offset],
+          `WITH page AS MATERIALIZED (${keys.sql})
+           SELECT ${PAGE_COLUMNS}
+           FROM page JOIN events e ON e.event_id = page.event_id
+           ORDER BY page.date_at, page.event_id`,
+          [limit, offset, ...keys.params],
         ),
         // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the table.
         client.query<{ total: string | number | null }>(
           'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
-          [countKeys],
+          [keys.countKeys],
         ),
       ]);
       return { events: rows.map(fromRow), total: Number(counts[0]?.total ?? 0) };

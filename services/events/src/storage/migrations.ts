@@ -103,6 +103,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
       `ALTER TABLE events ALTER COLUMN revision SET DEFAULT replace(gen_random_uuid()::text, '-', '')`,
     ],
   },
+  {
+    version: 5,
+    name: 'indexes serving each list scope',
+    sql: [
+      // Members' list: the whole order (events_list_order) already serves it index-only.
+      // A creator's own PRIVATE events in list order, merged with events_public_order.
+      `CREATE INDEX events_private_by_creator ON events (created_by, date_at, event_id)
+       WHERE access = 'PRIVATE'`,
+      // Only the write path looked events up by creator; the index above covers that too.
+      'DROP INDEX events_creator',
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */
