@@ -3,6 +3,7 @@
  * revision, so the route layer can read, decide (pure domain) and write without lost updates.
  */
 import type { Access, StoredEvent } from '../domain/event.js';
+import { type IndexWindow, indexWindow } from '../domain/pagination.js';
 import type { SqlClient } from './sql-client.js';
 
 /** The fields a client controls, after defaults are applied. */
@@ -90,14 +91,25 @@ function fromRow(row: EventRow): StoredEvent {
  * A creator's view merges two ordered index scans (PUBLIC; that creator's PRIVATE) with a
  * Merge Append, each bounded by offset + limit. `$1`/`$2` are limit/offset, `$3` the creator.
  */
-function pageKeys(scope: ListScope): { sql: string; params: unknown[]; countKeys: string[] } {
-  const order = 'ORDER BY date_at, event_id';
+function countKeysOf(scope: ListScope): string[] {
+  switch (scope.kind) {
+    case 'public':
+      return ['public'];
+    case 'creator':
+      return ['public', `private:${scope.userId}`];
+    case 'all':
+      return ['public', 'private'];
+  }
+}
+
+function pageKeys(scope: ListScope, direction: IndexWindow['direction']): { sql: string; params: unknown[] } {
+  const order =
+    direction === 'forward' ? 'ORDER BY date_at, event_id' : 'ORDER BY date_at DESC, event_id DESC';
   switch (scope.kind) {
     case 'public':
       return {
         sql: `SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' ${order} LIMIT $1::int OFFSET $2::int`,
         params: [],
-        countKeys: ['public'],
       };
     case 'creator':
       return {
@@ -108,13 +120,11 @@ function pageKeys(scope: ListScope): { sql: string; params: unknown[]; countKeys
                  ${order} LIMIT $1::int + $2::int)
               ) AS visible ${order} LIMIT $1::int OFFSET $2::int`,
         params: [scope.userId],
-        countKeys: ['public', `private:${scope.userId}`],
       };
     case 'all':
       return {
         sql: `SELECT event_id, date_at FROM events ${order} LIMIT $1::int OFFSET $2::int`,
         params: [],
-        countKeys: ['public', 'private'],
       };
   }
 }
@@ -129,23 +139,25 @@ export function createEventStore(client: SqlClient): EventStore {
     },
 
     async list(scope, offset, limit) {
-      const keys = pageKeys(scope);
-      const [rows, counts] = await Promise.all([
-        // Keys from the index, then the page's rows by primary key (a nested loop of `limit` lookups).
-        client.query<EventRow>(
-          `WITH page AS MATERIALIZED (${keys.sql})
-           SELECT ${PAGE_COLUMNS}
-           FROM page JOIN events e ON e.event_id = page.event_id
-           ORDER BY page.date_at, page.event_id`,
-          [limit, offset, ...keys.params],
-        ),
-        // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the table.
-        client.query<{ total: string | number | null }>(
-          'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
-          [keys.countKeys],
-        ),
-      ]);
-      return { events: rows.map(fromRow), total: Number(counts[0]?.total ?? 0) };
+      // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the
+      // table; the total also decides from which end the page is read (`indexWindow`).
+      const counts = await client.query<{ total: string | number | null }>(
+        'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
+        [countKeysOf(scope)],
+      );
+      const total = Number(counts[0]?.total ?? 0);
+      const window = indexWindow(total, offset, limit);
+      if (window === null) return { events: [], total };
+      const keys = pageKeys(scope, window.direction);
+      // Keys from the index, then the page's rows by primary key (a nested loop of `take` lookups).
+      const rows = await client.query<EventRow>(
+        `WITH page AS MATERIALIZED (${keys.sql})
+         SELECT ${PAGE_COLUMNS}
+         FROM page JOIN events e ON e.event_id = page.event_id
+         ORDER BY page.date_at, page.event_id`,
+        [window.take, window.skip, ...keys.params],
+      );
+      return { events: rows.map(fromRow), total };
     },
 
     async insert(eventId, fields, createdBy, now) {
