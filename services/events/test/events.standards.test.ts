@@ -65,6 +65,11 @@ describe('CORS', () => {
     expect(missing.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });
 
+  it('varies on Origin and Authorization together', async () => {
+    const list = await call(app, '/events', { headers: { origin: 'https://app.example' } });
+    expect(list.headers.get('vary')).toBe('Origin, Authorization');
+  });
+
   it('gives other origins no CORS headers', async () => {
     const list = await call(app, '/events', { headers: { origin: 'https://evil.example' } });
     expect(list.headers.get('access-control-allow-origin')).toBeNull();
@@ -81,6 +86,15 @@ describe("Fastify's own errors leave in the NestJS shape with the request id", (
     expectNestShape(json, 414);
     expect((json as { error: string }).error).toBe('URI Too Long');
     expect(text).not.toContain(long);
+    expect(headers.get('x-request-id')).toBe(REQUEST_ID);
+  });
+
+  it('400 for a malformed URL, in the error shape with the request id', async () => {
+    const { status, json, headers } = await call(app, '/events/%E0%A4%A', {
+      headers: { 'x-request-id': REQUEST_ID },
+    });
+    expect(status).toBe(400);
+    expect(json).toEqual({ statusCode: 400, message: 'The URL is malformed', error: 'Bad Request' });
     expect(headers.get('x-request-id')).toBe(REQUEST_ID);
   });
 

@@ -19,6 +19,7 @@ import { etagOf, type StoredEvent, toView } from '../domain/event.js';
 import { linkHeader, offsetOf } from '../domain/pagination.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { requireViewer, viewerOf } from '../http/authenticate.js';
+import { varyOn } from '../http/vary.js';
 import type { EventFields, EventPage, EventStore, ListScope } from '../storage/event-store.js';
 import {
   ErrorSchema,
@@ -136,7 +137,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       const found = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
       reply.header('x-total-count', String(found.total));
       reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, found.total));
-      reply.header('vary', 'Authorization');
+      varyOn(reply, 'Authorization');
       return sendJson(reply, serialisePage(found));
     },
   );
@@ -157,7 +158,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       const event = await store.get(request.params.eventId);
       if (event === undefined || !canRead(event, viewer)) throw denied('NOT_FOUND');
       const etag = etagOf(event);
-      reply.header('etag', etag).header('vary', 'Authorization');
+      reply.header('etag', etag);
+      varyOn(reply, 'Authorization');
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       return sendJson(reply, serialiseEvent(event));
     },
