@@ -1,4 +1,4 @@
-/** Fills the events table with `count` PUBLIC events in one statement (a benchmark fixture). */
+/** Fills the events table with `count` events (every tenth PRIVATE, 50 creators) in one statement (a benchmark fixture). */
 import type { SqlClient } from '../src/storage/sql-client.js';
 
 export async function seedEvents(client: SqlClient, count: number): Promise<void> {
@@ -9,7 +9,7 @@ export async function seedEvents(client: SqlClient, count: number): Promise<void
             '## Agenda' || chr(10) || repeat('Talks, demos and a long Markdown description. ', 6),
             'https://cdn.example.com/covers/' || n || '.png',
             to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-            ts, 'PUBLIC', 'user-' || (n % 50), now(), now()
+            ts, CASE WHEN n % 10 = 7 THEN 'PRIVATE' ELSE 'PUBLIC' END, 'user-' || (n % 50), now(), now()
      FROM (SELECT n, timestamptz '2026-01-01T00:00:00Z' + n * interval '37 minutes' AS ts
            FROM generate_series(1, $1::int) AS n) AS s`,
     [count],

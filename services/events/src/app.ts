@@ -8,7 +8,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TokenVerifier } from './auth/token-verifier.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { corsHeaders, installCors } from './http/cors.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { createValidatorCompiler } from './http/validator.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -20,6 +21,8 @@ export interface AppOptions {
   /** `BASE_PATH`, e.g. `/api`; `''` for none. `/health` and `/docs` stay at the root. */
   basePath: string;
   bodyLimitBytes: number;
+  /** `CORS_ORIGIN`: `*` or the origins browsers may call from. @default '*' */
+  corsOrigin?: '*' | readonly string[];
   /** A pino logger; omitted means no logs (tests). */
   logger?: FastifyBaseLogger;
   /** Label shown by `/health` (e.g. `postgres`, `pglite`). */
@@ -34,6 +37,7 @@ export interface AppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const corsOrigin = options.corsOrigin ?? '*';
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimitBytes,
@@ -47,6 +51,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Let in-flight requests finish on close; idle keep-alive sockets are closed at once.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // Router errors (414 for a too long id, a malformed URL) in our error shape with the request id.
+    frameworkErrors: frameworkErrorHandler((request) => corsHeaders(corsOrigin, request.headers.origin)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -56,6 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   installErrorHandling(app);
+  installCors(app, corsOrigin);
 
   await app.register(swagger, {
     openapi: {

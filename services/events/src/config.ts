@@ -23,6 +23,8 @@ export interface JwtConfig {
   clockToleranceSeconds: number;
   /** `JWT_MEMBER_CLAIM`: claim that, when `true`, makes the caller a member. @default "member" */
   memberClaim: string;
+  /** `JWT_REQUIRE_EXP`: refuse tokens without `exp` (a token that never expires). @default true */
+  requireExp: boolean;
 }
 
 export type StorageConfig =
@@ -46,6 +48,8 @@ export interface Config {
   logLevel: string;
   /** `SHUTDOWN_TIMEOUT_MS`: in-flight requests get this long on SIGTERM. @default 10000 */
   shutdownTimeoutMs: number;
+  /** `CORS_ORIGIN`: `*` or a comma-separated list of origins allowed to call from a browser. @default "*" */
+  corsOrigin: '*' | readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -84,6 +88,36 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
     throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL`);
   }
   return raw;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** `*`, or origins such as `https://app.example` (scheme, host, optional port; no path). */
+function corsOrigin(env: Env): '*' | readonly string[] {
+  const raw = text(env, 'CORS_ORIGIN');
+  if (raw === undefined || raw === '*') return '*';
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim().replace(/\/$/, ''))
+    .filter((origin) => origin.length > 0);
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGIN', `"${origin}" is not an origin such as https://app.example`);
+    }
+  }
+  return Object.freeze(origins);
 }
 
 function basePath(env: Env): string {
@@ -146,11 +180,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       audience: text(env, 'JWT_AUDIENCE'),
       clockToleranceSeconds: integer(env, 'JWT_CLOCK_TOLERANCE_SECONDS', 30, 0, 3_600),
       memberClaim,
+      // On by default everywhere (no NODE_ENV switch): a token without exp is valid forever.
+      requireExp: boolean(env, 'JWT_REQUIRE_EXP', true),
     },
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 512 * 1024, 1_024, 64 * 1024 * 1024),
     readCacheMaxEntries: integer(env, 'READ_CACHE_MAX_ENTRIES', 5_000, 0, 1_000_000),
     logLevel,
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    corsOrigin: corsOrigin(env),
   };
   return Object.freeze(config);
 }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
+  | 'URI_TOO_LONG'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL';
@@ -43,6 +44,8 @@ export function statusOf(code: ErrorCode): { statusCode: number; error: string }
       return { statusCode: 412, error: 'Precondition Failed' };
     case 'PAYLOAD_TOO_LARGE':
       return { statusCode: 413, error: 'Payload Too Large' };
+    case 'URI_TOO_LONG':
+      return { statusCode: 414, error: 'URI Too Long' };
     case 'UNSUPPORTED_MEDIA_TYPE':
       return { statusCode: 415, error: 'Unsupported Media Type' };
     case 'SERVICE_UNAVAILABLE':

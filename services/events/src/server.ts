@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     verifier: createTokenVerifier({ ...config.jwt, key }),
     basePath: config.basePath,
     bodyLimitBytes: config.bodyLimitBytes,
+    corsOrigin: config.corsOrigin,
     logger,
     storageLabel: config.storage.kind,
   });

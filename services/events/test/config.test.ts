@@ -13,8 +13,10 @@ describe('loadConfig', () => {
         auth: { kind: 'dev-secret-file', file: '/srv/app/data/events/jwt-secret' },
         clockToleranceSeconds: 30,
         memberClaim: 'member',
+        requireExp: true,
       },
       bodyLimitBytes: 524_288,
+      corsOrigin: '*',
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -30,7 +32,10 @@ describe('loadConfig', () => {
       JWT_AUDIENCE: 'events',
       JWT_CLOCK_TOLERANCE_SECONDS: '5',
       JWT_MEMBER_CLAIM: 'community_member',
+      JWT_REQUIRE_EXP: 'false',
+      CORS_ORIGIN: 'https://app.example, http://localhost:5173/',
     });
+    expect(config.corsOrigin).toEqual(['https://app.example', 'http://localhost:5173']);
     expect(config.port).toBe(8000);
     expect(config.basePath).toBe('/api');
     expect(config.storage).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/events', poolMax: 20 });
@@ -40,6 +45,7 @@ describe('loadConfig', () => {
       audience: 'events',
       clockToleranceSeconds: 5,
       memberClaim: 'community_member',
+      requireExp: false,
     });
   });
 
@@ -52,6 +58,9 @@ describe('loadConfig', () => {
     [{ JWT_JWKS_URL: 'file:///etc/keys' }, 'JWT_JWKS_URL'],
     [{ BASE_PATH: 'api' }, 'BASE_PATH'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ JWT_REQUIRE_EXP: 'maybe' }, 'JWT_REQUIRE_EXP'],
+    [{ CORS_ORIGIN: 'https://app.example/path' }, 'CORS_ORIGIN'],
+    [{ CORS_ORIGIN: 'app.example' }, 'CORS_ORIGIN'],
   ])('fails fast on %j naming %s', (env, setting) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid setting ${setting}`);

@@ -15,7 +15,7 @@ import {
   isValidEventId,
   type StoredEvent,
 } from '../src/domain/event.js';
-import { linkHeader, offsetOf } from '../src/domain/pagination.js';
+import { indexWindow, linkHeader, offsetOf } from '../src/domain/pagination.js';
 
 const event = (overrides: Partial<StoredEvent> = {}): StoredEvent => ({
   eventId: 'e1',
@@ -110,7 +110,12 @@ describe('preconditions', () => {
     });
     expect(decidePut(event(), alice, {}, etagOf)).toEqual({ ok: true, action: 'replace', revision: '7' });
     expect(decidePut(event(), bob, {}, etagOf)).toEqual({ ok: false, denial: 'FORBIDDEN' });
+    // A PRIVATE event the caller cannot read is 404, as on GET/DELETE; a member who can read it gets 403.
     expect(decidePut(event({ access: 'PRIVATE' }), bob, {}, etagOf)).toEqual({
+      ok: false,
+      denial: 'NOT_FOUND',
+    });
+    expect(decidePut(event({ access: 'PRIVATE' }), { userId: 'carol', member: true }, {}, etagOf)).toEqual({
       ok: false,
       denial: 'FORBIDDEN',
     });
@@ -158,5 +163,18 @@ describe('pagination', () => {
     expect(linkHeader('/events', { page: 9, limit: 10 }, 25)).toContain(
       '</events?page=3&limit=10>; rel="prev"',
     );
+  });
+});
+
+describe('indexWindow', () => {
+  it('reads the first half forwards and the second half backwards, so the deepest page skips nothing', () => {
+    expect(indexWindow(1_000, 0, 100)).toEqual({ direction: 'forward', skip: 0, take: 100 });
+    expect(indexWindow(1_000, 900, 100)).toEqual({ direction: 'backward', skip: 0, take: 100 });
+    expect(indexWindow(1_000, 400, 100)).toEqual({ direction: 'forward', skip: 400, take: 100 });
+    expect(indexWindow(1_000, 500, 100)).toEqual({ direction: 'backward', skip: 400, take: 100 });
+    // A short last page, and pages past the end.
+    expect(indexWindow(950, 900, 100)).toEqual({ direction: 'backward', skip: 0, take: 50 });
+    expect(indexWindow(950, 950, 100)).toBeNull();
+    expect(indexWindow(0, 0, 100)).toBeNull();
   });
 });

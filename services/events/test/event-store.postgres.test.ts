@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import { createTestDatabase } from '@platform/testkit/postgres';
 import { describe, expect, it } from 'vitest';
 import { createCachedEventStore } from '../src/storage/cached-event-store.js';
 import type { EventFields, EventStore } from '../src/storage/event-store.js';
-import { migrate } from '../src/storage/migrations.js';
+import { MIGRATIONS, migrate } from '../src/storage/migrations.js';
 import { openEventStore } from '../src/storage/open-store.js';
-import { createPgChangeFeed } from '../src/storage/pg-change-feed.js';
+import { createPgChangeFeed, FEED_APPLICATION_NAME } from '../src/storage/pg-change-feed.js';
 import { createPgClient } from '../src/storage/pg-client.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { newId, openPostgresStore } from './helpers.js';
@@ -21,18 +22,24 @@ eventStoreContract('PostgreSQL behind the read cache', async () =>
 );
 
 describe('migrations on PostgreSQL', () => {
-  it('apply once even when several instances start together', async () => {
-    const clients = [1, 2, 3].map(() => createPgClient({ url: db.url, poolMax: 2 }));
+  it('apply once even when several instances start together on a fresh database', async () => {
+    // A database of its own: the file's shared one is already migrated by the contract suites,
+    // where every instance would find nothing to do and the race would never happen.
+    const fresh = await createTestDatabase('events_migrate');
+    const clients = [1, 2, 3].map(() => createPgClient({ url: fresh.url, poolMax: 2 }));
     try {
       const applied = await Promise.all(clients.map((client) => migrate(client)));
-      // The contract suite may have migrated first; in any case no migration ran twice.
-      expect(applied.flat().filter((version) => version === 1).length).toBeLessThanOrEqual(1);
-      const rows = await clients[0]!.query<{ n: string }>(
-        'SELECT count(*) AS n FROM events_schema_migrations',
+      const all = MIGRATIONS.map((migration) => migration.version);
+      // Exactly one instance applied everything, in order; the others found it done.
+      expect(applied.filter((versions) => versions.length > 0)).toEqual([all]);
+      expect(applied.flat().sort()).toEqual(all);
+      const rows = await clients[0]!.query<{ version: number }>(
+        'SELECT version FROM events_schema_migrations ORDER BY version',
       );
-      expect(Number(rows[0]?.n)).toBe(3);
+      expect(rows.map((row) => Number(row.version))).toEqual(all);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
+      await fresh.drop();
     }
   });
 });
@@ -75,6 +82,78 @@ describe('read cache across instances', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('read cache under a write mix across instances', () => {
+  it('reads on one instance follow writes on another, also while its LISTEN connection is killed', async () => {
+    const storage = { kind: 'postgres' as const, url: db.url, poolMax: 2 };
+    const writer = await openEventStore(storage, { cacheMaxEntries: 100 });
+    const reader = await openEventStore(storage, { cacheMaxEntries: 100 });
+    const admin = createPgClient({ url: db.url, poolMax: 1 });
+    try {
+      const ids = [newId('mix'), newId('mix'), newId('mix')];
+      const revisions = new Map<string, string>();
+      for (const id of ids)
+        revisions.set(id, (await writer.insert(id, fields, 'alice', new Date()))!.revision);
+      const total = async () => (await reader.list({ kind: 'all' }, 0, 1)).total;
+      const feedsConnected = () =>
+        eventually(async () => {
+          const rows = await admin.query<{ n: string }>(
+            `SELECT count(*) AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = $1 AND query LIKE 'LISTEN%'`,
+            [FEED_APPLICATION_NAME],
+          );
+          return Number(rows[0]?.n) === 2;
+        });
+      let expectedTotal = await total();
+      for (let round = 0; round < 30; round++) {
+        // Warm the reader's cache with every event and a page, then change one of them on the writer.
+        for (const id of ids) await reader.get(id);
+        await total();
+        if (round === 10 || round === 20) {
+          await feedsConnected();
+          // Kill the LISTEN connections (both instances'): notifications sent now are lost.
+          const killed = await admin.query<{ ok: boolean }>(
+            `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = $1`,
+            [FEED_APPLICATION_NAME],
+          );
+          expect(killed.length).toBeGreaterThanOrEqual(2);
+        }
+        const id = ids[round % ids.length]!;
+        const name = `round-${round}`;
+        if (round % 7 === 3) {
+          await writer.remove(id, revisions.get(id)!);
+          const again = (await writer.insert(id, { ...fields, name }, 'alice', new Date()))!;
+          revisions.set(id, again.revision);
+          await writer.insert(newId('extra'), fields, 'alice', new Date());
+          expectedTotal += 1;
+        } else {
+          const replaced = await writer.replace(id, revisions.get(id)!, { ...fields, name }, new Date());
+          revisions.set(id, replaced!.revision);
+        }
+        // Within the notification latency (or at once while the feed is down) the reader sees it.
+        await eventually(async () => (await reader.get(id))?.name === name);
+        await eventually(async () => (await total()) === expectedTotal);
+      }
+      // After the kills the feeds are back: the reader caches again and still follows writes.
+      await feedsConnected();
+      const last = ids[0]!;
+      await reader.get(last);
+      const final = await writer.replace(
+        last,
+        revisions.get(last)!,
+        { ...fields, name: 'final' },
+        new Date(),
+      );
+      expect(final).toBeDefined();
+      await eventually(async () => (await reader.get(last))?.name === 'final');
+    } finally {
+      await writer.close();
+      await reader.close();
+      await admin.close();
     }
   });
 });

@@ -35,7 +35,7 @@ describe('PUT /events/{eventId}', () => {
     expect(event).toMatchObject({ ...validBody, eventId: id, access: 'PUBLIC', createdBy: 'alice' });
     expect(Date.parse(event.createdAt)).not.toBeNaN();
     expect(event.updatedAt).toBe(event.createdAt);
-    expect(headers.get('etag')).toMatch(/^"\d+"$/);
+    expect(headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
     expect(headers.get('location')).toBe(`/events/${id}`);
     expect(headers.get('x-request-id')).toBeTruthy();
   });

@@ -63,6 +63,10 @@ export interface StartOptions {
   clockToleranceSeconds?: number;
   basePath?: string;
   bodyLimitBytes?: number;
+  /** `CORS_ORIGIN` @default '*' */
+  corsOrigin?: '*' | readonly string[];
+  /** `JWT_REQUIRE_EXP` @default true */
+  requireExp?: boolean;
   logger?: FastifyBaseLogger;
 }
 
@@ -76,7 +80,9 @@ export async function startApp(options: StartOptions): Promise<TestApp> {
       audience: options.audience,
       clockToleranceSeconds: options.clockToleranceSeconds ?? 0,
       memberClaim: 'member',
+      requireExp: options.requireExp ?? true,
     }),
+    corsOrigin: options.corsOrigin ?? '*',
     basePath: options.basePath ?? '',
     bodyLimitBytes: options.bodyLimitBytes ?? 512 * 1024,
     storageLabel: 'test',

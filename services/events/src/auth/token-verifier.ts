@@ -46,7 +46,11 @@ const JWKS_ALGORITHMS = [
 
 function describe(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'token expired';
-  if (error instanceof errors.JWTClaimValidationFailed) return `token claim "${error.claim}" is not valid`;
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    return error.reason === 'missing'
+      ? `token claim "${error.claim}" is missing`
+      : `token claim "${error.claim}" is not valid`;
+  }
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'token signature is not valid';
   if (error instanceof errors.JOSEAlgNotAllowed) return 'token algorithm is not allowed';
   if (error instanceof errors.JWKSNoMatchingKey) return 'no key of the JWKS matches the token';
@@ -70,7 +74,7 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
   const verifyOptions: JWTVerifyOptions = {
     algorithms,
     clockTolerance: options.clockToleranceSeconds,
-    requiredClaims: ['sub'],
+    requiredClaims: options.requireExp ? ['sub', 'exp'] : ['sub'],
   };
   if (options.issuer !== undefined) verifyOptions.issuer = options.issuer;
   if (options.audience !== undefined) verifyOptions.audience = options.audience;

@@ -60,8 +60,8 @@ function weakMatch(tags: '*' | readonly string[], etag: string): boolean {
 
 /**
  * PUT on `existing` (undefined when the id is free) by `viewer`.
- * An id held by another user is 403 whatever its access: ids are one shared namespace, so a caller
- * trying to create it must learn it is taken, but never sees its content.
+ * An event the caller cannot read is 404, as on GET and DELETE, so a PRIVATE id's existence does not
+ * leak; a PUBLIC event of another user is 403.
  */
 export function decidePut(
   existing: StoredEvent | undefined,
@@ -73,6 +73,7 @@ export function decidePut(
     if (preconditions.ifMatch !== undefined) return { ok: false, denial: 'PRECONDITION_FAILED' };
     return { ok: true, action: 'create' };
   }
+  if (!canRead(existing, viewer)) return { ok: false, denial: 'NOT_FOUND' };
   if (existing.createdBy !== viewer.userId) return { ok: false, denial: 'FORBIDDEN' };
   const current = etag(existing);
   if (preconditions.ifMatch !== undefined && !strongMatch(preconditions.ifMatch, current)) {

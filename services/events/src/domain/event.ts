@@ -54,12 +54,25 @@ export function isFullIsoDateTime(value: string): boolean {
   return true;
 }
 
-/** Only absolute `http:` and `https:` URLs with a host are accepted as `cover`. */
+/**
+ * `cover`: an absolute `http:`/`https:` URL with a host, checked on the text as sent, because the
+ * WHATWG parser repairs what it is given (`http:///a` becomes host `a`, spaces become `%20`):
+ * no whitespace or control characters, an authority right after `//`, no user name or password
+ * (RFC 9110 section 4.2.4 forbids userinfo in http(s) URIs).
+ */
+const HTTP_URL_REGEX = /^https?:\/\/[^/?#@\\]+(?:[/?#][^\s\\]*)?$/i;
+
 export function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (/[\s\x00-\x1f\x7f]/.test(value) || !HTTP_URL_REGEX.test(value)) return false;
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.hostname.length > 0 &&
+      url.username === '' &&
+      url.password === ''
+    );
   } catch {
     return false;
   }
@@ -86,7 +99,7 @@ export interface StoredEvent {
   createdBy: string;
   createdAt: Date;
   updatedAt: Date;
-  /** Grows on every write, never reused (a database sequence): the ETag. */
+  /** 128 random bits drawn on every write (never reused in practice): the opaque ETag. */
   revision: string;
 }
 

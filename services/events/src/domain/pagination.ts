@@ -31,3 +31,27 @@ export function linkHeader(path: string, request: PageRequest, total: number): s
   links.push(`${target(last)}; rel="last"`);
   return links.join(', ');
 }
+
+/** How to read one page from an ordered index: from the start, or from the end and reversed. */
+export interface IndexWindow {
+  direction: 'forward' | 'backward';
+  /** Index entries skipped in that direction. */
+  skip: number;
+  /** Entries read after skipping. */
+  take: number;
+}
+
+/**
+ * The cheaper way to read rows `offset`..`offset + limit` of `total` ordered rows: an index walk
+ * skips entries one by one, so a page in the second half is read backwards from the end. The
+ * deepest page then costs what the first does; the middle one is the most expensive (total / 2
+ * entries skipped, half of what a forward-only walk costs for the last page). Null: past the end.
+ */
+export function indexWindow(total: number, offset: number, limit: number): IndexWindow | null {
+  if (offset >= total) return null;
+  const take = Math.min(limit, total - offset);
+  const fromEnd = total - offset - take;
+  return fromEnd < offset
+    ? { direction: 'backward', skip: fromEnd, take }
+    : { direction: 'forward', skip: offset, take };
+}

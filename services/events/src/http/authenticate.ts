@@ -9,10 +9,22 @@ import { ApiError, MESSAGES } from '../errors.js';
 
 const REALM = 'events';
 
+/**
+ * RFC 6750 section 3: `error_description` may hold only %x20-21 / %x23-5B / %x5D-7E, so `"` and
+ * `\` cannot even be escaped there; they become `'` and `/`, anything else outside the set is dropped.
+ */
+export function challengeText(text: string): string {
+  return text
+    .replaceAll('"', "'")
+    .replaceAll('\\', '/')
+    .replace(/[^\x20-\x7e]/g, '')
+    .slice(0, 200);
+}
+
 function unauthorized(message: string, invalidToken: boolean): ApiError {
   // RFC 6750 section 3: no error code when the request simply lacked credentials.
   const challenge = invalidToken
-    ? `Bearer realm="${REALM}", error="invalid_token", error_description="${message}"`
+    ? `Bearer realm="${REALM}", error="invalid_token", error_description="${challengeText(message)}"`
     : `Bearer realm="${REALM}"`;
   return new ApiError('UNAUTHENTICATED', message, { 'www-authenticate': challenge });
 }

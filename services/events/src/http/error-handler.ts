@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, bodyOf, type ErrorCode, MESSAGES } from '../errors.js';
+import { problemOf, wantsProblem } from './problem.js';
 import { type SchemaIssue, validationMessages } from './validation-messages.js';
 
 function codeOfStatus(status: number): ErrorCode {
@@ -23,6 +24,8 @@ function codeOfStatus(status: number): ErrorCode {
       return 'PRECONDITION_FAILED';
     case 413:
       return 'PAYLOAD_TOO_LARGE';
+    case 414:
+      return 'URI_TOO_LONG';
     case 415:
       return 'UNSUPPORTED_MEDIA_TYPE';
     case 503:
@@ -42,6 +45,11 @@ const FASTIFY_MESSAGES: Record<string, string> = {
 
 function toResponse(error: FastifyError | ApiError): { code: ErrorCode; message: string | string[] } {
   if (error instanceof ApiError) return { code: error.code, message: error.messages };
+  // The router's own errors; the message never echoes the URL (it may be huge or carry a token).
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return { code: 'URI_TOO_LONG', message: 'The URL is too long: eventId is at most 64 characters' };
+  }
+  if (error.code === 'FST_ERR_BAD_URL') return { code: 'BAD_REQUEST', message: 'The URL is malformed' };
   if (error.validation !== undefined) {
     const context = error.validationContext ?? 'request';
     return { code: 'VALIDATION', message: validationMessages(error.validation as SchemaIssue[], context) };
@@ -58,18 +66,59 @@ function toResponse(error: FastifyError | ApiError): { code: ErrorCode; message:
   return { code: codeOfStatus(status), message };
 }
 
+/**
+ * Sends the error body: the spec's NestJS shape by default, RFC 9457 problem details when the
+ * client asks for `application/problem+json`. The request id is always in `X-Request-Id`.
+ */
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string | string[],
+): FastifyReply {
+  const body = bodyOf(code, message);
+  reply.header('x-request-id', request.id);
+  if (wantsProblem(request.headers.accept)) {
+    const path = request.url.split('?')[0] ?? '';
+    return (
+      reply
+        .code(body.statusCode)
+        .type('application/problem+json; charset=utf-8')
+        // Serialised here: the route's response schema describes the NestJS shape, not this one.
+        .send(JSON.stringify(problemOf(body, path.length <= 256 ? path : undefined, request.id)))
+    );
+  }
+  return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const { code, message } = toResponse(error);
-    const body = bodyOf(code, message);
-    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ statusCode: body.statusCode, message }, 'request refused');
+    const status = bodyOf(code, message).statusCode;
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ statusCode: status, message }, 'request refused');
     if (error instanceof ApiError) reply.headers(error.headers);
-    return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body);
+    return sendError(request, reply, code, message);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const body = bodyOf('NOT_FOUND', `Cannot ${request.method} ${request.url.split('?')[0]}`);
-    return reply.code(404).send(body);
+    const path = request.url.split('?')[0] ?? '';
+    const shown = path.length <= 256 ? path : `${path.slice(0, 256)}…`;
+    return sendError(request, reply, 'NOT_FOUND', `Cannot ${request.method} ${shown}`);
   });
+}
+
+/**
+ * Fastify's `frameworkErrors` (router failures such as a too long parameter, 414, or a malformed
+ * URL): no hook has run, so the request id and CORS headers are set here.
+ */
+export function frameworkErrorHandler(
+  cors: (request: FastifyRequest) => Record<string, string>,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    const { code, message } = toResponse(error);
+    request.log.info({ statusCode: bodyOf(code, message).statusCode, code: error.code }, 'request refused');
+    reply.headers(cors(request));
+    void sendError(request, reply, code, message);
+  };
 }

@@ -19,12 +19,21 @@ const FORMAT_MESSAGES: Record<string, string> = {
   uri: 'must be an absolute http(s) URL',
 };
 
+/** At most this many messages per answer, then one saying how many more (bounds the error body). */
+export const MAX_MESSAGES = 20;
+/** Names echoed from the request (unknown properties) are cut to this many characters. */
+const MAX_NAME_LENGTH = 64;
+
+function shorten(name: string): string {
+  return name.length <= MAX_NAME_LENGTH ? name : `${name.slice(0, MAX_NAME_LENGTH)}…`;
+}
+
 function fieldOf(instancePath: string, context: string): string {
   const path = instancePath
     .split('/')
     .filter((part) => part.length > 0)
     .join('.');
-  return path.length > 0 ? path : context;
+  return path.length > 0 ? shorten(path) : context;
 }
 
 function describe(issue: SchemaIssue, context: string): string {
@@ -34,7 +43,7 @@ function describe(issue: SchemaIssue, context: string): string {
     case 'required':
       return `${String(p.missingProperty)} is required`;
     case 'additionalProperties': {
-      const name = String(p.additionalProperty);
+      const name = shorten(String(p.additionalProperty));
       return SERVER_FIELDS.has(name)
         ? `${name} is set by the server and must not be sent`
         : `property ${name} should not exist`;
@@ -65,7 +74,13 @@ function describe(issue: SchemaIssue, context: string): string {
   }
 }
 
-/** One message per issue, duplicates removed, in the order the validator found them. */
+/**
+ * One message per issue, duplicates removed, in the order the validator found them; at most
+ * `MAX_MESSAGES`, then `...and N more problems`.
+ */
 export function validationMessages(issues: readonly SchemaIssue[], context: string): string[] {
-  return [...new Set(issues.map((issue) => describe(issue, context)))];
+  const messages = [...new Set(issues.map((issue) => describe(issue, context)))];
+  if (messages.length <= MAX_MESSAGES) return messages;
+  const rest = messages.length - MAX_MESSAGES;
+  return [...messages.slice(0, MAX_MESSAGES), `...and ${rest} more problems`];
 }

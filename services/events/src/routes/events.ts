@@ -19,6 +19,7 @@ import { etagOf, type StoredEvent, toView } from '../domain/event.js';
 import { linkHeader, offsetOf } from '../domain/pagination.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { requireViewer, viewerOf } from '../http/authenticate.js';
+import { varyOn } from '../http/vary.js';
 import type { EventFields, EventPage, EventStore, ListScope } from '../storage/event-store.js';
 import {
   ErrorSchema,
@@ -68,8 +69,11 @@ function scopeOf(viewer: Viewer | null): ListScope {
   return viewer.member ? { kind: 'all' } : { kind: 'creator', userId: viewer.userId };
 }
 
-const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema };
-const bearer = [{ bearerAuth: [] }];
+/** Statuses every route can answer: bad input, bad token, too long a URL, failure, shutting down. */
+const common = { 400: ErrorSchema, 401: ErrorSchema, 414: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema };
+const bearer: Record<string, string[]>[] = [{ bearerAuth: [] }];
+/** A token is optional on reads (`{}` is the OpenAPI way to say "no credentials also accepted"). */
+const optionalBearer: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -122,8 +126,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       schema: {
         summary: 'List events visible to the caller, ordered by date then eventId',
         description: 'Totals in X-Total-Count; Link has first/prev/next/last. A token is optional.',
+        security: optionalBearer,
         querystring: ListQuery,
-        response: { 200: Type.Array(EventSchema), ...errors },
+        response: { 200: Type.Array(EventSchema), ...common },
       },
     },
     async (request, reply) => {
@@ -132,7 +137,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       const found = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
       reply.header('x-total-count', String(found.total));
       reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, found.total));
-      reply.header('vary', 'Authorization');
+      varyOn(reply, 'Authorization');
       return sendJson(reply, serialisePage(found));
     },
   );
@@ -143,8 +148,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       onRequest: optionalToken,
       schema: {
         summary: 'Read one event (PRIVATE ones only for their creator and members)',
+        security: optionalBearer,
         params: EventIdParams,
-        response: { 200: EventSchema, 304: Type.Null(), ...errors },
+        response: { 200: EventSchema, 304: Type.Null(), ...common, 404: ErrorSchema },
       },
     },
     async (request, reply) => {
@@ -152,7 +158,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       const event = await store.get(request.params.eventId);
       if (event === undefined || !canRead(event, viewer)) throw denied('NOT_FOUND');
       const etag = etagOf(event);
-      reply.header('etag', etag).header('vary', 'Authorization');
+      reply.header('etag', etag);
+      varyOn(reply, 'Authorization');
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       return sendJson(reply, serialiseEvent(event));
     },
@@ -176,8 +183,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         response: {
           200: EventSchema,
           201: EventSchema,
-          ...errors,
+          ...common,
           403: ErrorSchema,
+          404: ErrorSchema,
+          409: ErrorSchema,
           412: ErrorSchema,
           413: ErrorSchema,
           415: ErrorSchema,
@@ -229,7 +238,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         security: bearer,
         params: EventIdParams,
         headers: IfMatchHeaders,
-        response: { 204: Type.Null(), ...errors, 403: ErrorSchema, 412: ErrorSchema },
+        response: {
+          204: Type.Null(),
+          ...common,
+          403: ErrorSchema,
+          404: ErrorSchema,
+          409: ErrorSchema,
+          412: ErrorSchema,
+        },
       },
     },
     async (request, reply) => {

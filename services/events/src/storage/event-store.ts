@@ -3,6 +3,7 @@
  * revision, so the route layer can read, decide (pure domain) and write without lost updates.
  */
 import type { Access, StoredEvent } from '../domain/event.js';
+import { type IndexWindow, indexWindow } from '../domain/pagination.js';
 import type { SqlClient } from './sql-client.js';
 
 /** The fields a client controls, after defaults are applied. */
@@ -64,8 +65,10 @@ interface EventRow {
   revision: string;
 }
 
-const COLUMNS =
-  'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision::text AS revision';
+const COLUMNS = 'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
+const PAGE_COLUMNS = COLUMNS.split(', ')
+  .map((column) => `e.${column}`)
+  .join(', ');
 
 function fromRow(row: EventRow): StoredEvent {
   return {
@@ -82,18 +85,47 @@ function fromRow(row: EventRow): StoredEvent {
   };
 }
 
-function scopeFilter(scope: ListScope): { where: string; params: unknown[]; countKeys: string[] } {
+/**
+ * The page's keys, in list order, read from indexes only (migration 5): a deep page skips index
+ * entries, never table rows, and the filter on `access`/`created_by` is the index's own predicate.
+ * A creator's view merges two ordered index scans (PUBLIC; that creator's PRIVATE) with a
+ * Merge Append, each bounded by offset + limit. `$1`/`$2` are limit/offset, `$3` the creator.
+ */
+function countKeysOf(scope: ListScope): string[] {
   switch (scope.kind) {
     case 'public':
-      return { where: `WHERE access = 'PUBLIC'`, params: [], countKeys: ['public'] };
+      return ['public'];
+    case 'creator':
+      return ['public', `private:${scope.userId}`];
+    case 'all':
+      return ['public', 'private'];
+  }
+}
+
+function pageKeys(scope: ListScope, direction: IndexWindow['direction']): { sql: string; params: unknown[] } {
+  const order =
+    direction === 'forward' ? 'ORDER BY date_at, event_id' : 'ORDER BY date_at DESC, event_id DESC';
+  switch (scope.kind) {
+    case 'public':
+      return {
+        sql: `SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' ${order} LIMIT $1::int OFFSET $2::int`,
+        params: [],
+      };
     case 'creator':
       return {
-        where: `WHERE (access = 'PUBLIC' OR created_by = $1)`,
+        sql: `SELECT event_id, date_at FROM (
+                (SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' ${order} LIMIT $1::int + $2::int)
+                UNION ALL
+                (SELECT event_id, date_at FROM events WHERE access = 'PRIVATE' AND created_by = $3
+                 ${order} LIMIT $1::int + $2::int)
+              ) AS visible ${order} LIMIT $1::int OFFSET $2::int`,
         params: [scope.userId],
-        countKeys: ['public', `private:${scope.userId}`],
       };
     case 'all':
-      return { where: '', params: [], countKeys: ['public', 'private'] };
+      return {
+        sql: `SELECT event_id, date_at FROM events ${order} LIMIT $1::int OFFSET $2::int`,
+        params: [],
+      };
   }
 }
 
@@ -107,20 +139,25 @@ export function createEventStore(client: SqlClient): EventStore {
     },
 
     async list(scope, offset, limit) {
-      const { where, params, countKeys } = scopeFilter(scope);
-      const n = params.length;
-      const [rows, counts] = await Promise.all([
-        client.query<EventRow>(
-          `SELECT ${COLUMNS} FROM events ${where} ORDER BY date_at, event_id LIMIT $${n + 1} OFFSET $${n + 2}`,
-          [...params, limit, offset],
-        ),
-        // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the table.
-        client.query<{ total: string | number | null }>(
-          'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
-          [countKeys],
-        ),
-      ]);
-      return { events: rows.map(fromRow), total: Number(counts[0]?.total ?? 0) };
+      // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the
+      // table; the total also decides from which end the page is read (`indexWindow`).
+      const counts = await client.query<{ total: string | number | null }>(
+        'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
+        [countKeysOf(scope)],
+      );
+      const total = Number(counts[0]?.total ?? 0);
+      const window = indexWindow(total, offset, limit);
+      if (window === null) return { events: [], total };
+      const keys = pageKeys(scope, window.direction);
+      // Keys from the index, then the page's rows by primary key (a nested loop of `take` lookups).
+      const rows = await client.query<EventRow>(
+        `WITH page AS MATERIALIZED (${keys.sql})
+         SELECT ${PAGE_COLUMNS}
+         FROM page JOIN events e ON e.event_id = page.event_id
+         ORDER BY page.date_at, page.event_id`,
+        [window.take, window.skip, ...keys.params],
+      );
+      return { events: rows.map(fromRow), total };
     },
 
     async insert(eventId, fields, createdBy, now) {
@@ -138,8 +175,8 @@ export function createEventStore(client: SqlClient): EventStore {
       const rows = await client.query<EventRow>(
         `UPDATE events
          SET name = $3, body = $4, cover = $5, date = $6::text, date_at = $6::text::timestamptz, access = $7,
-             updated_at = $8, revision = nextval('event_revision_seq')
-         WHERE event_id = $1 AND revision = $2::bigint
+             updated_at = $8, revision = replace(gen_random_uuid()::text, '-', '')
+         WHERE event_id = $1 AND revision = $2
          RETURNING ${COLUMNS}`,
         [eventId, revision, fields.name, fields.body, fields.cover, fields.date, fields.access, now],
       );
@@ -148,7 +185,7 @@ export function createEventStore(client: SqlClient): EventStore {
 
     async remove(eventId, revision) {
       const rows = await client.query<{ event_id: string }>(
-        'DELETE FROM events WHERE event_id = $1 AND revision = $2::bigint RETURNING event_id',
+        'DELETE FROM events WHERE event_id = $1 AND revision = $2 RETURNING event_id',
         [eventId, revision],
       );
       return rows.length === 1;

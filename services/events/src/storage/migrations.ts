@@ -91,6 +91,30 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
          UNION ALL SELECT 'private:' || created_by, count(*) FROM events WHERE access = 'PRIVATE' GROUP BY created_by`,
     ],
   },
+  {
+    version: 4,
+    name: 'opaque revisions',
+    sql: [
+      // The revision is the ETag; a global sequence number revealed the service-wide write count.
+      // 128 random bits per write instead (gen_random_uuid is core since PostgreSQL 13 and in
+      // PGlite): still never reused in practice, still a compare-and-set token, and meaningless.
+      'ALTER TABLE events ALTER COLUMN revision DROP DEFAULT',
+      `ALTER TABLE events ALTER COLUMN revision TYPE text USING replace(gen_random_uuid()::text, '-', '')`,
+      `ALTER TABLE events ALTER COLUMN revision SET DEFAULT replace(gen_random_uuid()::text, '-', '')`,
+    ],
+  },
+  {
+    version: 5,
+    name: 'indexes serving each list scope',
+    sql: [
+      // Members' list: the whole order (events_list_order) already serves it index-only.
+      // A creator's own PRIVATE events in list order, merged with events_public_order.
+      `CREATE INDEX events_private_by_creator ON events (created_by, date_at, event_id)
+       WHERE access = 'PRIVATE'`,
+      // Only the write path looked events up by creator; the index above covers that too.
+      'DROP INDEX events_creator',
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */

@@ -7,6 +7,8 @@ import pg from 'pg';
 import type { ChangeFeed } from './cached-event-store.js';
 
 export const CHANGE_CHANNEL = 'events_changed';
+/** `application_name` of the LISTEN connection, so operators (and tests) can find it in pg_stat_activity. */
+export const FEED_APPLICATION_NAME = 'events-change-feed';
 
 export function createPgChangeFeed(url: string, onError?: (error: Error) => void): ChangeFeed {
   let client: pg.Client | undefined;
@@ -15,7 +17,14 @@ export function createPgChangeFeed(url: string, onError?: (error: Error) => void
   let delayMs = 100;
 
   const connect = async (onChange: () => void, onState: (live: boolean) => void): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    const next = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 5_000,
+      application_name: FEED_APPLICATION_NAME,
+      // TCP keep-alive, so a connection that dies silently (no FIN) is noticed and the cache bypassed.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     const lost = (error?: Error): void => {
       if (error) onError?.(error);
       if (client !== next) return;
