@@ -159,12 +159,7 @@ export function fiatWithdrawals(deps: FiatDeps, hooks: WithdrawalHooks): FiatWit
             confirmExpiresAt: confirm ? new Date(deps.now() + hooks.confirmationTtlMs) : null,
           });
           if (confirm) {
-            const prepared = await hooks.confirmation.prepare(tx, withdrawal, account.email);
-            deliver = prepared.deliver;
-            await tx.query('UPDATE withdrawals SET confirm_expires_at = $2 WHERE id = $1', [
-              withdrawal.id,
-              prepared.expiresAt,
-            ]);
+            deliver = (await hooks.confirmation.prepare(tx, withdrawal, account.email)).deliver;
           }
           return withdrawal;
         });

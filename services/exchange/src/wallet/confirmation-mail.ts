@@ -8,7 +8,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { formatAmount } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 import type { WithdrawalConfirmation } from './wallet.js';
-import type { Withdrawal } from './withdrawal-store.js';
+import { setConfirmExpiry, type Withdrawal } from './withdrawal-store.js';
 
 export const WITHDRAWAL_LINK_PURPOSE = 'withdrawal';
 
@@ -24,6 +24,7 @@ export function mailConfirmation(
         subjectId: withdrawal.id,
         accountId: withdrawal.accountId,
       });
+      await setConfirmExpiry(tx, withdrawal.id, issued.expiresAt);
       const code = withdrawal.currency.toUpperCase();
       const amount = formatAmount(withdrawal.amount, reference.ledgerPrecision(withdrawal.currency));
       const fee = formatAmount(withdrawal.fee, reference.ledgerPrecision(withdrawal.feeCurrency));

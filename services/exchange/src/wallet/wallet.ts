@@ -27,8 +27,9 @@ import {
 /** Sends the confirmation mail of a withdrawal (wired to src/mail/ in app.ts). */
 export interface WithdrawalConfirmation {
   /**
-   * Issues single-use confirm and cancel links inside `tx` (the transaction creating the request)
-   * and returns their expiry and a function that sends the mail once the transaction committed.
+   * Issues single-use confirm and cancel links inside `tx` (the transaction creating the request),
+   * records their expiry as the request's, and returns it with a function that sends the mail once
+   * the transaction committed.
    */
   prepare(
     tx: Sql,
@@ -185,12 +186,7 @@ export class Wallet {
             : null,
         });
         if (confirm && this.confirmation) {
-          const prepared = await this.confirmation.prepare(tx, withdrawal, account.email);
-          deliver = prepared.deliver;
-          await tx.query('UPDATE withdrawals SET confirm_expires_at = $2 WHERE id = $1', [
-            withdrawal.id,
-            prepared.expiresAt,
-          ]);
+          deliver = (await this.confirmation.prepare(tx, withdrawal, account.email)).deliver;
         }
         return withdrawal;
       });

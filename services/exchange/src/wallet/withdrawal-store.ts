@@ -276,3 +276,8 @@ export async function settleWithdrawal(
   );
   return true;
 }
+
+/** Records when an unconfirmed request expires: its mailed links' expiry (see confirmation-mail.ts). */
+export async function setConfirmExpiry(tx: Sql, id: number, expiresAt: Date): Promise<void> {
+  await tx.query('UPDATE withdrawals SET confirm_expires_at = $2 WHERE id = $1', [id, expiresAt]);
+}
