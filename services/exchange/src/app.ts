@@ -5,6 +5,8 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { databaseHealthRoute } from '@platform/http-edge/health';
+import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ApiKeyCache } from './auth/key-cache.js';
 import type { FailureLimits } from './codes/limits.js';
@@ -12,10 +14,10 @@ import { registerTransferCodes } from './codes/register.js';
 import { defaultPaygateConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
+import { ApiError } from './errors.js';
 import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
 import { registerErrorHandler } from './http/error-handler.js';
-import { registerJsonBody } from './http/json-body.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { ActionLinks } from './mail/links.js';
@@ -28,7 +30,6 @@ import { accountRoutes } from './routes/account.js';
 import { currencyRoutes } from './routes/currencies.js';
 import { exchangeRateRoutes } from './routes/exchange-rates.js';
 import { feeRoutes } from './routes/fees.js';
-import { healthRoutes } from './routes/health.js';
 import { linkRoutes } from './routes/links.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { marketRoutes } from './routes/markets.js';
@@ -132,7 +133,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const fiat = createFiat(base, { log: app.log, ...options.fiat });
   const deps: RouteDeps = { ...base, fiatWithdrawals: fiat.withdrawals };
   registerErrorHandler(app);
-  registerJsonBody(app);
+  registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {
@@ -154,7 +155,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  healthRoutes(app, deps);
+  databaseHealthRoute(app, deps.db);
   timestampRoutes(app, deps);
   currencyRoutes(app, deps);
   marketRoutes(app, deps);

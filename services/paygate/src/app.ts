@@ -2,19 +2,20 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { databaseHealthRoute } from '@platform/http-edge/health';
+import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import type { Database } from '@platform/sql-storage/database';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Catalog } from './catalog/catalog.js';
+import { ApiError } from './errors.js';
 import type { RouteDeps } from './http/deps.js';
 import { registerErrorHandler } from './http/error-handler.js';
-import { registerJsonBody } from './http/json-body.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
 import { assetRoutes } from './routes/assets.js';
-import { healthRoutes } from './routes/health.js';
 import { hostedPageRoutes } from './routes/hosted-page.js';
 import { invoiceRoutes } from './routes/invoices.js';
 import { merchantRoutes } from './routes/merchant.js';
@@ -94,7 +95,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     await worker.stop();
   });
   registerErrorHandler(app);
-  registerJsonBody(app);
+  registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {
@@ -116,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  healthRoutes(app, deps);
+  databaseHealthRoute(app, deps.db);
   prerequestRoutes(app, deps);
   invoiceRoutes(app, deps);
   hostedPageRoutes(app, deps);

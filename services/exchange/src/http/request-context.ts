@@ -1,4 +1,6 @@
 import type { Scope } from '../apikeys/store.js';
+// `request.rawBody` (the bytes v3 signatures are computed over) is declared by the JSON body parser.
+import '@platform/http-edge/json-body';
 
 /** Who made an authenticated request (set by the v2/v3 authentication hooks). */
 export interface AuthContext {
@@ -21,8 +23,6 @@ export interface DeferredNonce {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request body exactly as received: v3 signatures are computed over these bytes. */
-    rawBody?: Buffer;
     auth?: AuthContext;
     deferredNonce?: DeferredNonce;
   }

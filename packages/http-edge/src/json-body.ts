@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The exact bytes of a JSON body: merchant signatures are verified over them. */
+    /** The request body exactly as received: signatures are computed over these bytes. */
     rawBody?: Buffer;
   }
 }
@@ -17,11 +16,19 @@ function refusePoisoning(key: string, value: unknown): unknown {
   return value;
 }
 
+export interface RawJsonBodyOptions {
+  /** The service's own error for a body that is not JSON (rendered by its error handler). */
+  readonly malformed: (message: string) => Error;
+}
+
 /**
- * A JSON parser that keeps the raw bytes (signatures are checked over them, never over
- * re-serialised JSON) and reports malformed JSON in the service's error shape.
+ * Replaces Fastify's JSON parser with one that keeps the raw bytes on `request.rawBody` (signatures
+ * are verified over them, never over re-serialised JSON) and reports malformed JSON as the service's
+ * error. An empty body is the empty object, the way clients sign a POST without parameters. The
+ * text/plain parser is removed too: a service accepts JSON (and what else it registers) only, anything
+ * else is a 415.
  */
-export function registerJsonBody(app: FastifyInstance): void {
+export function registerRawJsonBody(app: FastifyInstance, options: RawJsonBodyOptions): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const raw = body as Buffer;
@@ -33,10 +40,7 @@ export function registerJsonBody(app: FastifyInstance): void {
     try {
       done(null, JSON.parse(raw.toString('utf8'), refusePoisoning) as unknown);
     } catch (error) {
-      done(
-        new ApiError('malformed_json', `request body is not valid JSON: ${(error as Error).message}`),
-        undefined,
-      );
+      done(options.malformed(`request body is not valid JSON: ${(error as Error).message}`), undefined);
     }
   });
 }
