@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isCompilable } from './build/project.js';
 
 /**
  * What the launcher needs to know about one service. It comes from the `platform` field of the
@@ -14,8 +15,10 @@ export interface ServiceSpec {
   /** Folder name under services/, used as the log prefix. */
   name: string;
   dir: string;
-  /** Entry file run with `node --import tsx`. */
+  /** Entry file under src/ (its compiled form is the same path under dist/ with .js). */
   entry: string;
+  /** Has a tsconfig.build.json, so it can run compiled; else it runs through tsx. */
+  compilable: boolean;
   /** URL polled until it answers 2xx. */
   health: string;
   urls: Record<string, string>;
@@ -67,6 +70,7 @@ export function discoverServices(servicesDir: string): ServiceSpec[] {
       name,
       dir,
       entry,
+      compilable: isCompilable(dir),
       health: platform.health,
       urls,
       after: after as string[],

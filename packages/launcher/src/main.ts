@@ -2,15 +2,29 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { resolveFormat } from '@platform/logging/logger';
+import { LogSettingError, parseLogSettings } from '@platform/logging/settings';
+import { buildProjects } from './build/build.js';
+import { isStale } from './build/freshness.js';
+import { type BuildProject, readProject } from './build/project.js';
 import { discoverServices, type ServiceSpec } from './discover.js';
+import type { LaunchMode } from './launch-mode.js';
+import { jsonOutput, prettyOutput } from './output.js';
 import { SupervisedService } from './supervisor.js';
 import { renderTable } from './table.js';
 
 /**
- * `npm start`: runs every service that exists on its embedded defaults, each in its own process.
+ * `npm start`: runs every service that exists on its embedded defaults, each in its own process,
+ * from its compiled output (`dist/`, built first when missing or older than the sources of the
+ * service or of a package it uses). `npm run dev` (`--dev`) runs the sources under `tsx watch` instead.
  *
  * Flags: `--only a,b` starts a subset; `--services-dir` and `--cwd` point it elsewhere (tests);
- * `--health-timeout` in seconds (default 60); `--grace` seconds before SIGKILL on stop (default 10).
+ * `--health-timeout` in seconds (default 60); `--grace` seconds before SIGKILL on stop (default 10);
+ * `--dev` runs every service from its sources under `tsx watch` (no build).
+ *
+ * `LOG_FORMAT` and `LOG_LEVEL` mean what they mean in every service: on a terminal (or with
+ * `LOG_FORMAT=pretty`) each service writes readable lines that the launcher prefixes with its name;
+ * otherwise everything, the launcher's own messages included, is one stream of JSON lines.
  */
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -21,13 +35,23 @@ const { values } = parseArgs({
     cwd: { type: 'string' },
     'health-timeout': { type: 'string', default: '60' },
     grace: { type: 'string', default: '10' },
+    dev: { type: 'boolean', default: false },
   },
 });
 
 const out = process.stdout;
-const say = (line: string): void => {
-  out.write(`launcher | ${line}\n`);
-};
+let logSettings: ReturnType<typeof parseLogSettings>;
+try {
+  logSettings = parseLogSettings(process.env);
+} catch (error) {
+  if (!(error instanceof LogSettingError)) throw error;
+  out.write(`launcher | ${error.message}\n`);
+  process.exit(2);
+}
+const format = resolveFormat(logSettings.format, out);
+let output =
+  format === 'json' ? jsonOutput(out, logSettings.level) : prettyOutput(out, 'launcher'.length, false);
+const say = (line: string): void => output.say(line);
 
 function positiveSeconds(name: string, raw: string): number {
   const n = Number(raw);
@@ -56,9 +80,36 @@ if (specs.length === 0) {
   process.exit(1);
 }
 
+/** Compiles the services whose output is stale (one tsc run); a failed build stops the launcher. */
+async function buildStale(compilable: ServiceSpec[]): Promise<void> {
+  const seen = new Map<string, BuildProject>();
+  const stale = compilable.map((spec) => readProject(spec.dir, seen)).filter(isStale);
+  if (stale.length === 0) return;
+  const relative = (p: BuildProject): string => p.dir.replace(`${repoRoot}/`, '');
+  // A fresh checkout compiles everything once (a minute or so): say so before the wait.
+  say(`compiling ${stale.map(relative).join(', ')} (output missing or older than the sources)...`);
+  const started = Date.now();
+  const result = await buildProjects(stale, { onlyStale: false });
+  if (!result.ok) {
+    out.write(result.output);
+    say('build failed (tsc output above): fix it, or run the sources with `npm run dev`');
+    process.exit(1);
+  }
+  say(`built ${result.built.map(relative).join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+const modeOf = (spec: ServiceSpec): LaunchMode =>
+  values.dev ? 'watch' : spec.compilable ? 'compiled' : 'tsx';
+if (!values.dev) await buildStale(specs.filter((s) => s.compilable));
+
 const prefixWidth = Math.max('launcher'.length, ...specs.map((s) => s.name.length));
+const color = logSettings.color ?? out.isTTY === true;
+if (format === 'pretty') output = prettyOutput(out, prefixWidth, color);
+// The services write the launcher's format; their output is a pipe, so colour is asked for explicitly.
+const serviceEnv: NodeJS.ProcessEnv = { ...process.env, LOG_FORMAT: format };
+if (format === 'pretty' && color) serviceEnv.FORCE_COLOR = '1';
 const services = specs.map(
-  (spec, index) => new SupervisedService(spec, { cwd, prefixWidth, color: out.isTTY === true, index, out }),
+  (spec, index) => new SupervisedService(spec, { cwd, index, env: serviceEnv, output, mode: modeOf(spec) }),
 );
 const byName = new Map(services.map((s) => [s.spec.name, s]));
 
@@ -94,7 +145,7 @@ function launch(service: SupervisedService): Promise<boolean> {
       if (dep) await launch(dep);
     }
     if (stopping) return false;
-    say(`starting ${service.spec.name}`);
+    say(`starting ${service.spec.name} (${service.options.mode})`);
     service.start();
     void service.whenExited().then(() => {
       if (!stopping)
@@ -108,9 +159,14 @@ function launch(service: SupervisedService): Promise<boolean> {
   return run;
 }
 
+/**
+ * The demo API key and secret, for the summary table. The secret is shown only to a terminal: it
+ * is never a log line (logs are shipped and kept); elsewhere the line names the key file (mode 0600).
+ */
 function demoKeyLines(): string[] {
   const file = join(cwd, 'data/exchange/demo-api-key.json');
   if (byName.get('exchange')?.state !== 'healthy' || !existsSync(file)) return [];
+  if (!out.isTTY) return ['', `exchange demo API key and secret: ${file}`];
   try {
     const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
     return [
@@ -125,7 +181,11 @@ function demoKeyLines(): string[] {
 
 const results = await Promise.all(services.map(launch));
 if (!stopping) {
-  out.write(`\n${renderTable(services, demoKeyLines())}\n\n`);
+  output.forPeople(`\n${renderTable(services, demoKeyLines())}\n\n`);
+  for (const service of services) {
+    if (output.format === 'json')
+      output.say(`${service.spec.name} ${service.state}`, { state: service.state, urls: service.spec.urls });
+  }
   const healthy = results.filter(Boolean).length;
   say(`${healthy} of ${services.length} service(s) running. Press Ctrl-C to stop.`);
   if (healthy === 0) await stopAll('no healthy service');

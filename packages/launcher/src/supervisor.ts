@@ -2,13 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceSpec } from './discover.js';
+import { type LaunchMode, nodeArguments } from './launch-mode.js';
+import type { LauncherOutput } from './output.js';
 
 export type ServiceState = 'starting' | 'healthy' | 'failed' | 'stopped';
-
-const COLORS = [36, 35, 33, 32, 34, 31];
-
-// Resolved once from the launcher's own dependencies, so a service starts whatever the cwd is.
-const TSX_LOADER = import.meta.resolve('tsx');
 
 /**
  * One service running as a child process in its own process group (so that stopping it also stops
@@ -23,35 +20,31 @@ export class SupervisedService {
 
   constructor(
     readonly spec: ServiceSpec,
-    private readonly options: {
+    readonly options: {
       cwd: string;
-      prefixWidth: number;
-      color: boolean;
       index: number;
-      out: NodeJS.WritableStream;
+      mode: LaunchMode;
+      /** The service's environment: the launcher's, with the log format it wants (see main.ts). */
+      env: NodeJS.ProcessEnv;
+      output: LauncherOutput;
     },
   ) {}
 
-  private prefix(): string {
-    const label = this.spec.name.padEnd(this.options.prefixWidth);
-    if (!this.options.color) return `${label} | `;
-    const color = COLORS[this.options.index % COLORS.length];
-    return `\u001b[${color}m${label}\u001b[0m | `;
-  }
-
   start(): void {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, this.spec.entry], {
+    const child = spawn(process.execPath, nodeArguments(this.spec, this.options.mode), {
       cwd: this.options.cwd,
-      env: process.env,
+      env: this.options.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     this.child = child;
-    const prefix = this.prefix();
-    for (const stream of [child.stdout, child.stderr]) {
+    for (const [name, stream] of [
+      ['stdout', child.stdout],
+      ['stderr', child.stderr],
+    ] as const) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
-        this.options.out.write(`${prefix}${line}\n`);
+        this.options.output.serviceLine(this.spec.name, this.options.index, name, line);
       });
     }
     this.exited = new Promise((resolve) => {

@@ -85,7 +85,8 @@ describe('npm start launcher', () => {
       ],
       {
         cwd: repoRoot,
-        env: { ...process.env, PID_FILE_DIR: servicesDir },
+        // the readable format a terminal gets (launcher.logs.test.ts covers the JSON stream)
+        env: { ...process.env, PID_FILE_DIR: servicesDir, LOG_FORMAT: 'pretty' },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

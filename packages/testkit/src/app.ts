@@ -1,3 +1,4 @@
+import { listeningPorts } from './listening.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from './process.js';
 
@@ -40,31 +41,55 @@ export interface StartServiceOptions {
   /** Environment for the process; `portVariable` is set to a free port unless `port` is given. */
   env?: NodeJS.ProcessEnv;
   portVariable?: string;
+  /**
+   * The port to give the process. `0` lets it bind a port of the kernel's choosing, learnt from the
+   * process's listening sockets (the one answering `healthPath` with 2xx): nothing can take it from the
+   * process, unlike a port probed by `freePort()` and released before the process binds it. Put a
+   * `TcpFront` before it when clients need one address across restarts.
+   */
   port?: number;
   /** Path polled until it answers below 500, e.g. `/health`. */
   healthPath: string;
   timeoutMs?: number;
+  /** Receives everything the process prints (both streams). */
+  onOutput?: (text: string) => void;
 }
 
-/** Starts a service as a real child process on a free port and waits for its health path. */
+/** Starts a service as a real child process (see `port`) and waits for its health path. */
 export async function startServiceProcess(options: StartServiceOptions): Promise<ServiceProcess> {
-  const port = options.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
+  const given = options.port ?? (await freePort());
   const proc = spawnManaged({
     name: options.name,
     command: process.execPath,
     args: ['--import', 'tsx', options.entry],
     cwd: options.cwd,
-    env: { ...options.env, [options.portVariable ?? 'PORT']: String(port) },
+    env: { ...options.env, [options.portVariable ?? 'PORT']: String(given) },
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
+  // A given port is ready once it answers below 500. Found ports must answer 2xx: a process may
+  // listen on more than one (the exchange's operator endpoint answers 403 to everything).
+  const healthy = async (port: number): Promise<boolean> => {
+    const response = await fetch(`http://127.0.0.1:${port}${options.healthPath}`, {
+      signal: AbortSignal.timeout(1_000),
+    });
+    await response.arrayBuffer();
+    return given === 0 ? response.ok : response.status < 500;
+  };
+  let port = given;
   await waitUntilReady(
     proc,
     async () => {
-      const response = await fetch(`${url}${options.healthPath}`, { signal: AbortSignal.timeout(1_000) });
-      await response.arrayBuffer();
-      return response.status < 500;
+      if (given !== 0) return healthy(given);
+      if (proc.pid === undefined) return false;
+      for (const candidate of await listeningPorts(proc.pid)) {
+        if (await healthy(candidate).catch(() => false)) {
+          port = candidate;
+          return true;
+        }
+      }
+      return false;
     },
     options.timeoutMs ?? 30_000,
   );
-  return { ...proc, port, url };
+  return { ...proc, port, url: `http://127.0.0.1:${port}` };
 }

@@ -22,6 +22,8 @@ export interface SpawnOptions {
   args: readonly string[];
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** Receives everything the process prints (both streams), for tests that search all of it. */
+  onOutput?: (text: string) => void;
 }
 
 const OUTPUT_LINES_KEPT = 200;
@@ -60,6 +62,7 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
     });
   });
   const collect = (chunk: Buffer): void => {
+    options.onOutput?.(chunk.toString('utf8'));
     for (const line of chunk.toString('utf8').split('\n')) {
       if (line.length === 0) continue;
       lines.push(line);
