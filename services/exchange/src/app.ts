@@ -7,22 +7,28 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { Logger } from '@platform/logging/logger';
+import { requestLogOptions } from '@platform/logging/request-log';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { ApiKeyCache } from './auth/key-cache.js';
 import type { FailureLimits } from './codes/limits.js';
 import { registerTransferCodes } from './codes/register.js';
-import { defaultPaygateConfig, type PaygateConfig } from './config.js';
+import { defaultFeedConfig, defaultPaygateConfig, type FeedConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
 import { ApiError } from './errors.js';
+import { registerFeed } from './feed/register.js';
 import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import { type RequestLimitsOptions, registerRequestLimits } from './limits/register.js';
 import { ActionLinks } from './mail/links.js';
 import type { Mailer } from './mail/mailer.js';
 import { createOutboxMailer } from './mail/outbox.js';
+import { MarketStats } from './market-stats/market-stats.js';
+import { CommitFeed } from './orders/commits.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
 import type { ReferenceData } from './reference/load.js';
@@ -38,6 +44,8 @@ import { v2MemberRoutes } from './routes/v2-members.js';
 import { v2OrderRoutes } from './routes/v2-orders.js';
 import { v3OrderRoutes } from './routes/v3-orders.js';
 import { walletRoutes } from './routes/wallets.js';
+import type { SnapshotSettings } from './snapshots/book-snapshots.js';
+import { logSnapshotEvent } from './snapshots/log.js';
 import { walletMethodRoutes } from './wallet/setup.js';
 import type { Wallet } from './wallet/wallet.js';
 
@@ -49,14 +57,16 @@ export interface AppOptions {
   readonly nonceWindowMs?: number;
   /** @default 65536 */
   readonly bodyLimit?: number;
-  /** Fastify logger option. @default false */
-  readonly logger?: FastifyServerOptions['logger'];
+  /** The service logger (`@platform/logging`); one line per request is written to it. @default no logs */
+  readonly logger?: Logger;
   /** Clock in ms. @default Date.now */
   readonly now?: () => number;
   /** Maker/taker fee rates of every market. @default maker 0.1 %, taker 0.2 % */
   readonly fees?: FeeRates;
   /** Order batch statements in flight at once (see OrderServiceOptions). @default 1 */
   readonly orderPipelineDepth?: number;
+  /** Durable book snapshots (see OrderServiceOptions.snapshots). @default none: whole-log replay at start-up, not logged */
+  readonly bookSnapshots?: SnapshotSettings;
   /** Limits of failed transfer-code redemptions (src/codes/limits.ts). @default 10 per account, 30 per address, 15 min */
   readonly codeFailureLimits?: FailureLimits;
   /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
@@ -70,6 +80,14 @@ export interface AppOptions {
   readonly paygate?: PaygateConfig;
   /** Fiat: payout dispatcher timing and the withdrawal confirmation mail (src/fiat/register.ts). */
   readonly fiat?: FiatOptions;
+  /** Followers of committed batches (orders/commits.ts), for a caller that follows them too. @default a new feed */
+  readonly commits?: CommitFeed;
+  /** The live WebSocket feed (src/feed/). @default the defaults of config.ts (`defaultFeedConfig`) */
+  readonly feed?: FeedConfig;
+  /** Request limits (src/limits/); the app closes the limiter. @default none: no limits */
+  readonly limits?: RequestLimitsOptions;
+  /** Proxies whose `X-Forwarded-For` names the client (Fastify `trustProxy`). @default none: the socket address */
+  readonly trustedProxies?: readonly string[];
 }
 
 /**
@@ -78,21 +96,37 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<App> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    // the app's type keeps Fastify's logger interface, which a pino logger implements
+    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    // one line per request, secrets removed from its path (@platform/logging)
+    ...requestLogOptions(),
     bodyLimit: options.bodyLimit ?? 65_536,
     // Duplicate query keys become arrays and are then refused by the schemas / v2 auth.
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // A too long path parameter (414) or a URL that does not decode (400), in our error shape.
+    frameworkErrors,
+    ...(options.trustedProxies?.length ? { trustProxy: [...options.trustedProxies] } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
   const orders = await OrderService.start({
     db: options.db,
+    commits:
+      options.commits ??
+      new CommitFeed((error) => app.log.error({ err: error }, 'a follower of committed batches failed')),
     reference: options.reference,
     now,
     ...(options.fees ? { fees: options.fees } : {}),
     ...(options.orderPipelineDepth ? { pipelineDepth: options.orderPipelineDepth } : {}),
+    ...(options.bookSnapshots
+      ? { snapshots: { ...options.bookSnapshots, report: (event) => logSnapshotEvent(app.log, event) } }
+      : {}),
   });
   app.addHook('onClose', async () => {
     await orders.close();
+  });
+  const marketStats = await MarketStats.start({ db: options.db, orders, now: now() });
+  app.addHook('onClose', async () => {
+    marketStats.close();
   });
   const mail = options.mail ?? {
     mailer: createOutboxMailer(
@@ -116,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     mailer: mail.mailer,
     links,
     orders,
+    marketStats,
     db: options.db,
     reference: options.reference,
     now,
@@ -133,6 +168,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const fiat = createFiat(base, { log: app.log, ...options.fiat });
   const deps: RouteDeps = { ...base, fiatWithdrawals: fiat.withdrawals };
   registerErrorHandler(app);
+  // Before any route: the limits classify routes as they are added.
+  if (options.limits) registerRequestLimits(app, options.limits);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   await app.register(formbody);
   app.addSchema(ErrorResponse);
@@ -171,5 +208,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   walletMethodRoutes(app, deps);
   linkRoutes(app, links);
   registerFiat(app, fiat);
+  const feed = options.feed ?? defaultFeedConfig();
+  if (feed.enabled) await registerFeed(app, deps, feed);
   return app;
 }

@@ -1,7 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 import { DEFAULT_FAILURE_LIMITS, type FailureLimits } from './codes/limits.js';
+import { parseLimits } from './limits/limits-file.js';
+import type { FailureMode } from './limits/register.js';
+import type { LimitsConfig } from './limits/rules.js';
+import { isLoopbackHost } from './loopback.js';
 
 /** Where the master key for encrypting API secrets at rest comes from. */
 export type MasterKeySource =
@@ -115,15 +122,20 @@ export interface Config {
   readonly nonceWindowMs: number;
   /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
   readonly bodyLimit: number;
-  /** Seed the demo account and write `<dataDir>/demo-api-key.json`. @default true only with the embedded database (`SEED_DEMO`) */
+  /**
+   * Seed the demo account and write `<dataDir>/demo-api-key.json`. Refused with a `HOST` that is not
+   * loopback unless `SEED_DEMO_FORCE=true`. @default true only with the embedded database on a loopback `HOST` (`SEED_DEMO`)
+   */
   readonly seedDemo: boolean;
-  /** @default 'info' (`LOG_LEVEL`) */
-  readonly logLevel: string;
+  /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
+  readonly log: LogSettings;
   /**
    * Order batch statements in flight at once: with 2 or more, the next batch is computed and sent
    * while the previous one commits (src/orders/pipeline.ts). @default 1 (`ORDER_PIPELINE_DEPTH`, 1..8)
    */
   readonly orderPipelineDepth: number;
+  /** Durable book snapshots (src/snapshots/). */
+  readonly bookSnapshots: BookSnapshotConfig;
   /**
    * Failed transfer-code redemptions allowed per account and per client address within one window.
    * @default 10, 30, 900000 ms (`SVC_CODE_FAILURES_PER_ACCOUNT`, `SVC_CODE_FAILURES_PER_ADDRESS`, `SVC_CODE_FAILURE_WINDOW_MS`)
@@ -134,6 +146,85 @@ export interface Config {
   readonly mail: MailConfig;
   /** The payment gateway for fiat deposits and withdrawals (src/fiat/). */
   readonly paygate: PaygateConfig;
+  /** The live WebSocket feed (src/feed/). */
+  readonly feed: FeedConfig;
+  /** Request limits (src/limits/, README "Request limits"). */
+  readonly limits: RequestLimitsConfig;
+  /**
+   * Proxies whose `X-Forwarded-For` gives the client address (Fastify `trustProxy`): addresses, CIDRs
+   * or `loopback`, `linklocal`, `uniquelocal`. @default none: the socket address (`TRUSTED_PROXIES`)
+   */
+  readonly trustedProxies: readonly string[];
+}
+
+/** The live WebSocket feed at `/v3/ws` (src/feed/, docs/feed.md). */
+export interface FeedConfig {
+  /** Serve the feed (and keep its books up to date with every batch). @default true (`FEED_ENABLED`) */
+  readonly enabled: boolean;
+  /** Open feed connections at once; one more is refused with 503 before the upgrade. @default 10000 (`FEED_MAX_CONNECTIONS`) */
+  readonly maxConnections: number;
+  /** Subscriptions one connection may hold. @default 50 (`FEED_MAX_SUBSCRIPTIONS`) */
+  readonly maxSubscriptions: number;
+  /** Largest client frame in bytes; a larger one closes the connection with 1009. @default 4096 (`FEED_MAX_FRAME_BYTES`) */
+  readonly maxFrameBytes: number;
+  /** Bytes queued for a client beyond which it is dropped as a slow consumer (4008). @default 1048576 (`FEED_MAX_BUFFERED_BYTES`) */
+  readonly maxBufferedBytes: number;
+  /** Sustained client frames per second; above it the connection is closed with 1008. @default 10 (`FEED_MESSAGES_PER_SECOND`) */
+  readonly messagesPerSecond: number;
+  /** Client frames allowed at once before the rate applies. @default 50 (`FEED_MESSAGE_BURST`) */
+  readonly messageBurst: number;
+  /** Shortest interval between two ticker frames of a market. @default 1000 (`FEED_TICKER_INTERVAL_MS`) */
+  readonly tickerIntervalMs: number;
+}
+
+function feed(env: NodeJS.ProcessEnv): FeedConfig {
+  return Object.freeze({
+    enabled: boolean(env, 'FEED_ENABLED', true),
+    maxConnections: integer(env, 'FEED_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxSubscriptions: integer(env, 'FEED_MAX_SUBSCRIPTIONS', 50, 1, 10_000),
+    maxFrameBytes: integer(env, 'FEED_MAX_FRAME_BYTES', 4_096, 256, 1_048_576),
+    maxBufferedBytes: integer(env, 'FEED_MAX_BUFFERED_BYTES', 1_048_576, 16_384, 1_073_741_824),
+    messagesPerSecond: integer(env, 'FEED_MESSAGES_PER_SECOND', 10, 1, 100_000),
+    messageBurst: integer(env, 'FEED_MESSAGE_BURST', 50, 1, 100_000),
+    tickerIntervalMs: integer(env, 'FEED_TICKER_INTERVAL_MS', 1_000, 50, 3_600_000),
+  });
+}
+
+/** The feed settings with every default (tests and in-process apps). */
+export function defaultFeedConfig(): FeedConfig {
+  return feed({});
+}
+
+/** Request limits (src/limits/). */
+export interface RequestLimitsConfig {
+  /** @default true (`RATE_LIMITS_ENABLED`) */
+  readonly enabled: boolean;
+  /** @default the bundled `config/limits.yaml` (`RATE_LIMITS_FILE`) */
+  readonly file: string;
+  /** The rules of that file. */
+  readonly rules: LimitsConfig;
+  /** services/ratelimit gRPC target; unset: the in-process limiter. @default unset (`RATELIMIT_GRPC_URL`) */
+  readonly grpcTarget: string | undefined;
+  /** Deadline of one call to services/ratelimit. @default 100 (`RATELIMIT_TIMEOUT_MS`, 1..60000) */
+  readonly timeoutMs: number;
+  /** When services/ratelimit fails or times out. @default 'open' (`RATELIMIT_FAILURE_MODE`) */
+  readonly failureMode: FailureMode;
+}
+
+export const DEFAULT_LIMITS_FILE = fileURLToPath(new URL('../config/limits.yaml', import.meta.url));
+
+/** Durable snapshots of the order books, so a restart replays only the commands after the newest. */
+export interface BookSnapshotConfig {
+  /**
+   * Committed commands of a market between two snapshots of its book (also the in-memory checkpoint
+   * interval); 0 turns snapshots off: none written, none read, every start replays the whole log.
+   * @default 50000 (`BOOK_SNAPSHOT_EVERY`, 0..10000000)
+   */
+  readonly every: number;
+  /** Snapshots kept per market, the newest; older ones are the fallback. @default 2 (`BOOK_SNAPSHOT_KEEP`, 2..10) */
+  readonly keep: number;
+  /** Test-only fail point, see src/snapshots/book-snapshots.ts. @default none (`EXCHANGE_FAILPOINT`) */
+  readonly failpoint: string | undefined;
 }
 
 /** How the exchange reaches the payment gateway as a merchant (see briefs' gateway contract). */
@@ -171,6 +262,15 @@ export class ConfigError extends Error {
   }
 }
 
+function logSettings(env: NodeJS.ProcessEnv): LogSettings {
+  try {
+    return parseLogSettings(env);
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
+    throw error;
+  }
+}
+
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -178,6 +278,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
   return value;
+}
+
+function bookSnapshotConfig(env: NodeJS.ProcessEnv): BookSnapshotConfig {
+  return Object.freeze({
+    every: integer(env, 'BOOK_SNAPSHOT_EVERY', 50_000, 0, 10_000_000),
+    keep: integer(env, 'BOOK_SNAPSHOT_KEEP', 2, 2, 10),
+    failpoint: env.EXCHANGE_FAILPOINT || undefined,
+  });
 }
 
 function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -218,6 +326,60 @@ function paygate(env: NodeJS.ProcessEnv): PaygateConfig {
   });
 }
 
+function requestLimits(env: NodeJS.ProcessEnv, cwd: string): RequestLimitsConfig {
+  const file = env.RATE_LIMITS_FILE ? path.resolve(cwd, env.RATE_LIMITS_FILE) : DEFAULT_LIMITS_FILE;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('RATE_LIMITS_FILE', `cannot read ${file}: ${(error as Error).message}`);
+  }
+  const parsed = parseLimits(text);
+  if (!parsed.ok) throw new ConfigError('RATE_LIMITS_FILE', `${file}: ${parsed.error}`);
+  // grpc-js targets: host:port, dns:///host:port, unix:/path; a grpc:// prefix is accepted and dropped.
+  const target = env.RATELIMIT_GRPC_URL?.trim().replace(/^grpc:\/\//, '') || undefined;
+  if (target && !/^(dns:\/\/\/|ipv4:|ipv6:)?[^\s/]+:\d{1,5}$|^unix:\S+$/.test(target)) {
+    throw new ConfigError(
+      'RATELIMIT_GRPC_URL',
+      `expected host:port (or dns:///host:port, unix:/path), got "${target}"`,
+    );
+  }
+  const mode = env.RATELIMIT_FAILURE_MODE || 'open';
+  if (mode !== 'open' && mode !== 'closed') {
+    throw new ConfigError('RATELIMIT_FAILURE_MODE', `expected open or closed, got "${mode}"`);
+  }
+  return Object.freeze({
+    enabled: boolean(env, 'RATE_LIMITS_ENABLED', true),
+    file,
+    rules: parsed.config,
+    grpcTarget: target,
+    timeoutMs: integer(env, 'RATELIMIT_TIMEOUT_MS', 100, 1, 60_000),
+    failureMode: mode,
+  });
+}
+
+/** `TRUSTED_PROXIES`: addresses, CIDRs and proxy-addr's names, checked here so a typo stops the start. */
+function trustedProxies(env: NodeJS.ProcessEnv): readonly string[] {
+  const items = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(item)) continue;
+    const [address, bits, extra] = item.split('/');
+    const family = isIP(address ?? '');
+    const bitsOk =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !bitsOk || extra !== undefined) {
+      throw new ConfigError(
+        'TRUSTED_PROXIES',
+        `expected addresses or CIDRs (or loopback, linklocal, uniquelocal), got "${item}"`,
+      );
+    }
+  }
+  return Object.freeze(items);
+}
+
 /** The gateway settings with every default (tests and in-process apps). */
 export function defaultPaygateConfig(): PaygateConfig {
   return paygate({});
@@ -242,6 +404,24 @@ export function npmInvocationDir(
   const invoked = env.INIT_CWD;
   if (!invoked || env.DATA_DIR || path.resolve(invoked) === path.resolve(cwd)) return undefined;
   return invoked;
+}
+
+/**
+ * Whether to create the demo account. It is funded, may withdraw, and its secret is printed in the
+ * log, so it must not exist on a service others can reach: with a `HOST` that is not loopback it is
+ * off by default and `SEED_DEMO=true` is refused unless `SEED_DEMO_FORCE=true` says it is meant.
+ */
+function demoSeedingOf(env: NodeJS.ProcessEnv, host: string, storageKind: StorageConfig['kind']): boolean {
+  const loopback = isLoopbackHost(host);
+  const forced = boolean(env, 'SEED_DEMO_FORCE', false);
+  const seed = boolean(env, 'SEED_DEMO', storageKind === 'pglite' && loopback);
+  if (seed && !loopback && !forced) {
+    throw new ConfigError(
+      'SEED_DEMO',
+      `refused with HOST=${host}, which is not a loopback address: the demo account is funded and its secret is logged; set SEED_DEMO_FORCE=true to seed it anyway`,
+    );
+  }
+  return seed;
 }
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
@@ -271,10 +451,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError('MASTER_KEY', 'required with DATABASE_URL (or set MASTER_KEY_FILE)');
   }
   const port = integer(env, 'PORT', 3100, 0, 65535);
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
-  }
+  const log = logSettings(env);
   const host = env.HOST || '127.0.0.1';
   const smtpUrl = env.SMTP_URL || undefined;
   if (smtpUrl && !/^smtps?:\/\/[^/]+/.test(smtpUrl)) {
@@ -307,9 +484,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     masterKey: Object.freeze(masterKey),
     nonceWindowMs: integer(env, 'NONCE_WINDOW_MS', 300_000, 1_000, 86_400_000),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
-    seedDemo: boolean(env, 'SEED_DEMO', storage.kind === 'pglite'),
-    logLevel,
+    seedDemo: demoSeedingOf(env, host, storage.kind),
+    log,
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
+    bookSnapshots: bookSnapshotConfig(env),
     codeFailureLimits: Object.freeze({
       perAccount: integer(
         env,
@@ -336,5 +514,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     wallet: walletConfig(env, cwd),
     mail,
     paygate: paygate(env),
+    feed: feed(env),
+    limits: requestLimits(env, cwd),
+    trustedProxies: trustedProxies(env),
   });
 }

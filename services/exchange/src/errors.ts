@@ -10,6 +10,7 @@ export type ErrorName =
   | 'body_too_large'
   | 'unsupported_media_type'
   | 'not_found'
+  | 'uri_too_long'
   | 'unknown_currency'
   | 'unknown_market'
   | 'too_many_decimals'
@@ -26,6 +27,8 @@ export type ErrorName =
   | 'unknown_key'
   | 'key_disabled'
   | 'scope_missing'
+  // Request limits (src/limits/).
+  | 'rate_limited'
   // Transfer codes (src/codes), 3100-3199.
   | 'svc_code_invalid'
   | 'svc_code_not_found'
@@ -82,6 +85,8 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 1004, status: 415 };
     case 'not_found':
       return { code: 1005, status: 404 };
+    case 'uri_too_long':
+      return { code: 1010, status: 414 };
     case 'unknown_currency':
       return { code: 1006, status: 404 };
     case 'unknown_market':
@@ -114,6 +119,8 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    case 'rate_limited':
+      return { code: 1012, status: 429 };
     // Transfer codes (src/codes).
     case 'svc_code_invalid':
       return { code: 3100, status: 400 };

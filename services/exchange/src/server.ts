@@ -1,9 +1,11 @@
+import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
 import { syncCurrencies } from './ledger/store.js';
+import { createRequestLimits } from './limits/setup.js';
 import { openMailer } from './mail/open.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
@@ -33,12 +35,22 @@ const app = await buildApp({
   nonceWindowMs: config.nonceWindowMs,
   bodyLimit: config.bodyLimit,
   orderPipelineDepth: config.orderPipelineDepth,
+  bookSnapshots: config.bookSnapshots,
   codeFailureLimits: config.codeFailureLimits,
   paygate: config.paygate,
+  feed: config.feed,
   fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },
-  logger: { level: config.logLevel },
+  logger: createLogger({ service: 'exchange', ...config.log }),
   mail: { mailer, publicUrl: config.mail.publicUrl, linkTtlMs: config.mail.linkTtlMs },
+  limits: await createRequestLimits(config.limits),
+  trustedProxies: config.trustedProxies,
 });
+app.log.info(
+  config.limits.enabled ? { rules: config.limits.file, failureMode: config.limits.failureMode } : {},
+  config.limits.enabled
+    ? `request limits decided by ${config.limits.grpcTarget ? `services/ratelimit at ${config.limits.grpcTarget}` : 'the in-process limiter'}`
+    : 'request limits are off (RATE_LIMITS_ENABLED=false)',
+);
 app.log.info({ mail: mailer.description }, `outgoing mail goes to the ${mailer.description}`);
 if (masterKey.created && config.masterKey.kind === 'file') {
   app.log.warn(
@@ -50,15 +62,20 @@ if (config.seedDemo) {
   for (const who of DEMO_ACCOUNTS) {
     const demo = await seedDemo(db, secretBox, reference, config.dataDir, who);
     await seedDemoAddresses(wallet, demo.accountId, app.log);
+    const file = `${config.dataDir}/${who.keyFile}`;
+    // The secret is never a log line (logs are shipped and kept): it is in the key file (mode 0600),
+    // which the launcher prints from, and a terminal sees it once, when the account is created.
     app.log.info(
-      {
-        email: who.email,
-        apiKey: demo.apiKey,
-        apiSecret: demo.apiSecret,
-        file: `${config.dataDir}/${who.keyFile}`,
-      },
-      demo.created ? 'created a demo account' : 'demo account ready',
+      { email: who.email, apiKey: demo.apiKey, file },
+      demo.created
+        ? `created a demo account; its API key and secret are in ${file}`
+        : `demo account ready; its API key and secret are in ${file}`,
     );
+    if (demo.created && process.stdout.isTTY) {
+      process.stdout.write(
+        `demo account ${who.email}: API key ${demo.apiKey}, API secret ${demo.apiSecret}\n`,
+      );
+    }
   }
 }
 

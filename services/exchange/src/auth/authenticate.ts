@@ -82,7 +82,11 @@ export function nonceRefusal(outcome: Exclude<NonceOutcome, 'recorded'>, protoco
   }
 }
 
-async function verifiedKey(
+/**
+ * Verifies a signature made with a key's secret and records the nonce (unless deferred); refuses with
+ * ApiErrors. Shared by the REST hooks below and the live feed's `auth` frame (src/feed/auth.ts).
+ */
+export async function verifiedKey(
   deps: AuthDeps,
   protocol: Protocol,
   publicKey: string,
@@ -156,11 +160,27 @@ export function recordDeferredNonce(deps: AuthDeps): onSendHookHandler {
 }
 
 /**
+ * The hooks made by v3Auth and v2Auth: a route whose preValidation holds one is private (request
+ * limits count such routes per API key, src/limits/register.ts).
+ */
+const signedRequestHooks = new WeakSet<preValidationHookHandler>();
+
+/** Does this preValidation hook authenticate a signed request (v3 or v2)? */
+export function isSignedRequestHook(hook: unknown): boolean {
+  return typeof hook === 'function' && signedRequestHooks.has(hook as preValidationHookHandler);
+}
+
+function signedRequestHook(hook: preValidationHookHandler): preValidationHookHandler {
+  signedRequestHooks.add(hook);
+  return hook;
+}
+
+/**
  * v3 private methods: headers `svc-nonce`, `svc-apikey`, `svc-signature` over path + nonce + raw body.
  * Runs before body validation, so unauthenticated callers learn nothing about the method.
  */
 export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
-  return async (request) => {
+  return signedRequestHook(async (request) => {
     refuseDuplicateHeaders(request);
     const headers = request.headers;
     for (const name of V3_HEADERS) {
@@ -183,12 +203,12 @@ export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}):
     requireScope(key, scope);
     request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };
     if (request.body === undefined || request.body === null) request.body = {};
-  };
+  });
 }
 
 /** v2 (Peatio) methods: `access_key`, `tonce`, `signature` in the query (GET) or form body (POST). */
 export function v2Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
-  return async (request) => {
+  return signedRequestHook(async (request) => {
     const source = (
       request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) }
     ) as Record<string, unknown> | undefined;
@@ -213,5 +233,5 @@ export function v2Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}):
     );
     requireScope(key, scope);
     request.auth = { accountId: key.accountId, keyId: key.id, scopes: key.scopes };
-  };
+  });
 }

@@ -241,8 +241,7 @@ export function transferCodeRoutes(app: App, deps: RouteDeps, codes: TransferCod
         params: Type.Object({ code: Type.String({ description: 'the first 5 characters of the code' }) }),
         response: { 200: CodeObjectSchema, ...errorResponses },
       },
-      // A user may paste a whole code into this path: keep the path out of the request log lines.
-      logLevel: 'warn',
+      // A user may paste a whole code into this path: the request log line shows `:code` as [REDACTED].
     },
     async (request) => {
       const segment = request.params.code;

@@ -3,6 +3,7 @@ import type { PaygateConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ActionLinks } from '../mail/links.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { MarketStats } from '../market-stats/market-stats.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 import type { FiatWithdrawals } from '../wallet/fiat-port.js';
@@ -15,6 +16,8 @@ export interface RouteDeps {
   readonly auth: AuthDeps;
   /** Order entry and the books (one single writer per market). */
   readonly orders: OrderService;
+  /** Rolling 24 h statistics and committed books in memory (tickers, markets, book, depth). */
+  readonly marketStats: MarketStats;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
   /** Crypto deposits and withdrawals (src/wallet/); without it the wallet methods answer 503. */

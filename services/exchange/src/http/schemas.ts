@@ -39,3 +39,11 @@ export const V2AuthQuery = {
 export function v2Paths(path: string): string[] {
   return [path, `${path}.json`];
 }
+
+/** Response headers of a paged list (http/paging.ts), for the OpenAPI document. */
+export function PageHeaders(next: string, nextDescription: string) {
+  return {
+    'x-has-more': Type.String({ description: '"true" when rows beyond this page exist, else "false"' }),
+    [next]: Type.Optional(Type.String({ description: nextDescription })),
+  };
+}

@@ -1,9 +1,7 @@
-import { ApiError } from '../errors.js';
 import type { DeferredNonce } from '../http/request-context.js';
-import { accepted, parseDecimal } from './format.js';
-import type { OrderRequest } from './requests.js';
+import { parseDecimal } from './decimal-input.js';
+import type { EntryOutcome, InputRefusal, OrderOutcome, OrderRequest } from './requests.js';
 import type { OrderService } from './service.js';
-import type { OrderRow } from './store.js';
 
 /** An order as the HTTP edge received it (v2 form fields or the v3 submit body), still text. */
 export interface OrderInput {
@@ -16,72 +14,84 @@ export interface OrderInput {
   readonly stopPrice?: unknown;
 }
 
-/** Parses the input in the market's precision and places the order; refusals become ApiErrors. */
+type Parsed = { readonly ok: true; readonly value: bigint } | InputRefusal;
+
+/** The request an input asks for, in the market's precision, or why it cannot be one (first bad field). */
+export function orderRequest(
+  orders: OrderService,
+  accountId: number,
+  input: OrderInput,
+): { readonly ok: true; readonly market: string; readonly request: OrderRequest } | InputRefusal {
+  const market = orders.market(input.market);
+  if (!market) return { ok: false, code: 'UNKNOWN_MARKET', message: `unknown market "${input.market}"` };
+  const { base_precision: amountPrecision, quote_precision: pricePrecision } = market.file;
+  const required = (value: unknown, precision: number, field: string): Parsed =>
+    value === undefined || value === null || value === ''
+      ? { ok: false, code: 'MISSING_FIELD', message: `${field} is required for a ${input.type} order` }
+      : parseDecimal(value, precision, field);
+  const ok = { ok: true, market: market.id } as const;
+  const { side } = input;
+  switch (input.type) {
+    case 'limit': {
+      const price = required(input.price, pricePrecision, 'price');
+      if (!price.ok) return price;
+      const amount = parseDecimal(input.amount, amountPrecision, 'amount');
+      if (!amount.ok) return amount;
+      return { ...ok, request: { type: 'limit', accountId, side, price: price.value, amount: amount.value } };
+    }
+    case 'limit_stop_loss': {
+      const price = required(input.price, pricePrecision, 'price');
+      if (!price.ok) return price;
+      const stopPrice = required(input.stopPrice, pricePrecision, 'stop_price');
+      if (!stopPrice.ok) return stopPrice;
+      const amount = parseDecimal(input.amount, amountPrecision, 'amount');
+      if (!amount.ok) return amount;
+      return {
+        ...ok,
+        request: {
+          type: 'limit_stop_loss',
+          accountId,
+          side,
+          price: price.value,
+          stopPrice: stopPrice.value,
+          amount: amount.value,
+        },
+      };
+    }
+    case 'market': {
+      const amount = parseDecimal(input.amount, amountPrecision, 'amount');
+      if (!amount.ok) return amount;
+      return { ...ok, request: { type: 'market', accountId, side, amount: amount.value } };
+    }
+    case 'market_by_quote': {
+      const quote = parseDecimal(input.amount, market.totalPrecision, 'amount');
+      if (!quote.ok) return quote;
+      return { ...ok, request: { type: 'market_by_quote', accountId, side, quote: quote.value } };
+    }
+  }
+}
+
+/** Parses the input in the market's precision and places the order; refusals are values. */
 export async function placeOrder(
   orders: OrderService,
   accountId: number,
   input: OrderInput,
   nonce?: DeferredNonce,
-): Promise<OrderRow> {
-  const market = orders.market(input.market);
-  if (!market) throw new ApiError('unknown_market', `unknown market "${input.market}"`);
-  const { base_precision: amountPrecision, quote_precision: pricePrecision } = market.file;
-  const need = (value: unknown, field: string): unknown => {
-    if (value === undefined || value === null || value === '') {
-      throw new ApiError('validation_failed', `${field} is required for a ${input.type} order`);
-    }
-    return value;
-  };
-  let request: OrderRequest;
-  switch (input.type) {
-    case 'limit':
-      request = {
-        type: 'limit',
-        accountId,
-        side: input.side,
-        price: parseDecimal(need(input.price, 'price'), pricePrecision, 'price'),
-        amount: parseDecimal(input.amount, amountPrecision, 'amount'),
-      };
-      break;
-    case 'limit_stop_loss':
-      request = {
-        type: 'limit_stop_loss',
-        accountId,
-        side: input.side,
-        price: parseDecimal(need(input.price, 'price'), pricePrecision, 'price'),
-        stopPrice: parseDecimal(need(input.stopPrice, 'stop_price'), pricePrecision, 'stop_price'),
-        amount: parseDecimal(input.amount, amountPrecision, 'amount'),
-      };
-      break;
-    case 'market':
-      request = {
-        type: 'market',
-        accountId,
-        side: input.side,
-        amount: parseDecimal(input.amount, amountPrecision, 'amount'),
-      };
-      break;
-    case 'market_by_quote':
-      request = {
-        type: 'market_by_quote',
-        accountId,
-        side: input.side,
-        quote: parseDecimal(input.amount, market.totalPrecision, 'amount'),
-      };
-      break;
-  }
-  return accepted(await orders.place(market.id, request, nonce));
+): Promise<EntryOutcome> {
+  const parsed = orderRequest(orders, accountId, input);
+  if (!parsed.ok) return parsed;
+  return orders.place(parsed.market, parsed.request, nonce);
 }
 
 /**
- * Cancels an order of the account; unknown, foreign, filled or cancelled orders are clear errors. A
+ * Cancels an order of the account; unknown, foreign, filled or cancelled orders are refusals. A
  * deferred nonce is recorded (or refused as reused) in the cancel's batch.
  */
-export async function cancelOrder(
+export function cancelOrder(
   orders: OrderService,
   accountId: number,
   orderId: number,
   nonce?: DeferredNonce,
-): Promise<OrderRow> {
-  return accepted(await orders.cancel(accountId, orderId, nonce));
+): Promise<OrderOutcome> {
+  return orders.cancel(accountId, orderId, nonce);
 }

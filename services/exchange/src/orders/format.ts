@@ -1,10 +1,7 @@
-import { ApiError } from '../errors.js';
-import { parseAmount } from '../money/decimal.js';
 import { averagePrice, type TradingMarket } from './markets.js';
-import type { OrderOutcome } from './requests.js';
 import type { OrderRow, TradeRow } from './store.js';
 
-/** Response shapes of orders and trades (v2 Peatio objects, v3 positional arrays), and input parsing. */
+/** Response shapes of orders and trades (v2 Peatio objects, v3 positional arrays). */
 
 export type V3Order = [
   number,
@@ -143,44 +140,4 @@ export function v2Trade(market: TradingMarket, trade: TradeRow, accountId?: numb
     side: mine ? (buyer ? 'bid' : 'ask') : null,
     ...(mine ? { order_id: buyer ? trade.buyOrderId : trade.sellOrderId } : {}),
   };
-}
-
-/** A decimal from a request in engine units with `precision` decimals; clear errors otherwise. */
-export function parseDecimal(value: unknown, precision: number, field: string): bigint {
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string' || text.trim() === '' || /e/i.test(text)) {
-    throw new ApiError('validation_failed', `${field} must be a decimal number`);
-  }
-  const parsed = parseAmount(text, precision);
-  if (!parsed.ok) {
-    if (parsed.reason === 'too_many_decimals') {
-      throw new ApiError(
-        'too_many_decimals',
-        `${field} has more than ${precision} decimals, the precision of this market`,
-      );
-    }
-    throw new ApiError('validation_failed', `${field} must be a decimal number`);
-  }
-  return parsed.value;
-}
-
-/** Turns a refusal into the service's error; an accepted outcome passes through. */
-export function accepted(outcome: OrderOutcome): OrderRow {
-  if (outcome.ok) return outcome.order;
-  const message = `${outcome.code}: ${outcome.message}`;
-  switch (outcome.code) {
-    case 'INSUFFICIENT_FUNDS':
-      throw new ApiError('insufficient_funds', outcome.message);
-    case 'NONCE_REUSED':
-      throw new ApiError('nonce_reused', outcome.message);
-    case 'KEY_DISABLED':
-      throw new ApiError('key_disabled', outcome.message);
-    case 'ORDER_NOT_FOUND':
-      throw new ApiError('order_not_found', outcome.message);
-    case 'ORDER_ALREADY_FILLED':
-    case 'ORDER_ALREADY_CANCELLED':
-      throw new ApiError('cancel_failed', message);
-    default:
-      throw new ApiError('invalid_order', message);
-  }
 }

@@ -1,9 +1,8 @@
-import type { Sql } from '../db/database.js';
+import type { WindowStats } from '../market-stats/rolling-day.js';
 import { amountToNumber } from '../money/decimal.js';
 import type { ExchangeRate, ReferenceData } from '../reference/load.js';
 import type { TradingMarket } from './markets.js';
-import type { OrderService } from './service.js';
-import { type DayStats, dayStats } from './store.js';
+import type { BookView } from './writer.js';
 
 export const DAY_MS = 86_400_000;
 
@@ -22,6 +21,7 @@ export type V3Ticker = [
   number,
 ];
 
+/** What public market data shows of one market (see market-stats/market-stats.ts, which keeps it). */
 export interface MarketSummary {
   readonly market: TradingMarket;
   readonly bid: bigint | null;
@@ -31,30 +31,11 @@ export interface MarketSummary {
   /** Last trade price ever, null before the first trade. */
   readonly last: bigint | null;
   /** Trades of the last 24 hours, undefined when there were none. */
-  readonly day: DayStats | undefined;
-}
-
-/** Top of book from the engines, rolling 24 hours from the stored trades. */
-export async function summaries(db: Sql, orders: OrderService, now: number): Promise<MarketSummary[]> {
-  const days = await dayStats(db, now - DAY_MS);
-  return [...orders.markets.values()].map((market) => {
-    const view = orders.writer(market.id)!.view();
-    const bid = view.bids[0];
-    const ask = view.asks[0];
-    return {
-      market,
-      bid: bid?.[0] ?? null,
-      bidVolume: bid?.[1] ?? 0n,
-      ask: ask?.[0] ?? null,
-      askVolume: ask?.[1] ?? 0n,
-      last: view.lastPrice,
-      day: days.get(market.id),
-    };
-  });
+  readonly day: WindowStats | undefined;
 }
 
 /** 24 h change of the price in percent, 2 decimals (0 without trades in the window). */
-export function changePercent(day: DayStats | undefined): number {
+export function changePercent(day: WindowStats | undefined): number {
   if (!day || day.open === 0n) return 0;
   return Math.round(Number(((day.last - day.open) * 1_000_000n) / day.open) / 100) / 100;
 }
@@ -101,8 +82,7 @@ export function v2Ticker(s: MarketSummary, now: number) {
  * (volume < 0) best first. Prices are grouped to `display_precision` decimals when the market's price
  * precision is finer: bids rounded down, asks up, so a group never looks better than its orders.
  */
-export function v3Book(orders: OrderService, market: TradingMarket): [number, number, number][] {
-  const depth = orders.writer(market.id)!.view();
+export function v3Book(depth: BookView, market: TradingMarket): [number, number, number][] {
   const { quote_precision: qp, base_precision: bp, display_precision: dp } = market.file;
   const step = qp > dp ? 10n ** BigInt(qp - dp) : 1n;
   const group = (entries: readonly (readonly [bigint, bigint, number])[], up: boolean, sign: number) => {

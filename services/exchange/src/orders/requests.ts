@@ -33,7 +33,17 @@ export type OrderRefusal =
     }
   | { readonly ok: false; readonly code: MatchingErrorCode; readonly message: string };
 
+/** Why an order as the HTTP edge received it could not become a request (see entry.ts). */
+export interface InputRefusal {
+  readonly ok: false;
+  readonly code: 'UNKNOWN_MARKET' | 'MISSING_FIELD' | 'NOT_A_DECIMAL' | 'TOO_MANY_DECIMALS';
+  readonly message: string;
+}
+
 /**
  * The outcome of one request, known only after its batch committed (the order as stored then).
  */
 export type OrderOutcome = { readonly ok: true; readonly order: OrderRow } | OrderRefusal;
+
+/** The outcome of an order as received: refused as input, or the outcome of its request. */
+export type EntryOutcome = OrderOutcome | InputRefusal;

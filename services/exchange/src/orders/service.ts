@@ -2,7 +2,9 @@ import { systemAccountId } from '../accounts/store.js';
 import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { ReferenceData } from '../reference/load.js';
+import { BookSnapshots, type SnapshotEvent, type SnapshotSettings } from '../snapshots/book-snapshots.js';
 import { BatchInputs } from './batch-inputs.js';
+import { CommitFeed } from './commits.js';
 import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from './markets.js';
 import { BatchPipeline } from './pipeline.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
@@ -19,6 +21,15 @@ export interface OrderServiceOptions {
   readonly checkpointEvery?: number;
   /** @default PIPELINE_DEPTH (1): batch statements in flight at once (1: each waits for the one before). */
   readonly pipelineDepth?: number;
+  /** Followers of committed batches (see commits.ts); a new feed without followers by default. */
+  readonly commits?: CommitFeed;
+  /**
+   * Durable book snapshots (src/snapshots/): with `every` > 0 the engines are restored from them at
+   * start-up and snapshotted every `every` committed commands (also the in-memory checkpoint
+   * interval); with 0 none are written or read. `report` hears what they did (and how long each
+   * book took to rebuild). @default none: every book is replayed from its whole log, unreported
+   */
+  readonly snapshots?: SnapshotSettings & { readonly report?: (event: SnapshotEvent) => void };
 }
 
 /**
@@ -30,23 +41,37 @@ export class OrderService {
 
   private constructor(
     readonly markets: ReadonlyMap<string, TradingMarket>,
+    /** Followers of committed batches: subscribe here (market statistics, the live feed). */
+    readonly commits: CommitFeed,
     private readonly writers: ReadonlyMap<string, MarketWriter>,
     private readonly db: Database,
     private readonly pipeline: BatchPipeline,
+    /** Durable book snapshots, when enabled. */
+    readonly snapshots: BookSnapshots | undefined,
   ) {}
 
-  /** Opens the service: ids continue after the stored ones and every book is rebuilt from its command log. */
+  /**
+   * Opens the service: ids continue after the stored ones and every book is rebuilt from storage
+   * (its newest valid snapshot and the commands after it, or its whole command log).
+   */
   static async start(options: OrderServiceOptions): Promise<OrderService> {
     const markets = tradingMarkets(options.reference, options.fees ?? DEFAULT_FEES);
     const ids = await lastIds(options.db);
     let orderId = ids.order;
     let tradeId = ids.trade;
     const pipeline = new BatchPipeline(options.db, options.pipelineDepth);
+    const commits = options.commits ?? new CommitFeed();
+    const snapshots = options.snapshots
+      ? new BookSnapshots(options.db, options.snapshots, options.snapshots.report)
+      : undefined;
+    const checkpointEvery = snapshots?.settings.every || options.checkpointEvery;
     const context = {
       pipeline,
       db: options.db,
       inputs: new BatchInputs(),
-      ...(options.checkpointEvery ? { checkpointEvery: options.checkpointEvery } : {}),
+      ...(checkpointEvery ? { checkpointEvery } : {}),
+      ...(snapshots ? { snapshots } : {}),
+      commits,
       now: options.now,
       feeAccountId: await systemAccountId(options.db, 'fees'),
       nextOrderId: () => {
@@ -69,7 +94,7 @@ export class OrderService {
       await pipeline.close();
       throw error;
     }
-    return new OrderService(markets, writers, options.db, pipeline);
+    return new OrderService(markets, commits, writers, options.db, pipeline, snapshots);
   }
 
   market(id: string): TradingMarket | undefined {
@@ -106,6 +131,7 @@ export class OrderService {
   async close(): Promise<void> {
     this.closed = true;
     for (const writer of this.writers.values()) await writer.drained();
+    await this.snapshots?.flushed();
     await this.pipeline.close();
   }
 }

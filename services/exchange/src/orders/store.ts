@@ -358,6 +358,10 @@ export interface OrderQuery {
   from?: number;
   to?: number;
   limit: number;
+  /** Rows to skip first (v2 `page`). @default 0 */
+  offset?: number;
+  /** Only orders with a smaller id (keyset paging of lists sorted by id, newest first). */
+  beforeId?: number;
   ascending: boolean;
   /** Sort by `updated_at` (history) or `id` (open orders). */
   by: 'id' | 'updated_at';
@@ -368,8 +372,18 @@ export async function listOrders(db: Sql, q: OrderQuery): Promise<OrderRow[]> {
     `SELECT ${ORDER_COLUMNS} FROM orders
       WHERE account_id = $1 AND state = ANY($2::text[]) AND ($3::text IS NULL OR market = $3)
         AND ($4::bigint IS NULL OR updated_at >= $4) AND ($5::bigint IS NULL OR updated_at <= $5)
-      ORDER BY ${q.by} ${q.ascending ? 'ASC' : 'DESC'}, id ${q.ascending ? 'ASC' : 'DESC'} LIMIT $6`,
-    [q.accountId, q.states, q.market ?? null, q.from ?? null, q.to ?? null, q.limit],
+        AND ($7::bigint IS NULL OR id < $7)
+      ORDER BY ${q.by} ${q.ascending ? 'ASC' : 'DESC'}, id ${q.ascending ? 'ASC' : 'DESC'} LIMIT $6 OFFSET $8`,
+    [
+      q.accountId,
+      q.states,
+      q.market ?? null,
+      q.from ?? null,
+      q.to ?? null,
+      q.limit,
+      q.beforeId ?? null,
+      q.offset ?? 0,
+    ],
   );
   return rows.map(orderOf);
 }

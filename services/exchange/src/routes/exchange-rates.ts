@@ -25,7 +25,7 @@ export function exchangeRateRoutes(app: App, deps: RouteDeps): void {
   const rates = () => {
     const lasts = new Map<string, bigint>();
     for (const market of deps.orders.markets.values()) {
-      const last = deps.orders.writer(market.id)?.view().lastPrice;
+      const last = deps.marketStats.book(market.id).lastPrice;
       if (last) lasts.set(market.id, last);
     }
     return tradedRates(deps.reference, lasts, deps.orders.markets.values());

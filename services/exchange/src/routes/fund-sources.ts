@@ -25,7 +25,11 @@ const FundSourceSchema = Type.Object(
 );
 
 const CurrencyField = Type.String({ minLength: 2, maxLength: 10, description: 'fiat currency, e.g. uah' });
-const IdInput = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]{1,9}$' })]);
+// The integer form has the bound of the string form: a larger id (1e19) is a 400, not a database error.
+const IdInput = Type.Union([
+  Type.Integer({ minimum: 1, maximum: 999_999_999 }),
+  Type.String({ pattern: '^[0-9]{1,9}$' }),
+]);
 
 function present(source: FundSource) {
   return {

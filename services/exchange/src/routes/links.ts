@@ -51,8 +51,7 @@ export function linkRoutes(app: App, links: ActionLinks): void {
         params: TokenParams,
         response: { ...errorResponses },
       },
-      // The token is a secret: keep it out of the request log line.
-      logLevel: 'warn',
+      // The path parameter is a secret: the request log line shows it as [REDACTED] (@platform/logging).
     },
     async (request, reply) => {
       const found = await links.inspect(request.params.token);

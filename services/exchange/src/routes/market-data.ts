@@ -3,8 +3,9 @@ import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, v2Paths } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
+import { TickerText } from '../market-stats/ticker-text.js';
 import { v2Trade } from '../orders/format.js';
-import { summaries, v2Ticker, v3Book, v3Ticker } from '../orders/market-data.js';
+import { v2Ticker, v3Book } from '../orders/market-data.js';
 import type { TradingMarket } from '../orders/markets.js';
 import { marketTrades } from '../orders/store.js';
 
@@ -30,6 +31,7 @@ function limitOf(raw: string | undefined, fallback: number, max: number): number
 
 /** Public market data: v3 tickers and book; v2 tickers, depth and trades (each also with `.json`). */
 export function marketDataRoutes(app: App, deps: RouteDeps): void {
+  const tickerText = new TickerText(deps.marketStats);
   const market = (id: string): TradingMarket => {
     const found = deps.orders.market(id);
     if (!found) throw new ApiError('unknown_market', `unknown market "${id}"`);
@@ -53,7 +55,7 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const raw = request.query.symbols ?? 'ALL';
       const all = raw.toUpperCase() === 'ALL';
       const wanted = all
@@ -63,9 +65,9 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
             .map((s) => s.trim().toLowerCase())
             .filter(Boolean);
       for (const id of wanted) market(id);
-      const list = await summaries(deps.db, deps.orders, deps.now());
-      const byId = new Map(list.map((s) => [s.market.id, s]));
-      return (all ? list : wanted.map((id) => byId.get(id)!)).map(v3Ticker);
+      // Text kept per market until it changes (ticker-text.ts): the schema documents, the cache serialises.
+      const text = tickerText.v3List(all ? deps.marketStats.ids : wanted, deps.now());
+      return reply.type('application/json; charset=utf-8').send(text);
     },
   );
   app.get(
@@ -79,7 +81,10 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
         response: { 200: Type.Array(Type.Array(Type.Number())), ...errorResponses },
       },
     },
-    async (request) => v3Book(deps.orders, market(request.params.symbol)),
+    async (request) => {
+      const m = market(request.params.symbol);
+      return v3Book(deps.marketStats.book(m.id), m);
+    },
   );
   for (const url of v2Paths('/api/v2/tickers')) {
     app.get(
@@ -93,7 +98,7 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
       },
       async () => {
         const now = deps.now();
-        const list = await summaries(deps.db, deps.orders, now);
+        const list = deps.marketStats.summaries(now);
         return Object.fromEntries(list.map((s) => [s.market.id, v2Ticker(s, now)]));
       },
     );
@@ -112,8 +117,7 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
     async (request) => {
       const m = market(request.params.market.replace(/\.json$/, ''));
       const now = deps.now();
-      const list = await summaries(deps.db, deps.orders, now);
-      return v2Ticker(list.find((s) => s.market.id === m.id)!, now);
+      return v2Ticker(deps.marketStats.summary(m.id, now), now);
     },
   );
   for (const url of v2Paths('/api/v2/depth')) {
@@ -139,7 +143,7 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
       },
       async (request) => {
         const m = market(request.query.market);
-        const depth = deps.orders.writer(m.id)!.view();
+        const depth = deps.marketStats.book(m.id);
         const levels = limitOf(request.query.limit, 300, 10_000);
         const level = ([price, volume]: readonly [bigint, bigint, number]) => [
           m.formatPrice(price),

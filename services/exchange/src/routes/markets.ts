@@ -2,8 +2,7 @@ import { Type } from 'typebox';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
-import { changePercent, DAY_MS } from '../orders/market-data.js';
-import { dayStats } from '../orders/store.js';
+import { changePercent } from '../orders/market-data.js';
 
 const Market = Type.Object({
   id: Type.String({ description: 'market key (pair), e.g. btcuah' }),
@@ -28,10 +27,10 @@ export function marketRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async () => {
-      const days = await dayStats(deps.db, deps.now() - DAY_MS);
+      const now = deps.now();
       return deps.reference.markets.map((market) => ({
         ...market,
-        price_change: changePercent(days.get(market.id)),
+        price_change: changePercent(deps.marketStats.day(market.id, now)),
       }));
     },
   );

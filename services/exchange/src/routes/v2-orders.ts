@@ -2,12 +2,14 @@ import { Type } from 'typebox';
 import { recordDeferredNonce, v2Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
-import { errorResponses, V2AuthQuery, v2Paths } from '../http/schemas.js';
+import { announcePage, NEXT_PAGE, pageOf } from '../http/paging.js';
+import { errorResponses, PageHeaders, V2AuthQuery, v2Paths } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
 import { cancelOrder, placeOrder } from '../orders/entry.js';
 import { v2Order, v2Trade } from '../orders/format.js';
 import type { TradingMarket } from '../orders/markets.js';
 import { listOrders, orderById, tradesOfAccount } from '../orders/store.js';
+import { acceptedOrder } from './order-outcome.js';
 
 export const V2Order = Type.Object(
   {
@@ -47,6 +49,17 @@ function limitOf(raw: string | undefined, fallback: number, max: number): number
   if (!/^\d+$/.test(raw) || Number(raw) < 1)
     throw new ApiError('validation_failed', 'limit must be a positive integer');
   return Math.min(Number(raw), max);
+}
+
+/** Largest v2 order page, and largest page number (the OFFSET a page costs grows with it). */
+export const V2_ORDERS_MAX = 1000;
+export const V2_PAGE_MAX = 1000;
+
+function pageNumberOf(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (!/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > V2_PAGE_MAX)
+    throw new ApiError('validation_failed', `page must be an integer from 1 to ${V2_PAGE_MAX}`);
+  return Number(raw);
 }
 
 function positiveId(raw: string): number {
@@ -91,18 +104,20 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
       async (request, reply) => {
         const body = request.body;
         const type = (body.ord_type ?? 'limit') as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss';
-        const order = await placeOrder(
-          deps.orders,
-          request.auth!.accountId,
-          {
-            market: body.market,
-            side: body.side,
-            type,
-            amount: body.volume,
-            price: body.price,
-            stopPrice: body.stop_price,
-          },
-          request.deferredNonce,
+        const order = acceptedOrder(
+          await placeOrder(
+            deps.orders,
+            request.auth!.accountId,
+            {
+              market: body.market,
+              side: body.side,
+              type,
+              amount: body.volume,
+              price: body.price,
+              stopPrice: body.stop_price,
+            },
+            request.deferredNonce,
+          ),
         );
         reply.code(201);
         return v2Order(market(order.market), order);
@@ -124,11 +139,13 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
         },
       },
       async (request) => {
-        const order = await cancelOrder(
-          deps.orders,
-          request.auth!.accountId,
-          positiveId(request.body.id),
-          request.deferredNonce,
+        const order = acceptedOrder(
+          await cancelOrder(
+            deps.orders,
+            request.auth!.accountId,
+            positiveId(request.body.id),
+            request.deferredNonce,
+          ),
         );
         return v2Order(market(order.market), order, 'wait');
       },
@@ -146,22 +163,40 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
             ...Signed,
             market: Type.String(),
             state: Type.Optional(Type.Union(['wait', 'done', 'cancel'].map((s) => Type.Literal(s)))),
-            limit: Type.Optional(Type.String({ description: 'default 100, at most 1000' })),
+            limit: Type.Optional(
+              Type.String({ description: `orders per page; default 100, at most ${V2_ORDERS_MAX}` }),
+            ),
+            page: Type.Optional(
+              Type.String({
+                description: `1-based page of that size (Peatio); default 1, at most ${V2_PAGE_MAX}`,
+              }),
+            ),
           }),
-          response: { 200: Type.Array(V2Order), ...errorResponses },
+          response: {
+            200: {
+              ...Type.Array(V2Order),
+              headers: PageHeaders(NEXT_PAGE, 'the next page, when x-has-more'),
+            },
+            ...errorResponses,
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const m = market(request.query.market);
+        const limit = limitOf(request.query.limit, 100, V2_ORDERS_MAX);
+        const page = pageNumberOf(request.query.page);
         const rows = await listOrders(deps.db, {
           accountId: request.auth!.accountId,
           market: m.id,
           states: [(request.query.state ?? 'wait') as 'wait' | 'done' | 'cancel'],
-          limit: limitOf(request.query.limit, 100, 1000),
+          limit: limit + 1,
+          offset: (page - 1) * limit,
           ascending: false,
           by: 'id',
         });
-        return rows.map((row) => v2Order(m, row));
+        const found = pageOf(rows, limit);
+        announcePage(reply, found.more, [NEXT_PAGE, page + 1]);
+        return found.items.map((row) => v2Order(m, row));
       },
     );
   }

@@ -2,14 +2,18 @@ import { Type } from 'typebox';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
-import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
+import { announcePage, NEXT_BEFORE_ID, pageOf } from '../http/paging.js';
+import { errorResponses, PageHeaders, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
 import { cancelOrder, placeOrder } from '../orders/entry.js';
 import { cancelledOrder, v3Order, v3Trade } from '../orders/format.js';
 import type { TradingMarket } from '../orders/markets.js';
 import { listOrders, orderById, tradesOfOrder } from '../orders/store.js';
+import { acceptedOrder } from './order-outcome.js';
 
 const TWO_WEEKS_MS = 14 * 86_400_000;
+/** Default and largest page of the active-orders list (the list's fixed size before it had pages). */
+export const ACTIVE_ORDERS_MAX = 1000;
 
 const V3OrderSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.Null()]), {
   description:
@@ -37,7 +41,14 @@ const CancelledSchema = Type.Object({
   exchange: Type.Null(),
 });
 
-const IdInput = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]{1,15}$' })]);
+// The integer form has the bound of the string form: a larger id (1e19) is a 400, not a database error.
+const IdInput = Type.Union([
+  Type.Integer({ minimum: 1, maximum: 999_999_999_999_999 }),
+  Type.String({ pattern: '^[0-9]{1,15}$' }),
+]);
+
+/** A time in ms from the epoch up to the end of year 9999; 1e19 is a 400 rather than a database error. */
+const TIME_MS = { minimum: 0, maximum: 253_402_300_799_999 } as const;
 
 function orderIdOf(value: number | string): number {
   const id = Number(value);
@@ -106,18 +117,20 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       const body = request.body;
       const text = String(body.amount).trim();
       const sell = text.startsWith('-');
-      const order = await placeOrder(
-        deps.orders,
-        request.auth!.accountId,
-        {
-          market: body.symbol,
-          side: sell ? 'sell' : 'buy',
-          type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
-          amount: sell ? text.slice(1) : text,
-          price: body.price,
-          stopPrice: body.stop_price,
-        },
-        request.deferredNonce,
+      const order = acceptedOrder(
+        await placeOrder(
+          deps.orders,
+          request.auth!.accountId,
+          {
+            market: body.symbol,
+            side: sell ? 'sell' : 'buy',
+            type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
+            amount: sell ? text.slice(1) : text,
+            price: body.price,
+            stopPrice: body.stop_price,
+          },
+          request.deferredNonce,
+        ),
       );
       return v3Order(market(order.market), order);
     },
@@ -134,21 +147,46 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
           security: v3Security,
           headers: V3AuthHeaders,
           params: Type.Object({ market: Type.Optional(Type.String({ maxLength: 24 })) }),
-          body: Type.Object({}),
-          response: { 200: Type.Array(V3OrderSchema), ...errorResponses },
+          // Both optional: `{}` (the spec's body) answers the newest ACTIVE_ORDERS_MAX as before.
+          body: Type.Object({
+            limit: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                description: `orders per page, newest first; default and at most ${ACTIVE_ORDERS_MAX} (larger values are lowered)`,
+              }),
+            ),
+            before_id: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: 999_999_999_999_999,
+                description: 'only orders with a smaller id: the x-next-before-id header of the page before',
+              }),
+            ),
+          }),
+          response: {
+            200: {
+              ...Type.Array(V3OrderSchema),
+              headers: PageHeaders(NEXT_BEFORE_ID, 'the before_id of the next page, when x-has-more'),
+            },
+            ...errorResponses,
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const m = request.params.market === undefined ? undefined : market(request.params.market);
+        const limit = Math.min(request.body.limit ?? ACTIVE_ORDERS_MAX, ACTIVE_ORDERS_MAX);
         const rows = await listOrders(deps.db, {
           accountId: request.auth!.accountId,
           ...(m ? { market: m.id } : {}),
+          ...(request.body.before_id ? { beforeId: request.body.before_id } : {}),
           states: ['wait'],
-          limit: 1000,
+          limit: limit + 1,
           ascending: false,
           by: 'id',
         });
-        return rows.map((row) => v3Order(market(row.market), row));
+        const page = pageOf(rows, limit);
+        announcePage(reply, page.more, [NEXT_BEFORE_ID, page.items[page.items.length - 1]?.id ?? 0]);
+        return page.items.map((row) => v3Order(market(row.market), row));
       },
     );
   }
@@ -165,8 +203,10 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
           headers: V3AuthHeaders,
           params: Type.Object({ market: Type.Optional(Type.String({ maxLength: 24 })) }),
           body: Type.Object({
-            start: Type.Optional(Type.Integer({ description: 'ms; default two weeks before now' })),
-            end: Type.Optional(Type.Integer({ description: 'ms; default now' })),
+            start: Type.Optional(
+              Type.Integer({ ...TIME_MS, description: 'ms; default two weeks before now' }),
+            ),
+            end: Type.Optional(Type.Integer({ ...TIME_MS, description: 'ms; default now' })),
             limit: Type.Optional(Type.Integer({ minimum: 1, description: 'default 25, at most 1000' })),
             sort: Type.Optional(
               Type.Union([Type.Literal(1), Type.Literal(-1)], { description: 'default -1 (newest first)' }),
@@ -237,11 +277,13 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request) => {
-      const order = await cancelOrder(
-        deps.orders,
-        request.auth!.accountId,
-        orderIdOf(request.body.order_id),
-        request.deferredNonce,
+      const order = acceptedOrder(
+        await cancelOrder(
+          deps.orders,
+          request.auth!.accountId,
+          orderIdOf(request.body.order_id),
+          request.deferredNonce,
+        ),
       );
       return cancelledOrder(market(order.market), order);
     },

@@ -1,6 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@platform/logging/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { CliError, runCli } from '../../src/cli/commands.js';
@@ -59,7 +61,17 @@ export function codesContract(target: Target): void {
         secretBox,
         now: () => Date.now() + offset,
         nonceWindowMs: 86_400_000,
-        logger: { level: 'trace', stream: { write: (line: string) => void logs.push(line) } },
+        logger: createLogger({
+          service: 'exchange',
+          level: 'trace',
+          format: 'json',
+          destination: new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              logs.push(chunk.toString('utf8'));
+              done();
+            },
+          }),
+        }),
       });
     });
     afterAll(async () => {

@@ -1,4 +1,4 @@
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../src/accounts/store.js';
 import { buildApp } from '../../src/app.js';
@@ -146,8 +146,10 @@ export function confirmationContract(target: Target): void {
     });
 
     it('cancels the code and answers 503 when the confirmation mail cannot be sent', async () => {
-      // Nothing listens on a free port: the SMTP connection is refused.
-      const port = await freePort();
+      // A mail server that is down: a front with no server behind it resets the SMTP connection, and
+      // no other process can answer at its port (unlike one released by freePort()).
+      const down = await startTcpFront();
+      const port = down.port;
       const broken = await buildApp({
         db: target.db(),
         reference,
@@ -172,6 +174,7 @@ export function confirmationContract(target: Target): void {
         expect(rows.map((r) => r.status)).toEqual(['canceled']);
       } finally {
         await broken.close();
+        await down.close();
       }
     });
   });

@@ -105,8 +105,9 @@ describe('fiat deposit end to end in a browser', () => {
       (await depositStatus(deposit.deposit_id)) === 'credited' ? true : undefined,
     );
     expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
-    // Every callback the gateway sent has been acknowledged and nothing more is credited afterwards.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Every callback the gateway sent has been acknowledged (its outbox is empty, the readiness
+    // signal), and nothing more was credited by them.
+    await eventually(async () => ((await platform.undeliveredCallbacks()) === 0 ? true : undefined));
     expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
     const wallets = (await api.v3('/v3/auth/r/wallets')).json() as unknown[][];
     expect(wallets).toContainEqual(['exchange', 'UAH', 500, null, 500]);

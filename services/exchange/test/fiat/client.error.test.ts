@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPaygateConfig } from '../../src/config.js';
 import { PaygateClient } from '../../src/fiat/client.js';
@@ -39,11 +39,17 @@ describe('gateway client failures are values', () => {
     new PaygateClient({ ...defaultPaygateConfig(), url: base, timeoutMs: 300 });
 
   it('reports an unreachable gateway, a timeout, a wrong shape, a refusal and a non-JSON error page', async () => {
-    const nobody = `http://127.0.0.1:${await freePort()}`;
-    expect(await client(nobody).paymentPrerequest('uah')).toMatchObject({
-      ok: false,
-      failure: { kind: 'unreachable' },
-    });
+    // A gateway that is down: a front with no server behind it resets every connection, and no other
+    // process can answer at its port (unlike one released by freePort()).
+    const nobody = await startTcpFront();
+    try {
+      expect(await client(nobody.url).paymentPrerequest('uah')).toMatchObject({
+        ok: false,
+        failure: { kind: 'unreachable' },
+      });
+    } finally {
+      await nobody.close();
+    }
     expect(await client(url).paymentPrerequest('uah')).toMatchObject({
       ok: false,
       failure: { kind: 'timeout' },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { v3Headers } from '../support/signing.js';
@@ -16,8 +16,10 @@ const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'fiat-crash-'));
 const exchangeDb = useTestDatabase('exchange_fiat_crash');
 const gatewayDb = useTestDatabase('paygate_fiat_crash');
 const running: ServiceProcess[] = [];
+const fronts: TcpFront[] = [];
 afterAll(async () => {
   for (const proc of running) await proc.stop();
+  for (const front of fronts) await front.close();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -33,9 +35,11 @@ async function query<T>(url: string, text: string, params: unknown[] = []): Prom
 
 describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
   it('a process killed after the gateway accepted the payout, before recording it, pays once after restart', async () => {
-    const exchangePort = await freePort();
-    const gatewayPort = await freePort();
-    const exchangeUrl = `http://127.0.0.1:${exchangePort}`;
+    // Each process binds port 0 behind a front of this test process: the exchange restarts at the
+    // address the gateway calls back, and no other process can take that address meanwhile.
+    const [exchangeFront, gatewayFront] = [await startTcpFront(), await startTcpFront()];
+    fronts.push(exchangeFront, gatewayFront);
+    const exchangeUrl = exchangeFront.url;
     const exchangeEnv = {
       DATABASE_URL: exchangeDb.url,
       MASTER_KEY: 'cd'.repeat(32),
@@ -44,25 +48,31 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
       SEED_DEMO: 'true',
       LOG_LEVEL: 'warn',
       CUSTODY_SANDBOX: 'false',
-      PAYGATE_URL: `http://127.0.0.1:${gatewayPort}`,
+      PAYGATE_URL: gatewayFront.url,
+      PUBLIC_URL: exchangeUrl,
     };
-    const startExchange = (failpoint?: string) =>
-      startServiceProcess({
+    const startExchange = async (failpoint?: string) => {
+      const proc = await startServiceProcess({
         name: 'exchange',
         entry: path.join(serviceDir, 'src/server.ts'),
         cwd,
-        port: exchangePort,
+        port: 0,
         env: { ...exchangeEnv, ...(failpoint ? { EXCHANGE_FAILPOINT: failpoint } : {}) },
         healthPath: '/health',
         timeoutMs: 60_000,
       });
+      running.push(proc);
+      exchangeFront.target(proc.port);
+      return proc;
+    };
     const gateway = await startServiceProcess({
       name: 'paygate',
       entry: path.join(repo, 'services/paygate/src/server.ts'),
       cwd: repo,
-      port: gatewayPort,
+      port: 0,
       env: {
         DATABASE_URL: gatewayDb.url,
+        PUBLIC_URL: gatewayFront.url,
         PAYGATE_MERCHANT_CALLBACK_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/callback`,
         PAYGATE_MERCHANT_RETURN_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/return`,
         PAYOUT_SETTLE_MS: '200',
@@ -75,8 +85,8 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
       timeoutMs: 60_000,
     });
     running.push(gateway);
+    gatewayFront.target(gateway.port);
     const first = await startExchange('fiat-payout-after-send');
-    running.push(first);
 
     const demo = JSON.parse(readFileSync(path.join(cwd, 'data/demo-api-key.json'), 'utf8'));
     const body = JSON.stringify({
@@ -93,6 +103,7 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
       body,
     }).catch(() => undefined);
     await eventually(async () => (first.isRunning() ? undefined : true));
+    exchangeFront.target(undefined); // its port is free now: nothing may reach whoever binds it next
     const [row] = await query<{ id: number; status: string }>(
       exchangeDb.url,
       `SELECT id, status FROM withdrawals WHERE rail = 'fiat'`,
@@ -103,8 +114,7 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
     ]);
     expect(paid).toHaveLength(1); // the gateway has it; the exchange never recorded its answer
 
-    const second = await startExchange();
-    running.push(second);
+    await startExchange();
     const done = await eventually(async () => {
       const [now] = await query<{ status: string; external_id: string }>(
         exchangeDb.url,

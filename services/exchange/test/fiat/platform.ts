@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { defaultPaygateConfig } from '../../src/config.js';
@@ -17,16 +18,18 @@ const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 const GATEWAY_DIR = path.join(REPO, 'services/paygate');
 
 export interface FiatPlatform {
-  /** The exchange, in-process, listening on a free port (the gateway calls it back). */
+  /** The exchange, in-process, on port 0 behind a front (the gateway calls it back). */
   readonly exchange: App;
   readonly exchangeUrl: string;
-  /** The payment gateway, a real process on a free port with its own database. */
+  /** The payment gateway, a real process on port 0 behind a front, with its own database. */
   readonly gatewayUrl: string;
   readonly gateway: ServiceProcess;
   readonly db: ReturnType<ReturnType<typeof usePostgresTarget>['db']>;
   /** Receives the exchange's mail (withdrawal confirmations) over real SMTP. */
   readonly mail: SmtpSink;
-  /** Stops the gateway process and starts it again on the same port and database. */
+  /** Callbacks of the gateway not yet acknowledged by the exchange (its outbox). */
+  undeliveredCallbacks(): Promise<number>;
+  /** Stops the gateway process and starts it again at the same address (its front) and database. */
   restartGateway(): Promise<void>;
 }
 
@@ -43,7 +46,10 @@ export function useFiatPlatform(): FiatPlatform {
   let exchangeUrl = '';
   let sink: SmtpSink | undefined;
   let gateway: ServiceProcess | undefined;
-  let gatewayPort = 0;
+  // Stable addresses owned by this test process (see TcpFront): the gateway restarts on a new port
+  // behind the same URL, and no other process can take that URL's port meanwhile.
+  let gatewayFront: TcpFront | undefined;
+  let exchangeFront: TcpFront | undefined;
   let configDir = '';
   let env: NodeJS.ProcessEnv = {};
 
@@ -52,18 +58,19 @@ export function useFiatPlatform(): FiatPlatform {
       name: 'paygate',
       entry: path.join(GATEWAY_DIR, 'src/server.ts'),
       cwd: REPO,
-      port: gatewayPort,
+      port: 0,
       env,
       healthPath: '/health',
       timeoutMs: 60_000,
     });
+    gatewayFront?.target(gateway.port);
   };
 
   beforeAll(async () => {
-    gatewayPort = await freePort();
-    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    const exchangePort = await freePort();
-    exchangeUrl = `http://127.0.0.1:${exchangePort}`;
+    gatewayFront = await startTcpFront();
+    const gatewayUrl = gatewayFront.url;
+    exchangeFront = await startTcpFront();
+    exchangeUrl = exchangeFront.url;
     sink = await startSmtpSink();
     exchange = await buildApp({
       db: target.db(),
@@ -84,7 +91,8 @@ export function useFiatPlatform(): FiatPlatform {
         linkTtlMs: 3_600_000,
       },
     });
-    await exchange.listen({ port: exchangePort, host: '127.0.0.1' });
+    const address = await exchange.listen({ port: 0, host: '127.0.0.1' });
+    exchangeFront.target(Number(new URL(address).port));
     configDir = mkdtempSync(path.join(tmpdir(), 'fiat-e2e-'));
     const yaml = readFileSync(path.join(GATEWAY_DIR, 'config/gateway.yaml'), 'utf8').replaceAll(
       'http://127.0.0.1:3100/v3/paygate/',
@@ -108,6 +116,8 @@ export function useFiatPlatform(): FiatPlatform {
   afterAll(async () => {
     await gateway?.stop();
     await exchange?.close();
+    await gatewayFront?.close();
+    await exchangeFront?.close();
     await sink?.close();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
@@ -124,7 +134,8 @@ export function useFiatPlatform(): FiatPlatform {
       return sink!;
     },
     get gatewayUrl() {
-      return `http://127.0.0.1:${gatewayPort}`;
+      if (!gatewayFront) throw new Error('not started');
+      return gatewayFront.url;
     },
     get gateway() {
       return gateway!;
@@ -132,7 +143,20 @@ export function useFiatPlatform(): FiatPlatform {
     get db() {
       return target.db();
     },
+    async undeliveredCallbacks() {
+      const db = new pg.Client({ connectionString: gatewayDb.url });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM callback_outbox WHERE delivered_at IS NULL',
+        );
+        return rows[0]?.n ?? 0;
+      } finally {
+        await db.end();
+      }
+    },
     async restartGateway() {
+      gatewayFront?.target(undefined);
       await gateway?.stop();
       await startGateway();
     },

@@ -240,8 +240,19 @@ describe('fiat withdrawals through the gateway', () => {
       available: 500n * UAH - 304_500_000n,
       locked: 304_500_000n,
     });
-    await new Promise((resolve) => setTimeout(resolve, 600)); // three dispatcher rounds
-    expect((await withdrawal(first.id))?.status).toBe('awaiting_confirmation');
+    // The readiness signal that the dispatcher went past the three: a request of another account,
+    // needing no confirmation, queued after them and paid by a round that also saw them.
+    const control = await funded(500n * UAH);
+    const [queued] = (
+      await withdraw(control.api, { ...body, fields: { card_number: '4242424242424242' } })
+    ).json();
+    expect(queued).toMatchObject({ status: 'pending' });
+    await eventually(async () =>
+      (await withdrawal(queued.withdrawal_id))?.status === 'done' ? true : undefined,
+    );
+    for (const waiting of [first, second, third]) {
+      expect((await withdrawal(waiting.id))?.status).toBe('awaiting_confirmation');
+    }
 
     // A GET only shows the page; the POST of the confirm link queues it and the dispatcher pays it.
     expect((await fetch(first.confirm)).status).toBe(200);

@@ -497,6 +497,28 @@ export function tradingContract(target: Target): void {
     });
 
     it('derives exchange rates from last prices, crossing markets, else the reference', async () => {
+      // Self-contained: the two accounts' resting btcuah orders (left by other cases) are cancelled,
+      // then this case trades at 1500000 and at 1600000. The 24 h window's first trade is at 1500000
+      // whether the earlier cases ran (their first trade was at that price) or not.
+      for (const trader of [demo, other]) {
+        for (const order of (await trader.v3('/v3/auth/r/orders/btcuah')).json())
+          await trader.v3('/v3/order/cancel', { order_id: order[0] });
+      }
+      for (const price of ['1500000', '1600000']) {
+        const ask = await other.v3('/v3/auth/w/order/submit', {
+          symbol: 'btcuah',
+          type: 'limit',
+          amount: '-0.01',
+          price,
+        });
+        const bid = await demo.v3('/v3/auth/w/order/submit', {
+          symbol: 'btcuah',
+          type: 'limit',
+          amount: '0.01',
+          price,
+        });
+        expect([ask.statusCode, bid.statusCode]).toEqual([200, 200]);
+      }
       const rates = (await app.inject({ method: 'GET', url: '/v3/exchange-rates/btc' })).json();
       expect(rates.uah).toBe(1_600_000);
       // 24 h change from the first trade of the window (1500000) to the last (1600000).

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
+import { CommitFeed, type CommittedBatch } from '../../src/orders/commits.js';
 import { OrderService } from '../../src/orders/service.js';
 import { credit, newAccount } from '../support/accounts.js';
 import { reference, usePostgresTarget } from '../support/targets.js';
@@ -85,6 +86,53 @@ async function storedBook(): Promise<unknown> {
 }
 
 describe('order writer recovery (postgres)', () => {
+  it('a batch whose answer was lost but which committed reaches the followers after the rebuild (its trades, the rebuilt book)', async () => {
+    const maker = await seller();
+    const taker = (await newAccount(target.db())).id;
+    await credit(target.db(), taker, 'uah', 10n ** 12n);
+    const faults: Faults = { loseNextBatch: undefined, logUnreadable: false };
+    const commits = new CommitFeed();
+    const heard: CommittedBatch[] = [];
+    commits.subscribe((batch) => heard.push(batch));
+    const service = await OrderService.start({
+      db: faulty(target.db(), faults),
+      reference,
+      now: () => T,
+      commits,
+    });
+    try {
+      const price = 9_050_001n;
+      expect((await service.place('btcuah', sell(maker, price))).ok).toBe(true);
+      faults.loseNextBatch = 'after';
+      const lost = await service
+        .place('btcuah', { type: 'limit', accountId: taker, side: 'buy', price, amount: 10_000n })
+        .then(
+          () => 'answered',
+          (error: unknown) => String(error),
+        );
+      expect(lost).toBe('Error: Connection terminated unexpectedly');
+      // The next request runs after the rebuild, so the recovered batch was published by then.
+      expect((await service.place('btcuah', sell(maker, price + 7n))).ok).toBe(true);
+      const recovered = heard.filter((batch) => batch.recovered);
+      expect(recovered).toHaveLength(1);
+      const { rows } = await target
+        .db()
+        .query<{ id: string }>(`SELECT id::text FROM trades WHERE market = 'btcuah' AND price = $1`, [
+          price.toString(),
+        ]);
+      expect(recovered[0]!.trades.map((trade) => String(trade.id))).toEqual(rows.map((row) => row.id));
+      // The last batch heard leaves the followers with the stored book.
+      const fresh = await OrderService.start({ db: target.db(), reference, now: () => T });
+      try {
+        expect(heard.at(-1)!.book).toEqual(fresh.writer('btcuah')!.view());
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await service.close();
+    }
+  });
+
   it.each([
     ['was never sent', 'before', 0],
     ['had committed', 'after', 1],

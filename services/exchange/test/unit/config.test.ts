@@ -18,6 +18,11 @@ describe('configuration', () => {
     expect(config.seedDemo).toBe(true);
     expect(config.orderPipelineDepth).toBe(1);
     expect(loadConfig({ ORDER_PIPELINE_DEPTH: '2' }).orderPipelineDepth).toBe(2);
+    expect(loadConfig({}).bookSnapshots).toEqual({ every: 50_000, keep: 2, failpoint: undefined });
+    expect(loadConfig({ BOOK_SNAPSHOT_EVERY: '0', BOOK_SNAPSHOT_KEEP: '3' }).bookSnapshots).toMatchObject({
+      every: 0,
+      keep: 3,
+    });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -37,6 +42,8 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: '0' })).toThrow(/ORDER_PIPELINE_DEPTH/);
     expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: 'deep' })).toThrow(/ORDER_PIPELINE_DEPTH/);
+    expect(() => loadConfig({ BOOK_SNAPSHOT_EVERY: '-1' })).toThrow(/BOOK_SNAPSHOT_EVERY/);
+    expect(() => loadConfig({ BOOK_SNAPSHOT_KEEP: '1' })).toThrow(/BOOK_SNAPSHOT_KEEP/);
   });
 
   it('writes mail to an outbox under the data folder unless SMTP_URL is set; links point at the listen address', () => {
@@ -70,5 +77,52 @@ describe('configuration', () => {
     expect(() => loadConfig({ PUBLIC_URL: 'ftp://x' })).toThrow(/PUBLIC_URL/);
     expect(() => loadConfig({ LINK_TTL_SECONDS: '5' })).toThrow(/LINK_TTL_SECONDS/);
     expect(() => loadConfig({ SMTP_REQUIRE_TLS: 'sometimes' })).toThrow(/SMTP_REQUIRE_TLS/);
+  });
+});
+
+describe('demo account seeding and the listen address', () => {
+  it('seeds by default only with the embedded database on a loopback HOST', () => {
+    for (const host of [
+      '127.0.0.1',
+      '127.8.9.10',
+      'localhost',
+      'LOCALHOST',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+    ]) {
+      expect(loadConfig({ HOST: host }).seedDemo, host).toBe(true);
+    }
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '10.0.0.5',
+      '192.168.1.2',
+      'exchange.example.com',
+      '128.0.0.1',
+      '::2',
+    ]) {
+      expect(loadConfig({ HOST: host }).seedDemo, host).toBe(false);
+    }
+  });
+
+  it('refuses SEED_DEMO=true on a HOST that is not loopback, naming the setting', () => {
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'exchange.example.com']) {
+      expect(() => loadConfig({ HOST: host, SEED_DEMO: 'true' }), host).toThrow(
+        /invalid setting SEED_DEMO: refused with HOST=/,
+      );
+      expect(() => loadConfig({ HOST: host, SEED_DEMO: 'true', SEED_DEMO_FORCE: 'false' }), host).toThrow(
+        /SEED_DEMO_FORCE=true/,
+      );
+    }
+    expect(loadConfig({ HOST: '127.0.0.1', SEED_DEMO: 'true' }).seedDemo).toBe(true);
+    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO: 'false' }).seedDemo).toBe(false);
+  });
+
+  it('seeds on any HOST when SEED_DEMO_FORCE=true says it is meant', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO: 'true', SEED_DEMO_FORCE: 'true' }).seedDemo).toBe(true);
+    // forcing allows, it does not turn seeding on
+    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO_FORCE: 'true' }).seedDemo).toBe(false);
+    expect(() => loadConfig({ SEED_DEMO_FORCE: 'sure' })).toThrow(/SEED_DEMO_FORCE/);
   });
 });

@@ -1,4 +1,4 @@
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/typed.js';
@@ -12,10 +12,13 @@ import { balanceMap, testWalletConfig } from './support.js';
 const target = usePostgresTarget();
 let app: App;
 let wallet: Wallet;
+let down: TcpFront;
 
 beforeAll(async () => {
-  // A node that is configured but not running (nothing listens on the port).
-  const port = await freePort();
+  // A node that is configured but down: a front of this test process with no server behind it resets
+  // every connection, and (unlike a port released by freePort()) no other process can answer there.
+  down = await startTcpFront();
+  const port = down.port;
   wallet = await createWallet({
     db: target.db(),
     reference,
@@ -28,6 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
+  await down?.close();
 });
 
 describe('custody unavailable', () => {

@@ -1,0 +1,96 @@
+/**
+ * The subscribers of bench/feed.ts, run as a child process (plain JavaScript) so that they share
+ * neither the server's event loop nor its CPU accounting. Opens `count` WebSocket connections to the
+ * feed and, on command, subscribes them all to the trades and book channels of one market or
+ * unsubscribes them. While subscribed, each `trades` frame's arrival time is recorded with the id of
+ * its first trade (the oldest of the frame, so the latency counted is the frame's largest); on
+ * `report` the parent sends the commit time of every trade and the child answers with the latencies.
+ * Times on both sides are `performance.timeOrigin + performance.now()`: the same system clock.
+ */
+import { WebSocket } from 'ws';
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** @type {{ url: string, count: number, market: string }} */
+const job = await new Promise((resolve) => process.once('message', resolve));
+/** First trade id and arrival time of every trades frame, all subscribers together. */
+let ids = [];
+let times = [];
+let bookFrames = 0;
+let gaps = 0;
+let recording = false;
+let cpuStart = process.cpuUsage();
+
+/** Opens one connection and resolves when it is open. */
+function open() {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(job.url);
+    let seq;
+    socket.on('message', (data) => {
+      if (!recording) return;
+      const frame = JSON.parse(data.toString());
+      if (frame.event === 'trades') {
+        ids.push(frame.trades[0].id);
+        times.push(now());
+      } else if (frame.event === 'snapshot') {
+        seq = frame.seq;
+      } else if (frame.event === 'diff') {
+        // Diffs queued before the snapshot and written after it are already in it.
+        if (seq !== undefined && frame.seq <= seq) return;
+        bookFrames += 1;
+        if (seq !== undefined && frame.seq !== seq + 1) gaps += 1;
+        seq = frame.seq;
+      }
+    });
+    socket.once('open', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+const sockets = [];
+// A few at a time: the server's accept queue and the handshake cost stay small.
+for (let i = 0; i < job.count; i += 50) {
+  sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, job.count - i) }, open))));
+}
+process.send({ ready: sockets.length });
+
+process.on('message', (command) => {
+  if (command.op === 'subscribe' || command.op === 'unsubscribe') {
+    recording = command.op === 'subscribe';
+    if (recording) cpuStart = process.cpuUsage();
+    for (const socket of sockets) {
+      socket.send(JSON.stringify({ op: command.op, channel: 'trades', market: job.market }));
+      socket.send(JSON.stringify({ op: command.op, channel: 'book', market: job.market }));
+    }
+    process.send({ done: command.op });
+  } else if (command.op === 'report') {
+    const committed = new Map(command.commits);
+    const latencies = [];
+    let unknown = 0;
+    for (let i = 0; i < ids.length; i += 1) {
+      const at = committed.get(ids[i]);
+      if (at === undefined) unknown += 1;
+      else latencies.push(times[i] - at);
+    }
+    latencies.sort((a, b) => a - b);
+    const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+    const cpu = process.cpuUsage(cpuStart);
+    process.send({
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      frames: ids.length,
+      unknown,
+      bookFrames,
+      gaps,
+      p50: q(0.5),
+      p99: q(0.99),
+      max: latencies.at(-1) ?? 0,
+    });
+    ids = [];
+    times = [];
+    bookFrames = 0;
+    gaps = 0;
+  } else if (command.op === 'close') {
+    for (const socket of sockets) socket.terminate();
+    process.disconnect();
+  }
+});

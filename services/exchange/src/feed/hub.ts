@@ -1,0 +1,271 @@
+import { formatAmount } from '../money/decimal.js';
+import type { CommittedBatch } from '../orders/commits.js';
+import { v3Order } from '../orders/format.js';
+import type { TradingMarket } from '../orders/markets.js';
+import type { OrderService } from '../orders/service.js';
+import type { OrderRow, TradeRow } from '../orders/store.js';
+import type { BookView } from '../orders/writer.js';
+import type { ReferenceData } from '../reference/load.js';
+import { diffBooks, type GroupedBook, groupBook, wireLevel, wireSide } from './book-levels.js';
+import { encode } from './encode.js';
+import { Outbox } from './outbox.js';
+import type { Peer } from './peer.js';
+import type { PrivateChannel, PublicChannel } from './protocol.js';
+
+/** Committed batches of one market not yet sent (coalesced between two flushes). */
+interface Pending {
+  trades: TradeRow[];
+  book: BookView | undefined;
+}
+
+interface MarketState {
+  readonly market: TradingMarket;
+  /** The committed book as of the last flush. */
+  view: BookView;
+  /** `view` grouped: the book the last `book` frame left every follower with (made when first needed). */
+  grouped: GroupedBook | undefined;
+  /** Sequence number of that frame: a snapshot carries it, each diff the next one. */
+  seq: number;
+  readonly peers: Record<PublicChannel, Set<Peer>>;
+  pending: Pending;
+  /** A batch changed the market since the last ticker round. */
+  tickerDirty: boolean;
+}
+
+/**
+ * The fan-out of committed batches to the feed's subscribers. Committed batches are taken from the
+ * order writers (orders.commits) without doing any work on the writer's path but queueing: they are
+ * coalesced per market and flushed on a later turn of the event loop, once the frames of the previous
+ * flush were written (so under load more batches share one frame). A market's book diff is computed
+ * once per flush against the book the previous frame left, and serialised once for all followers.
+ */
+export class FeedHub {
+  private readonly markets = new Map<string, MarketState>();
+  private readonly privatePeers: Record<PrivateChannel, Map<number, Set<Peer>>> = {
+    orders: new Map(),
+    balances: new Map(),
+  };
+  private pendingOrders: OrderRow[] = [];
+  private pendingBalances = new Map<string, bigint>();
+  private flushScheduled = false;
+  /** Batches came in since the last flush. */
+  private dirty = false;
+  private unsubscribe: (() => void) | undefined;
+  private readonly outbox: Outbox;
+
+  constructor(
+    private readonly orders: OrderService,
+    private readonly reference: ReferenceData,
+    /** Socket writes per turn of the event loop (see Outbox). @default 256 */
+    sendsPerTurn = 256,
+  ) {
+    // While the outbox still writes, new batches wait and are coalesced into the next flush.
+    this.outbox = new Outbox(sendsPerTurn, () => {
+      if (this.dirty) this.scheduleFlush();
+    });
+  }
+
+  /**
+   * Starts following committed batches. Called when nothing is in flight (right after the books were
+   * rebuilt), so each market's committed view is the book the first diff is taken against.
+   */
+  start(): void {
+    for (const market of this.orders.markets.values()) {
+      this.markets.set(market.id, {
+        market,
+        view: this.orders.writer(market.id)!.view(),
+        grouped: undefined,
+        seq: 0,
+        peers: { trades: new Set(), book: new Set(), ticker: new Set() },
+        pending: { trades: [], book: undefined },
+        tickerDirty: false,
+      });
+    }
+    this.unsubscribe = this.orders.commits.subscribe((batch) => this.take(batch));
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  market(id: string): TradingMarket | undefined {
+    return this.markets.get(id)?.market;
+  }
+
+  /**
+   * Queues a `book` snapshot of a market for one connection, behind the frames already queued for
+   * it. It is made when its turn comes, from the book and sequence number of that moment: a flood of
+   * subscriptions queues closures, not copies of the book, and the connection's send buffer bound
+   * applies to each. Diffs queued before it but written after carry sequence numbers the snapshot
+   * already covers: clients skip diffs not newer than their snapshot (BookFollower).
+   */
+  sendSnapshot(peer: Peer, marketId: string): void {
+    const state = this.markets.get(marketId)!;
+    this.outbox.push(
+      () =>
+        JSON.stringify({
+          event: 'snapshot',
+          channel: 'book',
+          market: marketId,
+          seq: state.seq,
+          bids: wireSide(state.market, this.grouped(state).bids, true),
+          asks: wireSide(state.market, this.grouped(state).asks, false),
+        }),
+      [peer],
+    );
+  }
+
+  addPublic(peer: Peer, channel: PublicChannel, marketId: string): void {
+    this.markets.get(marketId)!.peers[channel].add(peer);
+  }
+
+  removePublic(peer: Peer, channel: PublicChannel, marketId: string): void {
+    this.markets.get(marketId)?.peers[channel].delete(peer);
+  }
+
+  addPrivate(peer: Peer, channel: PrivateChannel, accountId: number): void {
+    const byAccount = this.privatePeers[channel];
+    const peers = byAccount.get(accountId) ?? new Set();
+    peers.add(peer);
+    byAccount.set(accountId, peers);
+  }
+
+  removePrivate(peer: Peer, channel: PrivateChannel, accountId: number): void {
+    const peers = this.privatePeers[channel].get(accountId);
+    peers?.delete(peer);
+    if (peers?.size === 0) this.privatePeers[channel].delete(accountId);
+  }
+
+  /** Markets with ticker subscribers whose data changed since the last call (clears the marks). */
+  takeDirtyTickers(): Map<string, ReadonlySet<Peer>> {
+    const out = new Map<string, ReadonlySet<Peer>>();
+    for (const [id, state] of this.markets) {
+      if (state.tickerDirty && state.peers.ticker.size > 0) out.set(id, state.peers.ticker);
+      state.tickerDirty = false;
+    }
+    return out;
+  }
+
+  /** Whether any connection follows a ticker (the ticker round does nothing otherwise). */
+  get tickersFollowed(): boolean {
+    for (const state of this.markets.values()) if (state.peers.ticker.size > 0) return true;
+    return false;
+  }
+
+  private grouped(state: MarketState): GroupedBook {
+    state.grouped ??= groupBook(state.market, state.view);
+    return state.grouped;
+  }
+
+  /** Follower of the commit feed: only queues (runs on the order writer's path). */
+  private take(batch: CommittedBatch): void {
+    const state = this.markets.get(batch.market.id);
+    if (!state) return;
+    if (state.peers.trades.size > 0) state.pending.trades.push(...batch.trades);
+    // The book is always kept, followed or not, so that a later snapshot is the committed book.
+    state.pending.book = batch.book;
+    state.tickerDirty = true;
+    if (this.privatePeers.orders.size > 0) this.pendingOrders.push(...batch.orders);
+    if (this.privatePeers.balances.size > 0)
+      for (const [key, available] of batch.balances) this.pendingBalances.set(key, available);
+    this.dirty = true;
+    if (this.outbox.empty) this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Queues what the batches since the last flush changed; public, then private. */
+  flush(): void {
+    this.flushScheduled = false;
+    this.dirty = false;
+    for (const state of this.markets.values()) this.flushMarket(state);
+    this.flushPrivate();
+  }
+
+  private flushMarket(state: MarketState): void {
+    const { trades, book } = state.pending;
+    state.pending = { trades: [], book: undefined };
+    const id = state.market.id;
+    if (trades.length > 0 && state.peers.trades.size > 0) {
+      const text = encode({
+        event: 'trades',
+        channel: 'trades',
+        market: id,
+        trades: trades.map((trade) => ({
+          id: trade.id,
+          price: state.market.formatPrice(trade.price),
+          amount: state.market.formatAmount(trade.amount),
+          side: trade.takerSide,
+          at: trade.createdAt,
+        })),
+      });
+      this.outbox.push(text, state.peers.trades);
+    }
+    if (!book) return;
+    if (state.peers.book.size === 0) {
+      // Nobody follows: no grouping or diff, only the view a later snapshot is made from. The number
+      // still grows, so that any diff still queued stays older than that snapshot.
+      state.view = book;
+      state.grouped = undefined;
+      state.seq += 1;
+      return;
+    }
+    const before = this.grouped(state);
+    const next = groupBook(state.market, book);
+    state.view = book;
+    state.grouped = next;
+    const diff = diffBooks(before, next);
+    if (!diff) return;
+    state.seq += 1;
+    const text = encode({
+      event: 'diff',
+      channel: 'book',
+      market: id,
+      seq: state.seq,
+      bids: diff.bids.map((change) => wireLevel(state.market, change)),
+      asks: diff.asks.map((change) => wireLevel(state.market, change)),
+    });
+    this.outbox.push(text, state.peers.book);
+  }
+
+  private flushPrivate(): void {
+    const orders = this.pendingOrders;
+    const balances = this.pendingBalances;
+    this.pendingOrders = [];
+    this.pendingBalances = new Map();
+    const byAccount = new Map<number, OrderRow[]>();
+    for (const order of orders) {
+      if (!this.privatePeers.orders.has(order.accountId)) continue;
+      const list = byAccount.get(order.accountId) ?? [];
+      list.push(order);
+      byAccount.set(order.accountId, list);
+    }
+    for (const [accountId, list] of byAccount) {
+      const text = encode({
+        event: 'orders',
+        channel: 'orders',
+        orders: list.map((order) => v3Order(this.orders.market(order.market)!, order)),
+      });
+      this.outbox.push(text, this.privatePeers.orders.get(accountId) ?? []);
+    }
+    const balancesOf = new Map<number, { currency: string; available: string }[]>();
+    for (const [key, available] of balances) {
+      const at = key.indexOf(':');
+      const accountId = Number(key.slice(0, at));
+      if (!this.privatePeers.balances.has(accountId)) continue;
+      const currency = key.slice(at + 1);
+      const list = balancesOf.get(accountId) ?? [];
+      list.push({ currency, available: formatAmount(available, this.reference.ledgerPrecision(currency)) });
+      balancesOf.set(accountId, list);
+    }
+    for (const [accountId, list] of balancesOf) {
+      const text = encode({ event: 'balances', channel: 'balances', balances: list });
+      this.outbox.push(text, this.privatePeers.balances.get(accountId) ?? []);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import websocket from '@fastify/websocket';
+import type { FeedConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { RouteDeps } from '../http/deps.js';
+import type { App } from '../http/typed.js';
+import { FeedConnection } from './connection.js';
+import { CLOSE } from './errors.js';
+import { FeedHub } from './hub.js';
+import { TickerRound } from './tickers.js';
+
+export const FEED_PATH = '/v3/ws';
+
+/** Close code of a connection accepted over the limit (RFC 6455 1013 try again later). */
+const TRY_AGAIN_LATER = 1013;
+
+/**
+ * Serves the live feed at `/v3/ws` (docs/feed.md). Call after the order service started and before
+ * any order is taken, so the feed's books start from the committed ones.
+ */
+export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig): Promise<FeedHub> {
+  const hub = new FeedHub(deps.orders, deps.reference);
+  hub.start();
+  const tickers = new TickerRound(
+    hub,
+    (now) => deps.marketStats.summaries(now),
+    deps.now,
+    config.tickerIntervalMs,
+    (error) => app.log.error({ err: error }, 'feed ticker round failed'),
+  );
+  tickers.start();
+  const connections = new Set<FeedConnection>();
+  await app.register(websocket, {
+    options: { maxPayload: config.maxFrameBytes },
+    // Shutdown: every client hears 1001 going away (instead of the plugin's default close).
+    preClose: (done) => {
+      for (const connection of connections) connection.close(CLOSE.goingAway, 'server shutting down');
+      done();
+    },
+  });
+  app.addHook('onClose', async () => {
+    tickers.stop();
+    hub.stop();
+  });
+  const limits = {
+    maxSubscriptions: config.maxSubscriptions,
+    maxBufferedBytes: config.maxBufferedBytes,
+    messagesPerSecond: config.messagesPerSecond,
+    messageBurst: config.messageBurst,
+  };
+  app.get(
+    FEED_PATH,
+    {
+      websocket: true,
+      schema: {
+        tags: ['feed'],
+        summary: 'Live feed (WebSocket): trades, book diffs, tickers, own orders and balances',
+      },
+      // Refused before the upgrade, as a plain HTTP error in the documented shape.
+      preValidation: async () => {
+        if (connections.size >= config.maxConnections)
+          throw new ApiError('unavailable', `the feed serves at most ${config.maxConnections} connections`);
+      },
+    },
+    (socket) => {
+      // Upgrades that passed the check at the same time: the limit holds here.
+      if (connections.size >= config.maxConnections) {
+        socket.close(TRY_AGAIN_LATER, 'too many connections');
+        return;
+      }
+      const connection = new FeedConnection(socket, {
+        hub,
+        tickers,
+        auth: deps.auth,
+        limits,
+        now: deps.now,
+        onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
+      });
+      connections.add(connection);
+      socket.on('close', () => connections.delete(connection));
+    },
+  );
+  return hub;
+}

@@ -1,0 +1,157 @@
+import type { Sql } from '../db/database.js';
+import type { CommittedBatch } from '../orders/commits.js';
+import { DAY_MS, type MarketSummary } from '../orders/market-data.js';
+import type { TradingMarket } from '../orders/markets.js';
+import type { OrderService } from '../orders/service.js';
+import type { BookView } from '../orders/writer.js';
+import { storedTradesSince } from './restore.js';
+import { RollingDay, type WindowStats } from './rolling-day.js';
+
+interface Tracked {
+  readonly market: TradingMarket;
+  readonly day: RollingDay;
+  /** The committed book as the last committed batch left it. */
+  book: BookView;
+  /**
+   * Grows whenever what this market shows may have changed (a batch committed, a trade left the
+   * window), so that a reader can keep something derived from it (a serialised ticker) until then.
+   */
+  version: number;
+}
+
+/**
+ * Market data kept in memory: per market the rolling 24 h trade statistics and the committed book,
+ * followed from the writers' committed batches (orders/commits.ts), so a ticker costs no query.
+ * Start-up restores the window from the stored trades of the last 24 h and the books from the
+ * writers (rebuilt from the command log before this starts).
+ */
+export class MarketStats {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly order: string[] = [];
+  private stopFollowing: () => void = () => {};
+
+  private constructor(markets: Iterable<TradingMarket>, windowMs: number, orders: OrderService) {
+    for (const market of markets) {
+      this.order.push(market.id);
+      this.tracked.set(market.id, {
+        market,
+        day: new RollingDay(windowMs),
+        book: orders.writer(market.id)!.view(),
+        version: 0,
+      });
+    }
+  }
+
+  /**
+   * Follows the committed batches first and only then reads the stored trades, keeping the batches
+   * that commit meanwhile until the read is done: a trade is then either read or followed (or both,
+   * and the window ignores the second copy by its id), never lost.
+   */
+  static async start(options: {
+    readonly db: Sql;
+    readonly orders: OrderService;
+    readonly now: number;
+    /** @default DAY_MS */
+    readonly windowMs?: number;
+  }): Promise<MarketStats> {
+    const windowMs = options.windowMs ?? DAY_MS;
+    const stats = new MarketStats(options.orders.markets.values(), windowMs, options.orders);
+    let waiting: CommittedBatch[] | undefined = [];
+    stats.stopFollowing = options.orders.commits.subscribe((batch) => {
+      if (waiting) waiting.push(batch);
+      else stats.take(batch);
+    });
+    try {
+      for (const entry of stats.tracked.values()) {
+        for await (const trade of storedTradesSince(options.db, entry.market.id, options.now - windowMs)) {
+          entry.day.add(trade);
+        }
+      }
+    } catch (error) {
+      stats.close();
+      throw error;
+    }
+    for (const batch of waiting) stats.take(batch);
+    waiting = undefined;
+    return stats;
+  }
+
+  /** Stops following the writers. */
+  close(): void {
+    this.stopFollowing();
+  }
+
+  private take(batch: CommittedBatch): void {
+    const entry = this.tracked.get(batch.market.id);
+    if (!entry) return;
+    for (const trade of batch.trades) {
+      entry.day.add({
+        id: trade.id,
+        createdAt: trade.createdAt,
+        price: trade.price,
+        amount: trade.amount,
+        quote: trade.quote,
+      });
+    }
+    // Trades that left the window go now, so memory stays a day's worth even when nobody reads.
+    const newest = batch.trades[batch.trades.length - 1];
+    if (newest) entry.day.advance(newest.createdAt);
+    entry.book = batch.book;
+    entry.version += 1;
+  }
+
+  private entry(id: string): Tracked {
+    const entry = this.tracked.get(id);
+    if (!entry) throw new Error(`unknown market ${id}`);
+    return entry;
+  }
+
+  /** The committed book of a market. */
+  book(id: string): BookView {
+    return this.entry(id).book;
+  }
+
+  /** Rolling statistics of a market at `now`, undefined without trades in the window. */
+  day(id: string, now: number): WindowStats | undefined {
+    const entry = this.entry(id);
+    const before = entry.day.size;
+    const day = entry.day.stats(now);
+    if (entry.day.size !== before) entry.version += 1;
+    return day;
+  }
+
+  /**
+   * A number that changes whenever the summary of the market at `now` may differ from the one read
+   * at the same number before (read after `day`/`summary` for the same `now`).
+   */
+  version(id: string, now: number): number {
+    this.day(id, now);
+    return this.entry(id).version;
+  }
+
+  summary(id: string, now: number): MarketSummary {
+    const entry = this.entry(id);
+    const day = this.day(id, now);
+    const bid = entry.book.bids[0];
+    const ask = entry.book.asks[0];
+    return {
+      market: entry.market,
+      bid: bid?.[0] ?? null,
+      bidVolume: bid?.[1] ?? 0n,
+      ask: ask?.[0] ?? null,
+      askVolume: ask?.[1] ?? 0n,
+      last: entry.book.lastPrice,
+      day,
+    };
+  }
+
+  /** Ids of every market, in the order of the reference data. */
+  get ids(): readonly string[] {
+    return this.order;
+  }
+
+  /** Every market's summary, in the order of the reference data. */
+  summaries(now: number): MarketSummary[] {
+    return this.order.map((id) => this.summary(id, now));
+  }
+}

@@ -1,0 +1,16 @@
+import type { BookEntry, MatchingEngine } from '../matching/engine.js';
+
+/** The committed state of a market's book, as public market data shows it. */
+export interface BookView {
+  readonly bids: readonly BookEntry[];
+  readonly asks: readonly BookEntry[];
+  readonly lastPrice: bigint | null;
+}
+
+export const EMPTY_VIEW: BookView = { bids: [], asks: [], lastPrice: null };
+
+/** A copy of the engine's book as it is now. */
+export function captureView(engine: MatchingEngine): BookView {
+  const depth = engine.depth();
+  return { bids: depth.bids, asks: depth.asks, lastPrice: engine.lastPrice };
+}
