@@ -4,12 +4,14 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import type { Logger } from '@platform/logging/logger';
+import { requestLogOptions } from '@platform/logging/request-log';
 import type { Database } from '@platform/sql-storage/database';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Catalog } from './catalog/catalog.js';
 import { ApiError } from './errors.js';
 import type { RouteDeps } from './http/deps.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { Worker } from './payments/worker.js';
@@ -26,8 +28,11 @@ export interface AppOptions {
   readonly catalog: Catalog;
   /** The gateway's public address; form actions and logo links use it. */
   readonly publicUrl: string;
-  /** Fastify logger option. @default false */
-  readonly logger?: FastifyServerOptions['logger'];
+  /**
+   * The service logger (`@platform/logging`): one line per request, by method and path only (page
+   * tokens in query strings redacted; bodies, with card numbers and codes, never logged). @default no logs
+   */
+  readonly logger?: Logger;
   /** Clock in ms. @default Date.now */
   readonly now?: () => number;
   /** @default 65536 */
@@ -61,9 +66,14 @@ export interface Gateway {
 /** Builds the HTTP app and its background worker over opened storage; closing the app stops the worker. */
 export async function buildApp(options: AppOptions): Promise<Gateway> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    // the app's type keeps Fastify's logger interface, which a pino logger implements
+    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    // one line per request, secrets removed from its path (@platform/logging)
+    ...requestLogOptions(),
     bodyLimit: options.bodyLimit ?? 65_536,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // A too long path parameter (414) or a URL that does not decode (400), in our error shape.
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
   const deps: RouteDeps = {

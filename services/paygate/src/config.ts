@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 
 export interface Config {
@@ -35,8 +36,8 @@ export interface Config {
   readonly callbackTimeoutMs: number;
   /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
   readonly bodyLimit: number;
-  /** @default 'info' (`LOG_LEVEL`) */
-  readonly logLevel: string;
+  /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
+  readonly log: LogSettings;
 }
 
 export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../config/gateway.yaml', import.meta.url));
@@ -45,6 +46,15 @@ export class ConfigError extends Error {
   constructor(setting: string, problem: string) {
     super(`invalid setting ${setting}: ${problem}`);
     this.name = 'ConfigError';
+  }
+}
+
+function logSettings(env: NodeJS.ProcessEnv): LogSettings {
+  try {
+    return parseLogSettings(env);
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
+    throw error;
   }
 }
 
@@ -87,10 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   } catch {
     throw new ConfigError('PUBLIC_URL', `expected an http(s) URL, got "${publicUrl}"`);
   }
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
-  }
+  const log = logSettings(env);
   const merchantEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!MERCHANT_PREFIX.test(name) || value === undefined || value === '') continue;
@@ -120,6 +127,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     callbackRetryMaxMs,
     callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 100, 120_000),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
-    logLevel,
+    log,
   });
 }

@@ -10,6 +10,7 @@ export type ErrorName =
   | 'body_too_large'
   | 'unsupported_media_type'
   | 'not_found'
+  | 'uri_too_long'
   | 'unavailable'
   | 'unknown_public_key'
   | 'currency_mismatch'
@@ -44,6 +45,8 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 1004, status: 415 };
     case 'not_found':
       return { code: 1005, status: 404 };
+    case 'uri_too_long':
+      return { code: 1010, status: 414 };
     case 'unavailable':
       return { code: 1011, status: 503 };
     case 'unknown_public_key':

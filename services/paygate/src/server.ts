@@ -1,8 +1,8 @@
+import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { CatalogError, loadCatalog } from './catalog/load.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/open.js';
-import { loggerOptions } from './http/logging.js';
 
 // A wrong setting or gateway file stops the start with one clear line instead of a stack trace.
 process.on('uncaughtException', (error) => {
@@ -26,7 +26,7 @@ const { app } = await buildApp({
   callbackRetryBaseMs: config.callbackRetryBaseMs,
   callbackRetryMaxMs: config.callbackRetryMaxMs,
   callbackTimeoutMs: config.callbackTimeoutMs,
-  logger: loggerOptions(config.logLevel),
+  logger: createLogger({ service: 'paygate', ...config.log }),
 });
 for (const merchant of catalog.merchants.values()) {
   app.log.info(

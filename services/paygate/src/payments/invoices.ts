@@ -17,6 +17,18 @@ import {
 import { priceAmount } from './amounts.js';
 import type { PaymentDeps } from './deps.js';
 
+/** Invoice ids: `inv_` and 20 hex digits. */
+const INVOICE_ID = /^inv_[0-9a-f]{20}$/;
+
+function newInvoiceId(): string {
+  return `inv_${randomBytes(10).toString('hex')}`;
+}
+
+/** Whether `id` can name an invoice; anything else (a NUL byte, 600 characters) is unknown without a lookup. */
+export function isInvoiceId(id: string): boolean {
+  return INVOICE_ID.test(id);
+}
+
 export interface CreateInvoiceInput {
   readonly publicKey: string;
   readonly referenceId: string;
@@ -71,7 +83,7 @@ export async function createInvoice(
   const now = new Date(deps.now());
   return deps.db.transaction(async (tx) => {
     const inserted = await insertInvoice(tx, {
-      id: `inv_${randomBytes(10).toString('hex')}`,
+      id: newInvoiceId(),
       merchantId: merchant.id,
       referenceId: input.referenceId,
       service: service.code,

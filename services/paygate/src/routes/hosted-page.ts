@@ -20,6 +20,7 @@ import {
   confirmChallenge,
   createInvoice,
   decideWalletPayment,
+  isInvoiceId,
   payWithCard,
 } from '../payments/invoices.js';
 import { pageToken, pageTokenValid } from '../payments/page-token.js';
@@ -97,7 +98,8 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
     invoiceId: string | undefined,
     token: string | undefined,
   ): Promise<{ invoice: Invoice; merchant: Merchant } | undefined> => {
-    const invoice = invoiceId ? await findInvoice(deps.db, invoiceId) : undefined;
+    // An id that cannot be an invoice's (a NUL byte would be a database error) is simply unknown.
+    const invoice = invoiceId && isInvoiceId(invoiceId) ? await findInvoice(deps.db, invoiceId) : undefined;
     const merchant = invoice ? deps.catalog.merchants.get(invoice.merchantId) : undefined;
     if (!invoice || !merchant || !pageTokenValid(merchant.secret, invoice.id, token)) {
       const n = nonce();

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
+import { createLogger } from '@platform/logging/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../src/http/logging.js';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
 import { merchantPost } from '../support/merchant.js';
@@ -21,7 +21,7 @@ describe('card data never reaches the logs', () => {
       db: target.db(),
       catalog: testCatalog(),
       startWorker: false,
-      logger: loggerOptions('trace', sink),
+      logger: createLogger({ service: 'paygate', level: 'trace', format: 'json', destination: sink }),
     });
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
@@ -28,9 +28,11 @@ describe.each(['pglite', 'postgres'] as const)(
   'callbacks survive a killed gateway (real process, %s)',
   (storage) => {
     it('delivers the callbacks pending at SIGKILL after the gateway starts again', async () => {
-      const receiverPort = await freePort();
+      // The merchant's address is a front of this test process: down (connections reset) until the
+      // receiver starts behind it, and no other process can take its port meanwhile.
+      const merchant = await startTcpFront();
       const config = path.join(cwd, `gateway-${storage}.yaml`);
-      writeFileSync(config, bundledYaml({ callbackUrl: `http://127.0.0.1:${receiverPort}/callback` }));
+      writeFileSync(config, bundledYaml({ callbackUrl: `${merchant.url}/callback` }));
       const env = {
         DATABASE_URL: storage === 'postgres' ? database.url : '',
         DATA_DIR: path.join(cwd, `data-${storage}`),
@@ -43,7 +45,14 @@ describe.each(['pglite', 'postgres'] as const)(
         PAYOUT_SETTLE_MS: '100',
       };
       const start = () =>
-        startServiceProcess({ name: `paygate-${storage}`, entry, cwd, env, healthPath: '/health' });
+        startServiceProcess({
+          name: `paygate-${storage}`,
+          entry,
+          cwd,
+          env,
+          healthPath: '/health',
+          timeoutMs: 60_000,
+        });
 
       // First life: the merchant's callback URL is down, so every event stays in the outbox.
       let first: ServiceProcess | undefined = await start();
@@ -90,16 +99,18 @@ describe.each(['pglite', 'postgres'] as const)(
         expect(payout.status).toBe(201);
         payoutId = (payout.json.data as { id: string }).id;
         // Wait until the processor settled the payout: its success event is in the outbox too.
-        for (let i = 0; i < 100; i++) {
+        let settled = false;
+        for (let i = 0; i < 200 && !settled; i++) {
           const status = await merchantPost(
             first.url,
             '/merchant-api/payouts/status',
             { reference_id: 'restart-withdrawal' },
             SANDBOX_SECRET,
           );
-          if ((status.json.data as { status: string }).status === 'success') break;
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          settled = (status.json.data as { status: string }).status === 'success';
+          if (!settled) await new Promise((resolve) => setTimeout(resolve, 50));
         }
+        expect(settled).toBe(true);
         process.kill(serverPid(first.pid as number), 'SIGKILL');
       } finally {
         await first.stop();
@@ -107,7 +118,8 @@ describe.each(['pglite', 'postgres'] as const)(
       }
 
       // The merchant comes back, then the gateway does.
-      const receiver = await startReceiver(SANDBOX_SECRET, receiverPort);
+      const receiver = await startReceiver(SANDBOX_SECRET);
+      merchant.target(receiver.port);
       const second = await start();
       try {
         await receiver.waitFor((all) => all.filter((r) => r.answered === 200).length >= 4, 20_000);
@@ -119,7 +131,8 @@ describe.each(['pglite', 'postgres'] as const)(
       } finally {
         await second.stop();
         await receiver.close();
+        await merchant.close();
       }
-    });
+    }, 90_000); // two process starts (PGlite opens its files in each) on a shared 2-core machine
   },
 );

@@ -1,4 +1,4 @@
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 import { type AppOptions, buildApp, type Gateway } from '../../src/app.js';
 
 export interface RunningGateway extends Gateway {
@@ -6,17 +6,22 @@ export interface RunningGateway extends Gateway {
   close(): Promise<void>;
 }
 
-/** The gateway in-process on a free port of 127.0.0.1 (its public URL is that address). */
+/**
+ * The gateway in-process on port 0 of 127.0.0.1 behind a front whose address is its public URL (the
+ * URL is needed before the app is built, the port only once it listens; no freePort() race).
+ */
 export async function startGateway(options: Omit<AppOptions, 'publicUrl'>): Promise<RunningGateway> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const front = await startTcpFront();
+  const url = front.url;
   const gateway = await buildApp({ ...options, publicUrl: url });
-  await gateway.app.listen({ port, host: '127.0.0.1' });
+  const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  front.target(Number(new URL(address).port));
   return {
     ...gateway,
     url,
     async close() {
       await gateway.app.close();
+      await front.close();
     },
   };
 }

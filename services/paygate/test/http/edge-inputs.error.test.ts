@@ -1,0 +1,41 @@
+/**
+ * What the OpenAPI fuzz (api.fuzz.test.ts) found, pinned here: router failures answered in Fastify's
+ * own shape (`{statusCode, code, error, message}`) instead of the gateway's `{"error": {...}}`, and a
+ * NUL byte in an invoice id reaching PostgreSQL (a 500).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { testCatalog } from '../support/catalog.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { usePostgresTarget } from '../support/targets.js';
+
+const target = usePostgresTarget();
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  gateway = await startGateway({ db: target.db(), catalog: testCatalog(), startWorker: false });
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+it('answers a path parameter of 600 characters with 414 uri_too_long', async () => {
+  const response = await fetch(`${gateway.url}/assets/methods/${'a'.repeat(600)}.svg`);
+  expect(response.status).toBe(414);
+  expect(await response.json()).toEqual({
+    error: { code: 1010, name: 'uri_too_long', message: 'a path parameter is longer than 500 characters' },
+  });
+});
+
+it('answers a path parameter that is not UTF-8 with 400 validation_failed', async () => {
+  const response = await fetch(`${gateway.url}/assets/methods/%FF.svg`);
+  expect(response.status).toBe(400);
+  expect(await response.json()).toEqual({
+    error: { code: 1001, name: 'validation_failed', message: 'the URL is not valid (bad percent-encoding)' },
+  });
+});
+
+it('answers the hosted page for an invoice id with a NUL byte as an unknown invoice (404 page), not a 500', async () => {
+  const response = await fetch(`${gateway.url}/public-api/payment-invoices/page?invoice_id=%00&token=x`);
+  expect(response.status).toBe(404);
+  expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+});
