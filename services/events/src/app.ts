@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requestLogOptions } from '@platform/logging/request-log';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TokenVerifier } from './auth/token-verifier.js';
 import { corsHeaders, installCors } from './http/cors.js';
@@ -40,6 +41,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const corsOrigin = options.corsOrigin ?? '*';
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    // one line per request, secrets removed from its path (@platform/logging)
+    ...requestLogOptions(),
     bodyLimit: options.bodyLimitBytes,
     // eventIds longer than 64 characters get a clear 400 from the schema, not a route miss, up to this length.
     routerOptions: { maxParamLength: 500 },

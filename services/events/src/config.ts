@@ -4,6 +4,7 @@
  * the README.
  */
 import { isAbsolute, resolve } from 'node:path';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 export type AuthConfig =
   /** HMAC (HS256/384/512) with a shared secret. */
@@ -44,8 +45,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** `READ_CACHE_MAX_ENTRIES`: in-memory read cache size; 0 disables it. @default 5000 */
   readCacheMaxEntries: number;
-  /** `LOG_LEVEL` @default "info" */
-  logLevel: string;
+  /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
+  log: LogSettings;
   /** `SHUTDOWN_TIMEOUT_MS`: in-flight requests get this long on SIGTERM. @default 10000 */
   shutdownTimeoutMs: number;
   /** `CORS_ORIGIN`: `*` or a comma-separated list of origins allowed to call from a browser. @default "*" */
@@ -56,6 +57,15 @@ export class ConfigError extends Error {
   constructor(setting: string, problem: string) {
     super(`Invalid setting ${setting}: ${problem}`);
     this.name = 'ConfigError';
+  }
+}
+
+function logSettings(env: Env): LogSettings {
+  try {
+    return parseLogSettings(env);
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
+    throw error;
   }
 }
 
@@ -161,10 +171,7 @@ function auth(env: Env): AuthConfig {
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
-  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
-  }
+  const log = logSettings(env);
   const config: Config = {
     host: text(env, 'HOST') ?? '0.0.0.0',
     port: integer(env, 'PORT', 3300, 0, 65_535),
@@ -185,7 +192,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 512 * 1024, 1_024, 64 * 1024 * 1024),
     readCacheMaxEntries: integer(env, 'READ_CACHE_MAX_ENTRIES', 5_000, 0, 1_000_000),
-    logLevel,
+    log,
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     corsOrigin: corsOrigin(env),
   };

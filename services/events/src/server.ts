@@ -2,14 +2,14 @@
  * Process entry: reads the settings, opens the database (migrating it) and the token verifier,
  * listens, and on SIGTERM/SIGINT stops accepting, lets in-flight requests finish, then closes.
  */
-import pino from 'pino';
+import { createLogger, type Logger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openEventStore } from './storage/open-store.js';
 
-async function resolveKey(config: Config, logger: pino.Logger): Promise<VerifierKey> {
+async function resolveKey(config: Config, logger: Logger): Promise<VerifierKey> {
   const auth = config.jwt.auth;
   if (auth.kind !== 'dev-secret-file') return auth;
   const { secret, created } = await loadOrCreateDevSecret(auth.file);
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'events' } });
+  const logger = createLogger({ service: 'events', ...config.log });
   const key = await resolveKey(config, logger);
   const store = await openEventStore(config.storage, {
     cacheMaxEntries: config.readCacheMaxEntries,

@@ -205,10 +205,10 @@ describe('health and docs', () => {
     }
     const mine = lines.filter((line) => line.reqId === 'req-42');
     expect(mine.map((line) => line.msg)).toEqual([
-      'incoming request',
       'request refused',
-      'request completed',
+      expect.stringMatching(/^GET \/events\/\S+ 404 /),
     ]);
+    expect(mine[1]).toMatchObject({ method: 'GET', status: 404, durationMs: expect.any(Number) });
   });
 
   it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
