@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { logNodeRequest } from '@platform/logging/request-log';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { BlogConfig } from './config.js';
@@ -140,6 +141,7 @@ export async function buildApp(
   };
 
   const server = createServer((request, response) => {
+    logNodeRequest(logger, request, response);
     const path = request.url?.split('?')[0];
     if (path === '/health' && request.method === 'GET') {
       const state = store.current;

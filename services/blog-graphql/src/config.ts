@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
 export const DEVELOPMENT_AUTH_TOKEN = 'blog-dev-token';
@@ -18,12 +19,22 @@ export interface BlogConfig {
   readonly seed: boolean;
   /** How long a stored idempotent answer is replayed, in seconds. @default 86400 */
   readonly idempotencyTtlSeconds: number;
-  /** pino level. @default 'info' */
-  readonly logLevel: string;
+  /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
+  readonly log: LogSettings;
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
+function logSettings(env: NodeJS.ProcessEnv): LogSettings {
+  try {
+    return parseLogSettings(env);
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -50,10 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (token !== undefined && token.length > 0 && token.length < 8) {
     throw new ConfigError('BLOG_AUTH_TOKEN must be at least 8 characters long');
   }
-  const level = env['LOG_LEVEL'] ?? 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
-    throw new ConfigError(`LOG_LEVEL must be a pino level, got "${level}"`);
-  }
+  const log = logSettings(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: env['HOST'] || '127.0.0.1',
@@ -62,6 +70,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     usingDevelopmentToken: !token,
     seed: boolean(env, 'BLOG_SEED', true),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 30 * 86_400),
-    logLevel: level,
+    log,
   });
 }

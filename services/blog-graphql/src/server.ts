@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ name: 'blog-graphql', level: config.logLevel });
+  const logger = createLogger({ service: 'blog-graphql', ...config.log });
   if (config.usingDevelopmentToken) {
     logger.warn('BLOG_AUTH_TOKEN is not set: mutations accept the development token "blog-dev-token"');
   }

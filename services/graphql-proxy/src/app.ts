@@ -1,6 +1,13 @@
 import { createServer } from 'node:http';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { logNodeRequest, requestLogOptions } from '@platform/logging/request-log';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { ResponseCache } from './cache/response-cache.js';
 import { ScopeResolver } from './cache/scope.js';
@@ -38,12 +45,32 @@ export interface ProxyApp {
   close(): Promise<void>;
 }
 
+/** Fastify's `maxParamLength`: a longer path parameter (a queue id) is refused by the router. */
+const MAX_PARAM_LENGTH = 500;
+
 function fastifyErrorCode(error: FastifyError): HttpErrorCode {
   if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
+  if (error.statusCode === 414) return 'URI_TOO_LONG';
   if (error.statusCode === 415) return 'UNSUPPORTED_MEDIA_TYPE';
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
     return 'BAD_REQUEST';
   return 'INTERNAL_ERROR';
+}
+
+/** The management routes' one error answer: `{statusCode, message, error}`, no internals in a 500. */
+function sendHttpError(error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply): void {
+  const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);
+  if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
+  const { statusCode, error: label } = httpStatus(code);
+  const message =
+    code === 'INTERNAL_ERROR'
+      ? 'Internal Server Error'
+      : code === 'URI_TOO_LONG'
+        ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`
+        : 'code' in error && error.code === 'FST_ERR_BAD_URL'
+          ? 'The URL is not valid (bad percent-encoding)'
+          : error.message;
+  void reply.status(statusCode).send({ statusCode, message, error: label });
 }
 
 /** Wires the proxy by hand from a config. Opens the cache, queue and local db; does not listen. */
@@ -176,13 +203,21 @@ export async function buildApp(
     logger,
   });
   const app = Fastify({
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Router failures (a too long queue id, a URL that does not decode) in the management error shape.
+    frameworkErrors: sendHttpError,
     // POST /graphql is served on plain node:http (see routes/graphql.ts); Fastify serves the rest.
     serverFactory: (fastifyHandler) =>
       createServer((request, response) => {
-        if (isGraphQLRequest(request)) graphqlListener(request, response);
-        else fastifyHandler(request, response);
+        if (isGraphQLRequest(request)) {
+          logNodeRequest(logger, request, response);
+          graphqlListener(request, response);
+        } else fastifyHandler(request, response);
       }),
     loggerInstance: logger as FastifyBaseLogger,
+    // one line per request, secrets removed from its path (@platform/logging); POST /graphql
+    // bypasses Fastify and is logged by logNodeRequest above
+    ...requestLogOptions(),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
@@ -214,13 +249,7 @@ export async function buildApp(
 
   guardManagementRoutes(app, config.adminToken);
 
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    const code = error instanceof HttpError ? error.code : fastifyErrorCode(error);
-    if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
-    const { statusCode, error: label } = httpStatus(code);
-    const message = code === 'INTERNAL_ERROR' ? 'Internal Server Error' : error.message;
-    return reply.status(statusCode).send({ statusCode, message, error: label });
-  });
+  app.setErrorHandler(sendHttpError);
   app.setNotFoundHandler((_request, reply) => {
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });

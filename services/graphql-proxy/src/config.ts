@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /**
  * Proxy settings. Names and defaults follow part B of the spec, except where noted (`@deviation`).
@@ -81,12 +82,22 @@ export interface ProxyConfig {
   readonly adminToken: string | undefined;
   /** BODY_LIMIT_BYTES. @default 1048576 */
   readonly bodyLimitBytes: number;
-  /** LOG_LEVEL. @default 'info' */
-  readonly logLevel: string;
+  /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
+  readonly log: LogSettings;
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
+function logSettings(env: NodeJS.ProcessEnv): LogSettings {
+  try {
+    return parseLogSettings(env);
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -179,10 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       ? PACKAGE_DIR
       : cwd;
   const resolvePath = (name: string, fallback: string) => path.resolve(base, env[name] || fallback);
-  const level = env['LOG_LEVEL'] || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
-    throw new ConfigError(`LOG_LEVEL must be a pino level, got "${level}"`);
-  }
+  const log = logSettings(env);
   const retryBaseMs = integer(env, 'RETRY_BASE_MS', 1000, 10, 3_600_000);
   const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);
   if (retryMaxMs < retryBaseMs) throw new ConfigError('RETRY_MAX_MS must not be smaller than RETRY_BASE_MS');
@@ -247,6 +255,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     queueOutcomesKept: integer(env, 'QUEUE_OUTCOMES_KEPT', 10_000, 1, 10_000_000),
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
-    logLevel: level,
+    log,
   });
 }

@@ -38,6 +38,8 @@ export type HttpErrorCode =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
+  // issue 18: a path parameter over the router's maxParamLength (answered before any route)
+  | 'URI_TOO_LONG'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'UPSTREAM_UNAVAILABLE'
   | 'INTERNAL_ERROR';
@@ -65,6 +67,8 @@ export function httpStatus(code: HttpErrorCode): { statusCode: number; error: st
       return { statusCode: 409, error: 'Conflict' };
     case 'PAYLOAD_TOO_LARGE':
       return { statusCode: 413, error: 'Payload Too Large' };
+    case 'URI_TOO_LONG':
+      return { statusCode: 414, error: 'URI Too Long' };
     case 'UNSUPPORTED_MEDIA_TYPE':
       return { statusCode: 415, error: 'Unsupported Media Type' };
     case 'UPSTREAM_UNAVAILABLE':

@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ name: 'graphql-proxy', level: config.logLevel });
+  const logger = createLogger({ service: 'graphql-proxy', ...config.log });
   if (config.embedded) {
     logger.info(
       { upstream: config.upstreamEndpoint },

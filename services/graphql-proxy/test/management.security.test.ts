@@ -123,4 +123,17 @@ describe('management routes and browsers (issue 19)', () => {
       await local.close();
     }
   });
+  it('answers router failures in the error body: a 600-character queue id (414), a URL that does not decode (400)', async () => {
+    const headers = { authorization: 'Bearer admin-secret-for-tests' };
+    const long = await app.fastify.inject({ method: 'GET', url: `/queue/${'a'.repeat(600)}`, headers });
+    expect([long.statusCode, long.json()]).toEqual([
+      414,
+      { statusCode: 414, message: 'A path parameter is longer than 500 characters', error: 'URI Too Long' },
+    ]);
+    const bad = await app.fastify.inject({ method: 'GET', url: '/queue/%FF', headers });
+    expect([bad.statusCode, bad.json()]).toEqual([
+      400,
+      { statusCode: 400, message: 'The URL is not valid (bad percent-encoding)', error: 'Bad Request' },
+    ]);
+  });
 });

@@ -1,14 +1,19 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventually, getJson, gql } from './support/client.js';
 import { type Blog, type ProxyProcess, startBlog, startProxy, tempDir } from './support/processes.js';
 import { type Relay, startRelay } from './support/relay.js';
 
 // A hanging upstream: only the probe may wait on it; cached answers are served at once, misses fail fast.
+// Each case starts with the upstream answering and the breaker closed, so it runs alone with `-t`.
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let blog: Blog;
 let relay: Relay;
 let proxy: ProxyProcess;
+// UPSTREAM_TIMEOUT_MS. An answer that waited on the hanging upstream takes at least this long, so
+// "at once" is asserted as below it (a bound with a meaning, not a speed figure: the relay and the
+// upstream-call counts are what prove nothing waited).
 const TIMEOUT_MS = 1500;
 
 beforeAll(async () => {
@@ -25,9 +30,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   relay?.hang(false);
-  await proxy?.stop();
+  await proxy?.close();
   await relay?.close();
-  await blog?.stop();
+  await blog?.close();
   await dir?.remove();
 });
 
@@ -40,16 +45,53 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
 const LIST = '{ tags(first: 3) { nodes { id name } } }';
 const OTHER = '{ categories(first: 2) { nodes { id name } } }';
 
+async function breaker(state: 'open' | 'closed', timeoutMs = TIMEOUT_MS * 4): Promise<void> {
+  await eventually(
+    `the breaker to be ${state}`,
+    async () => {
+      const { body } = await getJson<{ breaker: string }>(`${proxy.url}/health`);
+      return body.breaker === state ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/**
+ * Caches `query` and lets its entry pass CACHE_TTL_SECONDS (1 s): the wait is for the cache's clock,
+ * which the stale states under test are made of, not for another process.
+ */
+async function cachedAndStale(query: string): Promise<Awaited<ReturnType<typeof gql>>> {
+  const warm = await gql(proxy.url, query);
+  expect(warm.body.data).toBeTruthy();
+  await sleep(1_100);
+  return warm;
+}
+
+/** Makes the upstream hang and waits for a miss to time out there, which opens the breaker. */
+async function hangAndOpen(): Promise<void> {
+  relay.hang(true);
+  const miss = await gql(proxy.url, '{ posts(first: 19) { nodes { id } } }');
+  expect(miss.body.errors?.[0]?.extensions?.['code']).toBe('OFFLINE_CACHE_MISS');
+  await breaker('open');
+}
+
+beforeEach(async () => {
+  relay.hang(false);
+  await breaker('closed');
+});
+
+afterEach(() => {
+  relay.hang(false);
+});
+
 describe('stale-while-revalidate', () => {
   it('answers a stale entry from the cache at once and refreshes it in the background', async () => {
-    const warm = await gql(proxy.url, LIST);
+    const warm = await cachedAndStale(LIST);
     expect(warm.headers.get('x-cache')).toBe('MISS');
-    await gql(proxy.url, OTHER);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
     const sentBefore = relay.bodies.filter((body) => body.includes('tags(first: 3)')).length;
     relay.hang(true);
     const stale = await timed(() => gql(proxy.url, LIST));
-    expect(stale.ms).toBeLessThan(700);
+    expect(stale.ms).toBeLessThan(TIMEOUT_MS);
     expect(stale.value.headers.get('x-cache')).toBe('HIT');
     expect(stale.value.headers.get('x-cache-stale')).toBe('true');
     expect(stale.value.body).toEqual(warm.body);
@@ -62,15 +104,8 @@ describe('stale-while-revalidate', () => {
 
 describe('circuit breaker', () => {
   it('opens when the upstream hangs: stale entries and misses answer at once while only the probe waits', async () => {
-    // Let the background refresh (or the probe) time out: the breaker opens.
-    await eventually(
-      'the breaker to open',
-      async () => {
-        const { body } = await getJson<{ breaker: string }>(`${proxy.url}/health`);
-        return body.breaker === 'open' ? true : undefined;
-      },
-      TIMEOUT_MS * 3,
-    );
+    await cachedAndStale(OTHER);
+    await hangAndOpen();
     const sent = relay.bodies.length;
     const misses = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
@@ -78,26 +113,20 @@ describe('circuit breaker', () => {
       ),
     );
     for (const miss of misses) {
-      expect(miss.ms).toBeLessThan(700);
+      expect(miss.ms).toBeLessThan(TIMEOUT_MS);
       expect(miss.value.body.errors?.[0]?.extensions?.['code']).toBe('OFFLINE_CACHE_MISS');
     }
     const stale = await timed(() => gql(proxy.url, OTHER));
-    expect(stale.ms).toBeLessThan(700);
+    expect(stale.ms).toBeLessThan(TIMEOUT_MS);
     expect(stale.value.headers.get('x-cache-stale')).toBe('true');
     // None of those requests reached the upstream (probes may have).
     expect(relay.bodies.slice(sent).filter((body) => !body.includes('ProxyProbe'))).toEqual([]);
   });
 
   it('closes again when a probe gets an answer', async () => {
+    await hangAndOpen();
     relay.hang(false);
-    await eventually(
-      'the breaker to close',
-      async () => {
-        const { body } = await getJson<{ breaker: string }>(`${proxy.url}/health`);
-        return body.breaker === 'closed' ? true : undefined;
-      },
-      TIMEOUT_MS * 4,
-    );
+    await breaker('closed');
     const answer = await gql(proxy.url, '{ posts(first: 21) { nodes { id } } }');
     expect(answer.body.data).toBeTruthy();
   });

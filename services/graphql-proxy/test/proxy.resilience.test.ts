@@ -42,9 +42,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([diskProxy?.stop(), setProxy?.stop()]);
+  await Promise.all([diskProxy?.close(), setProxy?.close()]);
   await relay?.close();
-  await blog?.stop();
+  await blog?.close();
   await dir?.remove();
 });
 

@@ -36,8 +36,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await proxy?.stop();
-  await blog?.stop();
+  await proxy?.close();
+  await blog?.close();
   await dir?.remove();
 });
 
@@ -48,20 +48,25 @@ async function queue(): Promise<QueueItem[]> {
 describe('a rejected replay', () => {
   let badId = '';
   let behindId = '';
+  let behindHeaders = new Headers();
 
-  it('blocks the queue visibly: a new mutation is refused with QUEUE_BLOCKED, not queued as "unavailable"', async () => {
+  // Both cases start from the blocked queue: a rejected head (bad) and one pending behind it.
+  beforeAll(async () => {
     await blog.stop();
     const bad = await gql(proxy.url, BAD);
     const behind = await gql(proxy.url, CREATE, { input: { title: 'Queued behind the bad one' } });
     badId = String(bad.body.extensions?.['queueId']);
     behindId = String(behind.body.extensions?.['queueId']);
-    expect(behind.headers.get('x-queue-id')).toBe(behindId);
-    expect(behind.headers.get('x-mutation')).toBe('queued');
+    behindHeaders = behind.headers;
     await blog.start();
     await eventually('the head to be rejected', async () =>
       (await queue())[0]?.status === 'rejected' ? true : undefined,
     );
+  });
 
+  it('blocks the queue visibly: a new mutation is refused with QUEUE_BLOCKED, not queued as "unavailable"', async () => {
+    expect(behindHeaders.get('x-queue-id')).toBe(behindId);
+    expect(behindHeaders.get('x-mutation')).toBe('queued');
     const online = await gql(proxy.url, CREATE, { input: { title: 'Sent while blocked' } });
     expect(online.body.extensions?.['queued']).toBeUndefined();
     expect(online.body.errors?.[0]?.extensions).toMatchObject({ code: 'QUEUE_BLOCKED', blockedBy: badId });

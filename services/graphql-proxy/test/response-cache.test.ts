@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ResponseCache } from '../src/cache/response-cache.js';
 import { FileCacheStore, MemoryCacheStore } from '../src/cache/store.js';
+import { eventually } from './support/client.js';
 import { tempDir } from './support/processes.js';
 
 const logger = pino({ level: 'silent' });
@@ -61,7 +62,10 @@ describe('ResponseCache', () => {
     expect(cache.invalidate(new Set(['Post']))).toBe(1);
     expect(cache.invalidate(new Set(['id:b']))).toBe(1);
     expect(cache.peek(key(2))?.invalidated).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The invalidations are written in the background: wait until the store holds both.
+    await eventually('the invalidations to be stored', async () =>
+      (await store.read(key(1)))?.invalidated && (await store.read(key(3)))?.invalidated ? true : undefined,
+    );
     const reopened = await ResponseCache.open(
       store,
       { maxEntries: 10, maxBytes: 1e9, memoryBytes: 1e9 },

@@ -35,7 +35,10 @@ const PROBE_BODY = JSON.stringify({ query: 'query ProxyProbe { __typename }', op
  * Replays the queue in order, one mutation at a time, with its idempotency key. Stops at the first
  * mutation the upstream cannot take (retried later with backoff) or rejects (kept, with its error,
  * until retried or discarded through the management API). A periodic tick probes the upstream while
- * it is offline or the queue is not empty; coming back online replays at once, ignoring the backoff.
+ * it is offline or the queue is not empty. Coming back online replays at once a head that is due (one
+ * queued during the outage), but honours the backoff of a head whose own replay failed: the probe that
+ * brings the upstream back would otherwise retry it every PROBE_INTERVAL_MS, however often it failed.
+ * Only an operator's flush (and the replay at start) ignores the backoff.
  */
 export class Replayer {
   private running: Promise<ReplayResult> | undefined;
@@ -44,7 +47,7 @@ export class Replayer {
 
   constructor(private readonly deps: ReplayerDeps) {
     deps.monitor.onOnline(() => {
-      if (deps.queue.size > 0) void this.replay(true);
+      if (deps.queue.size > 0) void this.replay(false);
     });
   }
 

@@ -30,7 +30,8 @@ export function healthRoutes(
       breaker: monitor.breakerState,
       // The original's clients read a boolean; the token itself is never shown.
       authToken: config.authToken !== undefined,
-      port: config.port,
+      // The port it listens on: PORT, or the kernel's choice when PORT=0.
+      port: listeningPort(app) ?? config.port,
       cacheDir: config.cacheDir,
       queueDir: config.queueDir,
       localDbPath: config.localDbPath,
@@ -57,4 +58,9 @@ export function healthRoutes(
       },
     };
   });
+}
+
+function listeningPort(app: FastifyInstance): number | undefined {
+  const address = app.server.address();
+  return address !== null && typeof address === 'object' ? address.port : undefined;
 }

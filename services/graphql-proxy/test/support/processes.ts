@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(HERE, '../../../..');
@@ -16,35 +16,49 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove():
   return { path: dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** The real blog upstream as a child process; `restart()` brings it back on the same port and data. */
+/**
+ * The real blog upstream as a child process bound to port 0, behind a TCP front of the test process:
+ * `start()` after `stop()` brings it back with the same data at the same address (the front's), and
+ * no other process can take that address meanwhile. While stopped, connections are reset.
+ */
 export interface Blog {
   readonly port: number;
   readonly url: string;
   readonly graphqlUrl: string;
   stop(): Promise<void>;
+  /** Starts it again after `stop()`; does nothing while it runs. */
   start(): Promise<void>;
+  /** Stops it and closes its address. */
+  close(): Promise<void>;
 }
 
 export async function startBlog(dataDir: string): Promise<Blog> {
-  const port = await freePort();
+  const front = await startTcpFront();
   let proc: ServiceProcess | undefined;
   const blog: Blog = {
-    port,
-    url: `http://127.0.0.1:${port}`,
-    graphqlUrl: `http://127.0.0.1:${port}/graphql`,
+    port: front.port,
+    url: front.url,
+    graphqlUrl: `${front.url}/graphql`,
     async stop() {
+      front.target(undefined);
       await proc?.stop();
       proc = undefined;
     },
     async start() {
+      if (proc) return;
       proc = await startServiceProcess({
         name: 'blog-graphql',
         entry: BLOG_ENTRY,
         cwd: REPO_ROOT,
-        port,
+        port: 0,
         env: { BLOG_DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
         healthPath: '/health',
       });
+      front.target(proc.port);
+    },
+    async close() {
+      await blog.stop();
+      await front.close();
     },
   };
   await blog.start();
@@ -55,30 +69,45 @@ export interface ProxyProcess {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
+  /** Starts it again after `stop()`; does nothing while it runs. */
   start(): Promise<void>;
+  /** Stops it and closes its address. */
+  close(): Promise<void>;
   output(): string;
+  /** The port the running process itself listens on (behind the front at `port`). */
+  listeningPort(): number | undefined;
 }
 
-/** The proxy as a child process with its files under `baseDir`; restartable with the same files. */
+/**
+ * The proxy as a child process with its files under `baseDir`, bound to port 0 behind a TCP front:
+ * restartable with the same files at the same address.
+ */
 export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promise<ProxyProcess> {
-  const port = await freePort();
+  const front = await startTcpFront();
   let proc: ServiceProcess | undefined;
   let lastOutput = '';
   const proxy: ProxyProcess = {
-    port,
-    url: `http://127.0.0.1:${port}`,
+    port: front.port,
+    url: front.url,
     output: () => proc?.output() ?? lastOutput,
+    listeningPort: () => proc?.port,
     async stop() {
+      front.target(undefined);
       lastOutput = proc?.output() ?? lastOutput;
       await proc?.stop();
       proc = undefined;
     },
+    async close() {
+      await proxy.stop();
+      await front.close();
+    },
     async start() {
+      if (proc) return;
       proc = await startServiceProcess({
         name: 'graphql-proxy',
         entry: PROXY_ENTRY,
         cwd: REPO_ROOT,
-        port,
+        port: 0,
         env: {
           PATHS_BASE_DIR: baseDir,
           LOG_LEVEL: 'warn',
@@ -90,6 +119,7 @@ export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promi
         },
         healthPath: '/health',
       });
+      front.target(proc.port);
     },
   };
   await proxy.start();
