@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import {
   bool,
   duration,
@@ -74,14 +75,12 @@ export interface DebugSettings {
   readonly port: number;
 }
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
-
-export interface LogSettings {
-  /** `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "warn" (the reference's) */
-  readonly level: LogLevel;
-  /** `LOG_FORMAT` @default "text" */
-  readonly format: 'text' | 'json';
-}
+/**
+ * `LOG_LEVEL` (logrus names accepted: `warning`, `panic`) @default "warn" (the reference's);
+ * `LOG_FORMAT` `json` (the specification's fields) or `pretty` (`text`, the specification's name, is
+ * the same) @default pretty on a terminal, json otherwise. Parsed as in every service (`@platform/logging`).
+ */
+export type { LogSettings } from '@platform/logging/settings';
 
 export interface OtlpSettings {
   /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces` for http). */
@@ -204,16 +203,14 @@ function nodeMetadata(value: string | undefined): [string, string][] {
   });
 }
 
-const LEVELS: Record<string, LogLevel> = {
-  trace: 'trace',
-  debug: 'debug',
-  info: 'info',
-  warn: 'warn',
-  warning: 'warn',
-  error: 'error',
-  fatal: 'fatal',
-  panic: 'fatal',
-};
+function logSettings(env: Env): LogSettings {
+  try {
+    return parseLogSettings(env, { level: 'warn' });
+  } catch (error) {
+    if (error instanceof LogSettingError) throw new SettingError(error.setting, error.detail);
+    throw error;
+  }
+}
 
 function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
   const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
@@ -233,12 +230,7 @@ function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
 }
 
 export function parseObservabilitySettings(env: Env): ObservabilitySettings {
-  const level = str(env, 'LOG_LEVEL', 'warn').toLowerCase();
-  const logLevel = LEVELS[level];
-  if (logLevel === undefined) throw new SettingError('LOG_LEVEL', `unknown level '${env.LOG_LEVEL}'`);
-  const format = str(env, 'LOG_FORMAT', 'text').toLowerCase();
-  if (format !== 'text' && format !== 'json')
-    throw new SettingError('LOG_FORMAT', `expected text or json, got '${env.LOG_FORMAT}'`);
+  const log = logSettings(env);
   const protocol = str(env, 'TRACING_EXPORTER_PROTOCOL', 'http').toLowerCase();
   if (protocol !== 'http' && protocol !== 'grpc') {
     throw new SettingError(
@@ -334,7 +326,7 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
       host: str(env, 'DEBUG_HOST', '0.0.0.0'),
       port: int(env, 'DEBUG_PORT', 6070, 0, 65_535),
     }),
-    log: Object.freeze({ level: logLevel, format }),
+    log,
     tracing: Object.freeze({
       enabled: bool(env, 'TRACING_ENABLED', false),
       protocol,

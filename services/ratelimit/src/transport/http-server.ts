@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
+import type { Logger } from '@platform/logging/logger';
+import { logNodeRequest } from '@platform/logging/request-log';
 import type { Health } from '../health/health.js';
 import type { RateLimitService } from '../limiter/service.js';
 import { JsonRequestError, parseJsonRequest, responseToJson } from '../proto/json.js';
@@ -76,6 +77,7 @@ async function handleJson(req: IncomingMessage, res: ServerResponse, parts: Http
 
 export function createHttpServer(parts: HttpServerParts): Server {
   return createServer((req, res) => {
+    logNodeRequest(parts.logger, req, res);
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/json') {
       handleJson(req, res, parts).catch((error: unknown) => {

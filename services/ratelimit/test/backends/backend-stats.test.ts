@@ -9,6 +9,19 @@ import { StatsRegistry } from '../../src/stats/registry.js';
 /** The reference's backend stat families: `ratelimit.redis_pool.*` and `ratelimit.memcache.*`. */
 const op = (key: string, hits = 1) => ({ key, hits, ttlSeconds: 60, perSecond: false });
 
+/** Polls until `check` holds (the backends update some counters and write some keys after answering). */
+async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
 describe('backend stats as the reference names them', () => {
   let redis: RedisServer;
   let memcached: MemcachedServer;
@@ -35,8 +48,10 @@ describe('backend stats as the reference names them', () => {
     expect(snap.gauges.get('ratelimit.redis_pool.cx_active')).toBe(3);
     expect(snap.counters.get('ratelimit.redis_pool.cx_total')).toBe(3);
     await backend.close();
-    await sleep(50);
-    expect(registry.snapshot().gauges.get('ratelimit.redis_pool.cx_active')).toBe(0);
+    await until(
+      'the pool to close',
+      () => registry.snapshot().gauges.get('ratelimit.redis_pool.cx_active') === 0,
+    );
     expect(registry.snapshot().counters.get('ratelimit.redis_pool.cx_local_close')).toBe(3);
   });
 
@@ -49,12 +64,13 @@ describe('backend stats as the reference names them', () => {
     );
     const key = `stats-${process.pid}-${Date.now()}`;
     try {
+      const counter = (name: string) => registry.snapshot().counters.get(`ratelimit.memcache.${name}`) ?? 0;
       await backend.increment([op(key)]); // miss: incr NOT_FOUND, add STORED
-      await sleep(100);
+      // The add is sent after the answer: the next increment must find the key stored.
+      await until('the add', () => counter('add.__code=success') === 1);
       await backend.increment([op(key), op(`${key}-other`, 0)]); // found: incr succeeds
-      await sleep(100);
-      const c = registry.snapshot().counters;
-      const get = (name: string) => c.get(`ratelimit.memcache.${name}`) ?? 0;
+      await until('the second round', () => counter('increment.__code=success') === 1);
+      const get = counter;
       expect(get('multiget.__code=success')).toBe(2);
       expect(get('keys_requested')).toBe(3);
       expect(get('keys_found')).toBe(1);

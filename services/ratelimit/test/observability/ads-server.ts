@@ -11,9 +11,11 @@ import {
 
 /**
  * A small ADS management server: records every request and lets the test push responses on the
- * open stream. `stop()` and a new `startManagementServer(port)` restart it on the same port.
+ * open stream. Started on port 0 (`port` tells which it got); a test that restarts it keeps one
+ * address for the client with a TcpFront of the testkit, never by binding a released port again.
  */
 export interface ManagementServer {
+  readonly port: number;
   requests: DiscoveryRequestMessage[];
   headers: Record<string, string>[];
   push(version: string, configs: object[]): void;
@@ -22,7 +24,6 @@ export interface ManagementServer {
 }
 
 export async function startManagementServer(
-  port: number,
   creds: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
 ): Promise<ManagementServer> {
   const server = new grpc.Server();
@@ -61,10 +62,11 @@ export async function startManagementServer(
       },
     },
   );
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, creds, (e) => (e ? reject(e) : resolve())),
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', creds, (e, bound) => (e ? reject(e) : resolve(bound))),
   );
   return {
+    port,
     requests,
     headers,
     push(version, configs) {

@@ -1,13 +1,22 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { parseObservabilitySettings } from '../../src/settings/observability.js';
 
-function capture(): { lines: string[]; stream: { write(s: string): void } } {
+function capture(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
-  return {
-    lines,
-    stream: { write: (s: string) => lines.push(...s.split('\n').filter((l) => l.length > 0)) },
-  };
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
+      done();
+    },
+  });
+  return { lines, stream };
 }
 
 describe('logger', () => {
@@ -26,14 +35,26 @@ describe('logger', () => {
     expect(new Date(record['@timestamp'] as string).toISOString()).toBe(record['@timestamp']);
   });
 
-  it('honours LOG_LEVEL (default warn, as the reference) and writes text lines by default', () => {
+  it('honours LOG_LEVEL (default warn, as the reference) and writes JSON off a terminal by default', () => {
     const out = capture();
     const log = createLogger(parseObservabilitySettings({}).log, out.stream);
     log.debug('hidden');
-    log.warn({ file: 'config.yaml', error: 'bad key' }, 'config load failed');
+    log.warn({ file: 'config.yaml' }, 'config load failed');
+    expect(out.lines).toHaveLength(1);
+    expect(JSON.parse(out.lines[0] as string)).toMatchObject({
+      level: 'warning',
+      '@message': 'config load failed',
+      file: 'config.yaml',
+    });
+  });
+
+  it('LOG_FORMAT=text (the specification name) writes one readable line, uncoloured off a terminal', () => {
+    const out = capture();
+    const log = createLogger(parseObservabilitySettings({ LOG_FORMAT: 'text' }).log, out.stream);
+    log.warn({ file: 'config.yaml' }, 'config load failed');
     expect(out.lines).toHaveLength(1);
     expect(out.lines[0]).toMatch(
-      /^time=\S+ level=warning msg="config load failed" file=config.yaml error="bad key"$/,
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN.*: config load failed.*"file":"config.yaml"/,
     );
   });
 

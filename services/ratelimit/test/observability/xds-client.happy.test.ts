@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backoffDelayMs, XdsConfigClient } from '../../src/runtime/xds/client.js';
 import { rateLimitConfigToYamlObject, type YamlConfig } from '../../src/runtime/xds/convert.js';
@@ -44,20 +44,26 @@ const snapshot2 = [
 
 let client: XdsConfigClient | undefined;
 let mgmt: ManagementServer | undefined;
+// The client's address when the server restarts or starts late: owned by this test process, so no
+// other process can take the port while the management server is down (connections are reset).
+let front: TcpFront | undefined;
 afterEach(async () => {
   await client?.stop();
   mgmt?.stop();
+  await front?.close();
   client = undefined;
   mgmt = undefined;
+  front = undefined;
 });
 
 describe('xDS configuration client against an ADS management server', () => {
   it('applies good snapshots all-or-nothing, ACKs them, NACKs a bad one with its error, and resumes after a server restart', async () => {
-    const port = await freePort();
-    mgmt = await startManagementServer(port);
+    front = await startTcpFront();
+    mgmt = await startManagementServer();
+    front.target(mgmt.port);
     const settings = parseObservabilitySettings({
       CONFIG_TYPE: 'GRPC_XDS_SOTW',
-      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${front.port}`,
       CONFIG_GRPC_XDS_NODE_ID: 'node-7',
       CONFIG_GRPC_XDS_NODE_METADATA: 'region=eu-west,team=edge,skipped',
       CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-tenant:blue,authorization:Bearer t0k',
@@ -138,11 +144,13 @@ describe('xDS configuration client against an ADS management server', () => {
       },
     ]);
 
-    // restart the management server on the same port: the client reconnects and resubscribes
-    // with the last ACKed version, then takes the next snapshot
+    // restart the management server behind the same address: the client reconnects and
+    // resubscribes with the last ACKed version, then takes the next snapshot
+    front.target(undefined);
     mgmt.stop();
     applied = [];
-    mgmt = await startManagementServer(port);
+    mgmt = await startManagementServer();
+    front.target(mgmt.port);
     const [resubscribe] = await mgmt.waitForRequests(1);
     expect(resubscribe).toMatchObject({
       version_info: '2',
@@ -157,10 +165,10 @@ describe('xDS configuration client against an ADS management server', () => {
   });
 
   it('keeps retrying while the server is down and connects when it comes up', async () => {
-    const port = await freePort();
+    front = await startTcpFront();
     const settings = parseObservabilitySettings({
       CONFIG_TYPE: 'GRPC_XDS_SOTW',
-      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${front.port}`,
       XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '20ms',
       XDS_CLIENT_BACKOFF_MAX_INTERVAL: '100ms',
       CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: '100ms',
@@ -174,7 +182,8 @@ describe('xDS configuration client against an ADS management server', () => {
     client.start();
     while (warnings.length < 2) await new Promise((r) => setTimeout(r, 20));
     expect(warnings[0]).toBe('xds: configuration server not reachable');
-    mgmt = await startManagementServer(port);
+    mgmt = await startManagementServer();
+    front.target(mgmt.port);
     await mgmt.waitForRequests(1);
     mgmt.push('1', snapshot1);
     await client.firstApplied;
@@ -188,16 +197,15 @@ describe('xDS client over TLS', () => {
       const ca = makeCa(dir, 'xds-ca');
       const serverCert = makeLeaf(dir, ca, 'xds-server', 'xds', 'DNS:xds.internal', 'serverAuth');
       const clientCert = makeLeaf(dir, ca, 'xds-client', 'ratelimit', 'DNS:ratelimit.internal', 'clientAuth');
-      const port = await freePort();
       const serverCreds = grpc.ServerCredentials.createSsl(
         readFileSync(ca.cert),
         [{ private_key: readFileSync(serverCert.key), cert_chain: readFileSync(serverCert.cert) }],
         true,
       );
-      mgmt = await startManagementServer(port, serverCreds);
+      mgmt = await startManagementServer(serverCreds);
       const settings = parseObservabilitySettings({
         CONFIG_TYPE: 'GRPC_XDS_SOTW',
-        CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+        CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${mgmt.port}`,
         CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
         CONFIG_GRPC_XDS_SERVER_TLS_CACERT: ca.cert,
         CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'xds.internal',

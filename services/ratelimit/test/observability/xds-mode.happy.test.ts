@@ -1,4 +1,3 @@
-import { freePort } from '@platform/testkit/ports';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../integration/app-harness.js';
 import { type ManagementServer, startManagementServer } from './ads-server.js';
@@ -32,8 +31,8 @@ async function decide(app: RunningApp, user: string): Promise<number> {
 
 describe('CONFIG_TYPE=GRPC_XDS_SOTW', () => {
   it('waits for the first snapshot, applies good ones, keeps the rules on a bad one', async () => {
-    const port = await freePort();
-    mgmt = await startManagementServer(port);
+    mgmt = await startManagementServer();
+    const port = mgmt.port;
     const starting = startApp(
       {},
       {
