@@ -5,6 +5,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { refuseNonFiniteNumbers } from '@platform/http-edge/finite-numbers';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import type { Logger } from '@platform/logging/logger';
@@ -171,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Before any route: the limits classify routes as they are added.
   if (options.limits) registerRequestLimits(app, options.limits);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
+  refuseNonFiniteNumbers(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { refuseNonFiniteNumbers } from '@platform/http-edge/finite-numbers';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import type { Logger } from '@platform/logging/logger';
@@ -106,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   });
   registerErrorHandler(app);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
+  refuseNonFiniteNumbers(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {
