@@ -5,9 +5,9 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { refuseNonFiniteNumbers } from '@platform/http-edge/finite-numbers';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
@@ -172,7 +172,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Before any route: the limits classify routes as they are added.
   if (options.limits) registerRequestLimits(app, options.limits);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
-  refuseNonFiniteNumbers(app);
+  refuseUnstorableInput(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {

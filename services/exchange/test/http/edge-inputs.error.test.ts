@@ -37,7 +37,7 @@ it.each([
   ['/v3/order/cancel/multi', '{"order_ids":[1e19]}'],
   ['/v3/auth/fund_sources/delete', '{"id":1e19}'],
   ['/v3/auth/r/orders/btcuah', '{"before_id":10000000000000000000}'],
-  // Strings Ajv coerces to Infinity, past the schema's maximum (http-edge finite-numbers.ts).
+  // Strings Ajv coerces to Infinity, past the schema's maximum (http-edge storable-input.ts).
   ['/v3/auth/r/orders', `{"before_id":"${'9'.repeat(700)}"}`],
   ['/v3/auth/r/orders/hist', '{"start":"1e400"}'],
   ['/v3/order/cancel', '{"order_id":"-1e400"}'],

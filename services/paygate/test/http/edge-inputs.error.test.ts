@@ -4,8 +4,9 @@
  * NUL byte in an invoice id reaching PostgreSQL (a 500).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { testCatalog } from '../support/catalog.js';
+import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { merchantPost } from '../support/merchant.js';
 import { usePostgresTarget } from '../support/targets.js';
 
 const target = usePostgresTarget();
@@ -39,3 +40,32 @@ it('answers the hosted page for an invoice id with a NUL byte as an unknown invo
   expect(response.status).toBe(404);
   expect(response.headers.get('content-type')).toMatch(/^text\/html/);
 });
+
+// PostgreSQL text cannot hold U+0000: http-edge storable-input.ts refuses it before any query.
+it.each([
+  ['/merchant-api/invoices/status', { reference_id: '\u0000' }],
+  ['/merchant-api/payouts/status', { reference_id: 'a\u0000b' }],
+  [
+    '/merchant-api/payouts',
+    {
+      reference_id: 'nul-in-a-field',
+      service: 'payment_card_uah',
+      currency: 'UAH',
+      amount: '100.00',
+      fields: { card_number: '4242\u00004242' },
+    },
+  ],
+])(
+  'answers %s with a NUL character in a body string as 400 validation_failed, not a 500',
+  async (path, body) => {
+    const response = await merchantPost(gateway.url, path, body, SANDBOX_SECRET);
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      error: {
+        code: 1001,
+        name: 'validation_failed',
+        message: expect.stringContaining('must not contain a NUL character'),
+      },
+    });
+  },
+);
