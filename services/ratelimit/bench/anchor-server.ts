@@ -5,9 +5,10 @@ import * as protoLoader from '@grpc/proto-loader';
 /**
  * The benchmark anchor: a bare @grpc/grpc-js server loading the same .proto files with
  * @grpc/proto-loader and answering every ShouldRateLimit with a constant OK response.
- * Usage: tsx bench/anchor-server.ts <port>
+ * Usage: tsx bench/anchor-server.ts <port> [proto dir]; the benchmark runs it transpiled from
+ * bench/dist/ (see compiled.ts), hence the proto directory argument.
  */
-const PROTO_DIR = join(import.meta.dirname, '..', 'proto');
+const PROTO_DIR = process.argv[3] ?? join(import.meta.dirname, '..', 'proto');
 const definition = protoLoader.loadSync('envoy/service/ratelimit/v3/rls.proto', { includeDirs: [PROTO_DIR] });
 const pkg = grpc.loadPackageDefinition(definition) as unknown as {
   envoy: { service: { ratelimit: { v3: { RateLimitService: grpc.ServiceClientConstructor } } } };
