@@ -68,7 +68,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
   const health = new Health();
   const tracing = createTracing(settings.observability.tracing);
   const backend = traceBackend(
-    options.backend ?? createBackend(settings.backend, undefined, registry),
+    options.backend ?? createBackend(settings.backend, undefined, registry, logger),
     tracing,
   );
   backend.onHealthChange((ok) => {
