@@ -12,7 +12,9 @@ import { COMPILED_NODE_FLAGS } from '../../../packages/launcher/src/build/run-co
  * (rebuilt first when stale) and the anchor transpiled to `bench/dist/`.
  */
 export const SERVICE = join(import.meta.dirname, '..');
-export const PROTO_DIR = join(SERVICE, 'proto');
+/** The shared rate-limit .proto files, for the anchor. */
+export { RATELIMIT_PROTO_DIR as PROTO_DIR } from '@platform/ratelimit-proto/dir';
+
 const ANCHOR_SOURCE = join(SERVICE, 'bench', 'anchor-server.ts');
 const ANCHOR_OUT = join(SERVICE, 'bench', 'dist', 'anchor-server.js');
 
