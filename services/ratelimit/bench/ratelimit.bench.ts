@@ -113,12 +113,28 @@ interface Sample {
   p50ms: number;
   p99ms: number;
   errors: number;
+  /** CPU time (user + system) the phase's processes spent per call: far less noisy than calls/s on a shared machine. */
+  cpuUsPerCall: number;
+}
+
+/** User + system CPU time (microseconds) of the processes, from /proc (clock ticks of 10 ms). */
+function cpuMicros(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  }
+  return ticks * 10_000;
 }
 
 async function measure(t: Target, descriptors: number, round: number): Promise<Sample> {
   const log = join(work, `${t.label.replace(/\W+/g, '_')}-${descriptors}-${round}.log`);
   const n = Math.max(3000, Math.round((t.rate.get(descriptors) ?? 3000) * SECONDS));
+  const pids = childPids(t.proc.pid!);
+  const cpuBefore = cpuMicros(pids);
   const stdout = await h2load(t.port, descriptors, n, log);
+  const cpuUsPerCall = (cpuMicros(pids) - cpuBefore) / n;
   const rps = Number(/finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(stdout)?.[1] ?? 0);
   t.rate.set(descriptors, rps);
   const failed =
@@ -131,7 +147,7 @@ async function measure(t: Target, descriptors: number, round: number): Promise<S
     .sort((x, y) => x - y);
   const at = (q: number) =>
     (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) / 1000;
-  return { rps, p50ms: at(0.5), p99ms: at(0.99), errors: failed };
+  return { rps, p50ms: at(0.5), p99ms: at(0.99), errors: failed, cpuUsPerCall };
 }
 
 /** A compiled-JavaScript process (`nodeArgs`: flags, entry and its arguments). */
@@ -186,7 +202,8 @@ function printWorkers(counts: number[], samples: Map<string, Sample[]>, rss: Map
     const mid = list.find((x) => x.rps === rps);
     console.log(
       `  WORKERS=${n}: ${rps.toFixed(0)}/s median (${(rps / base).toFixed(2)}x WORKERS=1),` +
-        ` p50 ${mid?.p50ms.toFixed(2)} ms, p99 ${mid?.p99ms.toFixed(2)} ms, peak RSS ${rss.get(label)?.toFixed(0)} MB` +
+        ` p50 ${mid?.p50ms.toFixed(2)} ms, p99 ${mid?.p99ms.toFixed(2)} ms, peak RSS ${rss.get(label)?.toFixed(0)} MB,` +
+        ` CPU ${median(list.map((x) => x.cpuUsPerCall)).toFixed(1)} us/call (all processes)` +
         (n > 1 ? ` (${n + 1} processes)` : ''),
     );
   }
@@ -276,12 +293,16 @@ async function main(): Promise<void> {
         'p50 ms'.padStart(9) +
         'p99 ms'.padStart(9) +
         'errors'.padStart(8) +
-        'peak RSS MB'.padStart(13),
+        'peak RSS MB'.padStart(13) +
+        'CPU us/call'.padStart(13),
     );
     const rpsOf = new Map<string, number>();
     const bestOf = new Map<string, number>();
+    const cpuOf = new Map<string, number>();
     for (const [key, list] of samples) {
       const rps = median(list.map((x) => x.rps));
+      const cpu = median(list.map((x) => x.cpuUsPerCall));
+      cpuOf.set(key, cpu);
       const mid = list.find((x) => x.rps === rps)!;
       rpsOf.set(key, rps);
       const best = Math.max(...list.map((x) => x.rps));
@@ -299,7 +320,8 @@ async function main(): Promise<void> {
           mid.p50ms.toFixed(2).padStart(9) +
           mid.p99ms.toFixed(2).padStart(9) +
           String(list.reduce((a, x) => a + x.errors, 0)).padStart(8) +
-          rss.get(label)!.toFixed(0).padStart(13),
+          rss.get(label)!.toFixed(0).padStart(13) +
+          cpu.toFixed(1).padStart(13),
       );
     }
     const ratio = (m: Map<string, number>, x: string, y: string) => (m.get(x)! / m.get(y)!).toFixed(2);
@@ -311,6 +333,17 @@ async function main(): Promise<void> {
       console.log(
         `${d} descriptor(s): a/c = ${ratio(rpsOf, a, c)} median, ${ratio(bestOf, a, c)} best (target >= 0.9);` +
           ` b/c = ${ratio(rpsOf, b, c)} median, ${ratio(bestOf, b, c)} best (target >= 0.75 with 1 descriptor)`,
+      );
+    }
+    for (const d of [1, 3]) {
+      const suffix = `, ${d} descriptor${d > 1 ? 's' : ''}`;
+      const anchorCpu = cpuOf.get(`c: anchor (bare grpc-js)${suffix}`)!;
+      console.log(
+        `${d} descriptor(s), CPU per call against the anchor's ${anchorCpu.toFixed(1)} us (the load-independent view of the same ratio): ` +
+          ['a: in-process backend', 'b: redis']
+            .map((l) => `${l} ${(anchorCpu / cpuOf.get(l + suffix)!).toFixed(2)}x`)
+            .join(', ') +
+          ' (anchor CPU / service CPU; the Redis figure leaves out redis-server)',
       );
     }
     const anchorRss = rss.get('c: anchor (bare grpc-js)')!;
