@@ -1,13 +1,14 @@
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 /**
  * The benchmark anchor: a bare @grpc/grpc-js server loading the same .proto files with
  * @grpc/proto-loader and answering every ShouldRateLimit with a constant OK response.
- * Usage: tsx bench/anchor-server.ts <port>
+ * Usage: node bench/dist/anchor-server.js <port> <proto dir> (the benchmark transpiles it, see
+ * compiled.ts, and passes packages/ratelimit-proto's folder).
  */
-const PROTO_DIR = join(import.meta.dirname, '..', 'proto');
+const PROTO_DIR = process.argv[3];
+if (!PROTO_DIR) throw new Error('usage: anchor-server <port> <proto dir>');
 const definition = protoLoader.loadSync('envoy/service/ratelimit/v3/rls.proto', { includeDirs: [PROTO_DIR] });
 const pkg = grpc.loadPackageDefinition(definition) as unknown as {
   envoy: { service: { ratelimit: { v3: { RateLimitService: grpc.ServiceClientConstructor } } } };

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort } from '@platform/testkit/ports';
 import { encodeRequest } from '../src/proto/messages.js';
+import { ensureServiceBuilt, SERVICE, serviceNodeArgs } from './compiled.js';
 
 /** h2load-driven ShouldRateLimit load against service processes (used by backends.bench.ts). */
 const run = promisify(execFile);
-export const SERVICE = join(import.meta.dirname, '..');
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
 export interface Load {
@@ -71,10 +71,11 @@ export interface ServiceProcess {
   proc: ChildProcess;
 }
 
-/** The service (src/server.ts) as a child process with `env`, gRPC on a free port. */
+/** The compiled service (dist/server.js) as a child process with `env`, gRPC on a free port. */
 export async function startService(work: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  await ensureServiceBuilt();
   const grpcPort = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(SERVICE, 'src/server.ts')], {
+  const proc = spawn(process.execPath, serviceNodeArgs(), {
     cwd: SERVICE,
     env: {
       ...process.env,

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import { freePort } from '@platform/testkit/ports';
 import { startRedis } from '@platform/testkit/redis';
 import { Redis } from 'ioredis';
 import { encodeRequest, type RateLimitRequest } from '../src/proto/messages.js';
+import { ensureAnchorBuilt, ensureServiceBuilt, PROTO_DIR, SERVICE, serviceNodeArgs } from './compiled.js';
 
 /**
  * ShouldRateLimit throughput against an anchor measured in the same run (not a test).
@@ -17,7 +18,6 @@ import { encodeRequest, type RateLimitRequest } from '../src/proto/messages.js';
  * (b) Redis, each with 1 and 3 descriptors; then Redis with WORKERS=<cores>.
  */
 const run = promisify(execFile);
-const SERVICE = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 32);
@@ -113,12 +113,28 @@ interface Sample {
   p50ms: number;
   p99ms: number;
   errors: number;
+  /** CPU time (user + system) the phase's processes spent per call: far less noisy than calls/s on a shared machine. */
+  cpuUsPerCall: number;
+}
+
+/** User + system CPU time (microseconds) of the processes, from /proc (clock ticks of 10 ms). */
+function cpuMicros(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  }
+  return ticks * 10_000;
 }
 
 async function measure(t: Target, descriptors: number, round: number): Promise<Sample> {
   const log = join(work, `${t.label.replace(/\W+/g, '_')}-${descriptors}-${round}.log`);
   const n = Math.max(3000, Math.round((t.rate.get(descriptors) ?? 3000) * SECONDS));
+  const pids = childPids(t.proc.pid!);
+  const cpuBefore = cpuMicros(pids);
   const stdout = await h2load(t.port, descriptors, n, log);
+  const cpuUsPerCall = (cpuMicros(pids) - cpuBefore) / n;
   const rps = Number(/finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(stdout)?.[1] ?? 0);
   t.rate.set(descriptors, rps);
   const failed =
@@ -131,11 +147,12 @@ async function measure(t: Target, descriptors: number, round: number): Promise<S
     .sort((x, y) => x - y);
   const at = (q: number) =>
     (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) / 1000;
-  return { rps, p50ms: at(0.5), p99ms: at(0.99), errors: failed };
+  return { rps, p50ms: at(0.5), p99ms: at(0.99), errors: failed, cpuUsPerCall };
 }
 
-function start(entry: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+/** A compiled-JavaScript process (`nodeArgs`: flags, entry and its arguments). */
+function start(nodeArgs: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, nodeArgs, {
     cwd: SERVICE,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -167,17 +184,42 @@ async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: num
   return {
     label,
     port: grpcPort,
-    proc: start(join(SERVICE, 'src/server.ts'), [], env),
+    proc: start(serviceNodeArgs(), env),
     descriptors,
     rate: new Map(),
   };
+}
+
+/** How the Redis figures move with WORKERS (1 is the single-process 'b: redis' phase). */
+function printWorkers(counts: number[], samples: Map<string, Sample[]>, rss: Map<string, number>): void {
+  const one = 'b: redis';
+  const base = median((samples.get(`${one}, 1 descriptor`) ?? []).map((x) => x.rps));
+  console.log(`\nWORKERS (Redis, 1 descriptor; ${cpus().length} cores shared with h2load and redis-server):`);
+  for (const n of [1, ...counts]) {
+    const label = n === 1 ? one : `b: redis, WORKERS=${n}`;
+    const list = samples.get(`${label}, 1 descriptor`) ?? [];
+    const rps = median(list.map((x) => x.rps));
+    const mid = list.find((x) => x.rps === rps);
+    console.log(
+      `  WORKERS=${n}: ${rps.toFixed(0)}/s median (${(rps / base).toFixed(2)}x WORKERS=1),` +
+        ` p50 ${mid?.p50ms.toFixed(2)} ms, p99 ${mid?.p99ms.toFixed(2)} ms, peak RSS ${rss.get(label)?.toFixed(0)} MB,` +
+        ` CPU ${median(list.map((x) => x.cpuUsPerCall)).toFixed(1)} us/call (all processes)` +
+        (n > 1 ? ` (${n + 1} processes)` : ''),
+    );
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  const workers = Number(process.env.BENCH_WORKERS ?? 2);
+  // WORKERS=1 is the plain 'b: redis' phase; each count listed here adds a phase.
+  const workerCounts = (process.env.BENCH_WORKERS ?? '2')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 1);
+  await ensureServiceBuilt();
+  const anchorEntry = ensureAnchorBuilt();
   const redis = await startRedis({ fresh: true });
   const raw = new Redis({ host: redis.host, port: redis.port });
   const commandStats = async () => {
@@ -194,7 +236,7 @@ async function main(): Promise<void> {
     {
       label: 'c: anchor (bare grpc-js)',
       port: anchorPort,
-      proc: start(join(SERVICE, 'bench/anchor-server.ts'), [String(anchorPort)], {}),
+      proc: start([anchorEntry, String(anchorPort), PROTO_DIR], {}),
       descriptors: [1, 3],
       rate: new Map(),
     },
@@ -205,12 +247,16 @@ async function main(): Promise<void> {
       { KVSTORE_URL: `${redis.host}:${redis.port}`, KVSTORE_PIPELINE_WINDOW: '100us' },
       [1],
     ),
-    await service(
-      `b: redis, WORKERS=${workers}`,
-      { KVSTORE_URL: `${redis.host}:${redis.port}`, WORKERS: String(workers) },
-      [1],
-    ),
   ];
+  for (const n of workerCounts) {
+    targets.push(
+      await service(
+        `b: redis, WORKERS=${n}`,
+        { KVSTORE_URL: `${redis.host}:${redis.port}`, WORKERS: String(n) },
+        [1],
+      ),
+    );
+  }
   const samples = new Map<string, Sample[]>();
   try {
     for (const t of targets) {
@@ -247,12 +293,16 @@ async function main(): Promise<void> {
         'p50 ms'.padStart(9) +
         'p99 ms'.padStart(9) +
         'errors'.padStart(8) +
-        'peak RSS MB'.padStart(13),
+        'peak RSS MB'.padStart(13) +
+        'CPU us/call'.padStart(13),
     );
     const rpsOf = new Map<string, number>();
     const bestOf = new Map<string, number>();
+    const cpuOf = new Map<string, number>();
     for (const [key, list] of samples) {
       const rps = median(list.map((x) => x.rps));
+      const cpu = median(list.map((x) => x.cpuUsPerCall));
+      cpuOf.set(key, cpu);
       const mid = list.find((x) => x.rps === rps)!;
       rpsOf.set(key, rps);
       const best = Math.max(...list.map((x) => x.rps));
@@ -270,7 +320,8 @@ async function main(): Promise<void> {
           mid.p50ms.toFixed(2).padStart(9) +
           mid.p99ms.toFixed(2).padStart(9) +
           String(list.reduce((a, x) => a + x.errors, 0)).padStart(8) +
-          rss.get(label)!.toFixed(0).padStart(13),
+          rss.get(label)!.toFixed(0).padStart(13) +
+          cpu.toFixed(1).padStart(13),
       );
     }
     const ratio = (m: Map<string, number>, x: string, y: string) => (m.get(x)! / m.get(y)!).toFixed(2);
@@ -280,19 +331,34 @@ async function main(): Promise<void> {
         (l) => l + suffix,
       ) as [string, string, string];
       console.log(
-        `${d} descriptor(s): a/c = ${ratio(rpsOf, a, c)} median, ${ratio(bestOf, a, c)} best (target >= 0.8);` +
-          ` b/c = ${ratio(rpsOf, b, c)} median, ${ratio(bestOf, b, c)} best (target >= 0.6)`,
+        `${d} descriptor(s): a/c = ${ratio(rpsOf, a, c)} median, ${ratio(bestOf, a, c)} best (target >= 0.9);` +
+          ` b/c = ${ratio(rpsOf, b, c)} median, ${ratio(bestOf, b, c)} best (target >= 0.75 with 1 descriptor)`,
       );
     }
+    for (const d of [1, 3]) {
+      const suffix = `, ${d} descriptor${d > 1 ? 's' : ''}`;
+      const anchorCpu = cpuOf.get(`c: anchor (bare grpc-js)${suffix}`)!;
+      console.log(
+        `${d} descriptor(s), CPU per call against the anchor's ${anchorCpu.toFixed(1)} us (the load-independent view of the same ratio): ` +
+          ['a: in-process backend', 'b: redis']
+            .map((l) => `${l} ${(anchorCpu / cpuOf.get(l + suffix)!).toFixed(2)}x`)
+            .join(', ') +
+          ' (anchor CPU / service CPU; the Redis figure leaves out redis-server)',
+      );
+    }
+    const anchorRss = rss.get('c: anchor (bare grpc-js)')!;
+    console.log(
+      `peak RSS against the anchor's ${anchorRss.toFixed(0)} MB (target <= 1.1x): ` +
+        ['a: in-process backend', 'b: redis']
+          .map((l) => `${l} ${(rss.get(l)! / anchorRss).toFixed(2)}x`)
+          .join(', '),
+    );
     const windowed = 'b: redis, KVSTORE_PIPELINE_WINDOW=100us, 1 descriptor';
     const anchor1 = 'c: anchor (bare grpc-js), 1 descriptor';
     console.log(
       `redis with KVSTORE_PIPELINE_WINDOW=100us, 1 descriptor: b/c = ${ratio(rpsOf, windowed, anchor1)} median, ${ratio(bestOf, windowed, anchor1)} best`,
     );
-    const multi = rpsOf.get(`b: redis, WORKERS=${workers}, 1 descriptor`)!;
-    console.log(
-      `redis WORKERS=${workers} vs 1 worker, 1 descriptor: ${(multi / rpsOf.get('b: redis, 1 descriptor')!).toFixed(2)}x (machine cores: ${(await import('node:os')).cpus().length}, shared with h2load)`,
-    );
+    printWorkers(workerCounts, samples, rss);
     console.log(
       `redis INFO commandstats over ${checked} one-descriptor calls: INCRBY +${after.incrby - before.incrby}, EXPIRE +${after.expire - before.expire}, all commands +${after.total - before.total - 1}` +
         ' (the INFO call itself excluded); the commands of one call go out in one write and are answered in one round trip',

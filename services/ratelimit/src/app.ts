@@ -12,8 +12,7 @@ import { RateLimitService } from './limiter/service.js';
 import { createLogger } from './logging/logger.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
 import { ConfigManager } from './runtime/config-manager.js';
-import { XdsConfigClient } from './runtime/xds/client.js';
-import { snapshotToConfigFiles } from './runtime/xds/config-files.js';
+import type { XdsConfigClient } from './runtime/xds/client.js';
 import { configDirectory, runtimeDirectory } from './settings/runtime.js';
 import { StatsRegistry } from './stats/registry.js';
 import { createTracing } from './tracing/tracing.js';
@@ -69,7 +68,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
   const health = new Health();
   const tracing = createTracing(settings.observability.tracing);
   const backend = traceBackend(
-    options.backend ?? createBackend(settings.backend, undefined, registry),
+    options.backend ?? createBackend(settings.backend, undefined, registry, logger),
     tracing,
   );
   backend.onHealthChange((ok) => {
@@ -170,6 +169,11 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
         );
       }
       if (runtime.configType === 'GRPC_XDS_SOTW') {
+        // Loaded only in this mode: the xDS messages are a few MB of parsed .proto files.
+        const [{ XdsConfigClient }, { snapshotToConfigFiles }] = await Promise.all([
+          import('./runtime/xds/client.js'),
+          import('./runtime/xds/config-files.js'),
+        ]);
         // Rules from the management server: a snapshot that fails to load is NACKed with the error.
         xds = new XdsConfigClient({
           settings: settings.observability.xds,

@@ -1,7 +1,6 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { RATELIMIT_PROTO_DIR, RLS_PROTO } from '@platform/ratelimit-proto/dir';
 import type { RuleVerdict } from './fixed-window.js';
 import type { LimitCheck, LimitOutcome, RequestLimiter } from './limiter.js';
 
@@ -9,11 +8,9 @@ import type { LimitCheck, LimitOutcome, RequestLimiter } from './limiter.js';
  * Decides through services/ratelimit (`envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit`).
  * Each check is one descriptor `[rule=<name>, address|key=<subject>]` in the limits file's domain; the
  * service's config for that domain (config/ratelimit/config/exchange.yaml, generated from the limits
- * file by ratelimit-config.ts) holds the numbers. The .proto files in `proto/` are copies of
- * services/ratelimit's (a test keeps them identical).
+ * file by ratelimit-config.ts) holds the numbers. The .proto files are services/ratelimit's, shared
+ * through packages/ratelimit-proto.
  */
-
-const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto');
 
 /** `RateLimitResponse.Code`. */
 const OVER_LIMIT = 2;
@@ -44,8 +41,8 @@ type ShouldRateLimit = (
 ) => grpc.ClientUnaryCall;
 
 function loadClientConstructor(): grpc.ServiceClientConstructor {
-  const definition = loadSync('envoy/service/ratelimit/v3/rls.proto', {
-    includeDirs: [PROTO_DIR],
+  const definition = loadSync(RLS_PROTO, {
+    includeDirs: [RATELIMIT_PROTO_DIR],
     longs: Number,
     enums: Number,
     defaults: true,

@@ -74,22 +74,6 @@ describe('limits file', () => {
     );
   });
 
-  it('the .proto copies are those of services/ratelimit', () => {
-    for (const file of [
-      'envoy/service/ratelimit/v3/rls.proto',
-      'envoy/extensions/common/ratelimit/v3/ratelimit.proto',
-      'envoy/config/core/v3/base.proto',
-      'envoy/type/v3/ratelimit_unit.proto',
-    ]) {
-      const ours = readFileSync(path.join(import.meta.dirname, '..', '..', 'proto', file), 'utf8');
-      const theirs = readFileSync(
-        path.join(import.meta.dirname, '..', '..', '..', 'ratelimit', 'proto', file),
-        'utf8',
-      );
-      expect(ours, file).toBe(theirs);
-    }
-  });
-
   it.each([
     [
       'rules: [{ name: a, routes: public, per: key, unit: second, requests_per_unit: 1 }]',

@@ -77,11 +77,20 @@ function memcachedTls(files: RedisTlsSettings): ConnectionOptions {
   };
 }
 
-/** `onLookupError` hears about failed MEMSTORE_SRV refreshes (the old node list is kept). */
+/** Where a backend reports what it answers through rather than fails on (pino's shape). */
+export interface BackendLog {
+  error(fields: object, message: string): void;
+}
+
+/**
+ * `onLookupError` hears about failed MEMSTORE_SRV refreshes (the old node list is kept); `log` gets
+ * memcached multi-get failures, which the call answers through (counting from 0), as the reference.
+ */
 export function createBackend(
   settings: BackendSettings,
   onLookupError?: (error: Error) => void,
   registry?: StatsRegistry,
+  log?: BackendLog,
 ): CounterBackend {
   switch (settings.type) {
     case 'memory':
@@ -106,6 +115,12 @@ export function createBackend(
         healthCheckActiveConnection: settings.healthCheckActiveConnection,
         ...(onLookupError ? { onLookupError } : {}),
         ...(registry ? { stats: memcachedStats(registry) } : {}),
+        ...(log
+          ? {
+              onReadError: (error: Error, keys: readonly string[]) =>
+                log.error({ err: error, keys }, 'error multi-getting memcache keys'),
+            }
+          : {}),
       });
     }
   }

@@ -7,7 +7,7 @@ import { type CounterBackend, type CounterOp, InvalidKeyError } from './types.js
 
 /**
  * Memcached counters (reference "Memcached"): read the counts with one multi-get per node, answer
- * from read + hits, and increment asynchronously (incr; on a miss add with the expiry; on a lost
+ * from read + hits (keys of a node that fails the read count as 0), and increment asynchronously (incr; on a miss add with the expiry; on a lost
  * add race incr again), so a client may briefly exceed its quota under simultaneous requests.
  * Within one process, a read waits for this process's pending increments of the same key.
  */
@@ -62,6 +62,8 @@ export interface MemcachedBackendOptions {
   onLookupError?: (error: Error) => void;
   /** The reference's `ratelimit.memcache.*` counters (its stats-collecting client). */
   stats?: MemcachedStats;
+  /** Hears about a failed multi-get (the reference logs it at error); the read still answers. */
+  onReadError?: (error: Error, keys: readonly string[]) => void;
 }
 
 const MAX_KEY_LENGTH = 250;
@@ -169,46 +171,79 @@ export class MemcachedBackend implements CounterBackend {
     return this.pools[nodeIndexForKey(key, this.pools.length)]!;
   }
 
+  /** The stored counts (0 for a missing key); rejects when a node fails to answer. */
   async read(ops: readonly CounterOp[]): Promise<number[]> {
+    const { counts, failure } = await this.lookup(ops);
+    if (failure) throw failure;
+    return counts;
+  }
+
+  /**
+   * Reads the counts with one multi-get per node, after this process's pending increments of the
+   * same keys; a failed node's keys count as 0 and its error is returned beside the counts.
+   */
+  private async lookup(ops: readonly CounterOp[]): Promise<{ counts: number[]; failure?: Error }> {
     for (const op of ops) MemcachedBackend.check(op.key);
-    if (ops.length === 0) return [];
+    if (ops.length === 0) return { counts: [] };
     await this.firstLookup;
     const waits = ops.map((op) => this.pending.get(op.key)).filter((p) => p !== undefined);
     if (waits.length > 0) await Promise.allSettled(waits);
-    // One `get k1 k2 ...` per node, the nodes concurrently.
-    const byNode = new Map<NodePool, Set<string>>();
-    for (const op of ops) {
-      const pool = this.poolFor(op.key);
-      const keys = byNode.get(pool) ?? new Set<string>();
-      keys.add(op.key);
-      byNode.set(pool, keys);
-    }
     const found = new Map<string, Buffer>();
     const stats = this.options.stats;
-    let requested = 0;
-    for (const keys of byNode.values()) requested += keys.size;
-    stats?.keysRequested.add(requested);
-    try {
-      await Promise.all(
-        [...byNode].map(async ([pool, keys]) => {
-          const values = await pool.with((c) => c.send(`get ${[...keys].join(' ')}\r\n`, parseValues));
-          for (const [k, v] of values) found.set(k, v);
-        }),
-      );
-    } catch (error) {
-      stats?.multiGetError.inc();
-      throw error;
+    stats?.keysRequested.add(new Set(ops.map((op) => op.key)).size);
+    const failure = await this.multiGet(ops, found);
+    if (failure) stats?.multiGetError.inc();
+    else {
+      stats?.multiGetSuccess.inc();
+      stats?.keysFound.add(found.size);
     }
-    stats?.multiGetSuccess.inc();
-    stats?.keysFound.add(found.size);
-    return ops.map((op) => {
+    const counts = ops.map((op) => {
       const value = found.get(op.key);
       return value === undefined ? 0 : Number(value.toString('ascii').trim()) || 0;
     });
+    return failure ? { counts, failure } : { counts };
   }
 
+  /**
+   * Fills `found` from every node that answers (gomemcache's GetMulti keeps the items of the nodes
+   * that answered too); returns the last error of a node that did not, if any.
+   */
+  private async multiGet(ops: readonly CounterOp[], found: Map<string, Buffer>): Promise<Error | undefined> {
+    const byNode = new Map<NodePool, Set<string>>();
+    try {
+      for (const op of ops) {
+        const pool = this.poolFor(op.key);
+        const keys = byNode.get(pool) ?? new Set<string>();
+        keys.add(op.key);
+        byNode.set(pool, keys);
+      }
+    } catch (error) {
+      return error as Error;
+    }
+    const answers = await Promise.allSettled(
+      [...byNode].map(async ([pool, keys]) => {
+        const values = await pool.with((c) => c.send(`get ${[...keys].join(' ')}\r\n`, parseValues));
+        for (const [k, v] of values) found.set(k, v);
+      }),
+    );
+    let failure: Error | undefined;
+    for (const a of answers) if (a.status === 'rejected') failure = a.reason as Error;
+    return failure;
+  }
+
+  /**
+   * The reference's DoLimit: the counts after this request's hits, from the read; the increments
+   * follow asynchronously. A failed read does not fail the call: as the reference, it is logged
+   * (`onReadError`) and counted (`multiget.__code=error`), the keys it did not bring back count
+   * from 0, and the increments are still attempted.
+   */
   async increment(ops: readonly CounterOp[]): Promise<number[]> {
-    const current = await this.read(ops);
+    const { counts: current, failure } = await this.lookup(ops);
+    if (failure)
+      this.options.onReadError?.(
+        failure,
+        ops.map((op) => op.key),
+      );
     const running = new Map<string, number>();
     const after = ops.map((op, i) => {
       const value = (running.get(op.key) ?? current[i]!) + op.hits;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RedisEndpointSettings, RedisTlsSettings } from '../settings/backend.js';
 
 /**
@@ -38,6 +39,15 @@ export function baseOptions(
   return options;
 }
 
+/**
+ * ioredis (about 12 MB resident) is loaded on the first Redis connection only, so the in-process
+ * and memcached backends never carry it; synchronously (it is CommonJS), as the backend is built.
+ */
+const load = createRequire(import.meta.url);
+function ioredis(): typeof import('ioredis') {
+  return load('ioredis') as typeof import('ioredis');
+}
+
 /** Splits `host:port` (IPv6 in brackets allowed). */
 export function hostPort(text: string): { host: string; port: number } {
   const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(text.trim());
@@ -51,6 +61,7 @@ export function openSingle(
   timeoutMs: number,
 ): Redis {
   const options = baseOptions(endpoint, tls, timeoutMs);
+  const { Redis } = ioredis();
   if (endpoint.socketType === 'unix') return new Redis({ ...options, path: endpoint.url });
   if (/^rediss?:\/\//.test(endpoint.url)) return new Redis(endpoint.url, options);
   return new Redis({ ...options, ...hostPort(endpoint.url) });
@@ -63,6 +74,7 @@ export function openSentinel(
   timeoutMs: number,
 ): Redis {
   const [name, ...nodes] = endpoint.url.split(',').map((p) => p.trim());
+  const { Redis } = ioredis();
   return new Redis({
     ...baseOptions(endpoint, tls, timeoutMs),
     name: name!,
@@ -87,6 +99,7 @@ export function openCluster(
   timeoutMs: number,
 ): Cluster {
   const redisOptions = baseOptions(endpoint, tls, timeoutMs);
+  const { Cluster } = ioredis();
   return new Cluster(
     endpoint.url.split(',').map((p) => hostPort(p)),
     {

@@ -62,6 +62,8 @@ export class RedisBackend implements CounterBackend {
   private readonly listeners: ((healthy: boolean) => void)[] = [];
   private readonly connecting: Promise<unknown>;
   private readonly held = new Map<Redis, HeldWrite>();
+  /** The connection the calls of the current event-loop turn write to (corked until the next tick). */
+  private tickBatch: Redis | undefined;
   /** Cluster only: every known master answered CLUSTER INFO with `cluster_state:ok` (last probe). */
   private clusterOk = true;
   private prober: NodeJS.Timeout | undefined;
@@ -147,37 +149,69 @@ export class RedisBackend implements CounterBackend {
 
   async increment(ops: readonly CounterOp[]): Promise<number[]> {
     if (ops.length === 0) return [];
-    const client = this.client();
     if (this.options.pipelinePerKey) {
+      const client = this.client();
       if (ops.length === 1) return this.pipelineIncrement(client, ops);
       return this.perKey(ops, (op) => this.pipelineIncrement(client, [op]).then((r) => r[0]!));
     }
-    return this.corkedIncrement(client as Redis, ops);
+    if ((this.options.pipelineWindowMs ?? 0) > 0) return this.windowedIncrement(this.client() as Redis, ops);
+    return this.tickIncrement(ops);
   }
 
   /**
-   * INCRBY+EXPIRE for every op written to the corked socket and flushed with one write: the same
-   * bytes on the wire as a pipeline, without ioredis' Pipeline object (about twice the throughput).
+   * KVSTORE_PIPELINE_WINDOW=0: INCRBY+EXPIRE for every op written to a corked socket. The calls
+   * handled in the same event-loop turn join one batch on one connection, flushed with one write on
+   * the next tick (auto-pipelining with no added wait): each call still takes exactly one round
+   * trip, and a busy service makes one socket write per turn instead of one per call. No ioredis
+   * Pipeline object (about twice the throughput).
    */
-  private async corkedIncrement(client: Redis, ops: readonly CounterOp[]): Promise<number[]> {
-    const stream = client.stream;
-    const corked = client.status === 'ready' && stream !== undefined;
-    const windowed = corked && (this.options.pipelineWindowMs ?? 0) > 0;
-    if (windowed) this.hold(client, stream);
-    else if (corked) stream.cork();
+  private tickIncrement(ops: readonly CounterOp[]): Promise<number[]> {
+    let client = this.tickBatch;
+    if (client === undefined) {
+      client = this.client() as Redis;
+      const stream = client.stream;
+      // Not ready: the commands fail at once (no offline queue), so there is nothing to batch.
+      if (client.status === 'ready' && stream !== undefined) {
+        stream.cork();
+        this.tickBatch = client;
+        process.nextTick(() => {
+          this.tickBatch = undefined;
+          stream.uncork();
+        });
+      }
+    }
+    return this.send(client, ops);
+  }
+
+  /** Queues INCRBY+EXPIRE per op on `client`; the counts after increment, in op order. */
+  private async send(client: Redis, ops: readonly CounterOp[]): Promise<number[]> {
+    if (ops.length === 1) {
+      const op = ops[0]!;
+      const [count] = await Promise.all([
+        client.incrby(op.key, op.hits),
+        client.expire(op.key, op.ttlSeconds),
+      ]);
+      return [count];
+    }
     const incrs = new Array<Promise<number>>(ops.length);
     const expires = new Array<Promise<number>>(ops.length);
-    try {
-      for (let i = 0; i < ops.length; i++) {
-        const op = ops[i]!;
-        incrs[i] = client.incrby(op.key, op.hits);
-        expires[i] = client.expire(op.key, op.ttlSeconds);
-      }
-    } finally {
-      if (windowed) this.countHeld(client, ops.length * 2);
-      else if (corked) stream.uncork();
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      incrs[i] = client.incrby(op.key, op.hits);
+      expires[i] = client.expire(op.key, op.ttlSeconds);
     }
     const [counts] = await Promise.all([Promise.all(incrs), Promise.all(expires)]);
+    return counts;
+  }
+
+  /** KVSTORE_PIPELINE_WINDOW above 0: the commands wait in the socket for the window (see `hold`). */
+  private windowedIncrement(client: Redis, ops: readonly CounterOp[]): Promise<number[]> {
+    const stream = client.stream;
+    const windowed = client.status === 'ready' && stream !== undefined;
+    if (windowed) this.hold(client, stream);
+    // `send` queues every command before its first await, so the count is complete here.
+    const counts = this.send(client, ops);
+    if (windowed) this.countHeld(client, ops.length * 2);
     return counts;
   }
 

@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RATELIMIT_PROTO_DIR, RLS_PROTO } from '@platform/ratelimit-proto/dir';
 import protobuf from 'protobufjs';
 
 /**
@@ -7,8 +8,9 @@ import protobuf from 'protobufjs';
  * `services/ratelimit/proto` (written from the reference page's field list), and the plain
  * TypeScript shapes the rest of the service works with.
  */
+/** This service's own .proto files (the gRPC health service); the rate-limit ones are shared. */
 export const PROTO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto');
-export const RLS_PROTO = 'envoy/service/ratelimit/v3/rls.proto';
+export { RATELIMIT_PROTO_DIR, RLS_PROTO };
 export const HEALTH_PROTO = 'grpc/health/v1/health.proto';
 
 /** `RateLimitResponse.Code`. */
@@ -113,7 +115,10 @@ function fromWireStruct(s: { fields?: Record<string, WireValue> }): { [key: stri
 }
 
 const root = new protobuf.Root();
-root.resolvePath = (_origin, target) => (target.startsWith('google/') ? target : join(PROTO_DIR, target));
+root.resolvePath = (_origin, target) =>
+  target.startsWith('google/')
+    ? target
+    : join(target.startsWith('envoy/') ? RATELIMIT_PROTO_DIR : PROTO_DIR, target);
 root.loadSync([RLS_PROTO, HEALTH_PROTO], { keepCase: false });
 root.resolveAll();
 

@@ -1,28 +1,30 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Metadata } from '@grpc/grpc-js';
-import {
-  type Attributes,
-  type Context,
-  context,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type TextMapGetter,
-  trace,
-} from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as HttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
+import type { Attributes, Context, Span, TextMapGetter } from '@opentelemetry/api';
+import type { BasicTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../settings/observability.js';
+
+/**
+ * The OpenTelemetry packages (about 15 MB of resident memory) are loaded only when tracing is
+ * enabled, synchronously (they are CommonJS) so `createTracing` stays synchronous.
+ */
+const load = createRequire(import.meta.url);
+interface Otel {
+  api: typeof import('@opentelemetry/api');
+  core: typeof import('@opentelemetry/core');
+  sdk: typeof import('@opentelemetry/sdk-trace-base');
+  resources: typeof import('@opentelemetry/resources');
+}
+let otelModules: Otel | undefined;
+function otel(): Otel {
+  otelModules ??= {
+    api: load('@opentelemetry/api') as Otel['api'],
+    core: load('@opentelemetry/core') as Otel['core'],
+    sdk: load('@opentelemetry/sdk-trace-base') as Otel['sdk'],
+    resources: load('@opentelemetry/resources') as Otel['resources'],
+  };
+  return otelModules;
+}
 
 /**
  * OpenTelemetry tracing for the service (`TRACING_*` settings, OTLP over http or grpc). The core
@@ -74,7 +76,7 @@ const getter: TextMapGetter<TraceCarrier> = {
 function recordError(span: Span, error: unknown): void {
   span.recordException(error instanceof Error ? error : String(error));
   span.setStatus({
-    code: SpanStatusCode.ERROR,
+    code: otel().api.SpanStatusCode.ERROR,
     message: error instanceof Error ? error.message : String(error),
   });
 }
@@ -96,6 +98,7 @@ class ActiveCallSpan implements CallSpan {
     this.span.setAttributes(attributes);
   }
   async child<T>(name: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T> {
+    const { context, SpanKind, trace } = otel().api;
     const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, this.ctx);
     try {
       return await context.with(trace.setSpan(this.ctx, span), fn);
@@ -133,10 +136,17 @@ export const NOOP_TRACING: Tracing = {
 function exporterFor(settings: TracingSettings): SpanExporter {
   const { endpoint, headers, timeoutMs } = settings.otlp;
   if (settings.protocol === 'grpc') {
+    const { Metadata } = load('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+    const { OTLPTraceExporter: GrpcExporter } = load(
+      '@opentelemetry/exporter-trace-otlp-grpc',
+    ) as typeof import('@opentelemetry/exporter-trace-otlp-grpc');
     const metadata = new Metadata();
     for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
     return new GrpcExporter({ url: endpoint ?? 'http://localhost:4317', metadata, timeoutMillis: timeoutMs });
   }
+  const { OTLPTraceExporter: HttpExporter } = load(
+    '@opentelemetry/exporter-trace-otlp-http',
+  ) as typeof import('@opentelemetry/exporter-trace-otlp-http');
   return new HttpExporter({
     url: endpoint ?? 'http://localhost:4318/v1/traces',
     headers,
@@ -149,13 +159,16 @@ export function createTracing(
   options: { scheduledDelayMs?: number } = {},
 ): Tracing {
   if (!settings.enabled) return NOOP_TRACING;
+  const { api, core, sdk, resources } = otel();
+  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
+  const { ROOT_CONTEXT, SpanKind, trace } = api;
   const attributes: Attributes = {
     'service.name': settings.serviceName,
     'service.instance.id': settings.serviceInstanceId,
   };
   if (settings.serviceNamespace !== '') attributes['service.namespace'] = settings.serviceNamespace;
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes(attributes),
+    resource: resources.resourceFromAttributes(attributes),
     // A sampled (or unsampled) caller decides; new traces are sampled at TRACING_SAMPLING_RATE.
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) }),
     spanProcessors: [
@@ -165,7 +178,7 @@ export function createTracing(
     ],
   });
   const tracer = provider.getTracer('ratelimit');
-  const propagator = new W3CTraceContextPropagator();
+  const propagator = new core.W3CTraceContextPropagator();
   return {
     enabled: true,
     startCallSpan(name, carrier) {

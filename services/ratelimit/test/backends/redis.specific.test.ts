@@ -20,12 +20,15 @@ import { configOf, desc, req } from '../helpers.js';
 /** A TCP proxy in front of Redis counting the chunks the client sends (one per round trip). */
 async function countingProxy(
   target: RedisServer,
-): Promise<{ port: number; writes: () => number; close(): void }> {
+): Promise<{ port: number; writes: () => number; bytesPerConnection: () => number[]; close(): void }> {
   let writes = 0;
+  const bytes: number[] = [];
   const server: Server = createServer((client) => {
     const upstream = createConnection(target.port, target.host);
+    const index = bytes.push(0) - 1;
     client.on('data', (chunk) => {
       writes += 1;
+      bytes[index]! += chunk.length;
       upstream.write(chunk);
     });
     upstream.pipe(client);
@@ -37,6 +40,7 @@ async function countingProxy(
   return {
     port: typeof address === 'object' && address ? address.port : 0,
     writes: () => writes,
+    bytesPerConnection: () => [...bytes],
     close: () => server.close(),
   };
 }
@@ -122,6 +126,34 @@ describe('redis backend specifics', () => {
       const again = await service.shouldRateLimit(req('d', [desc({ a: 'x' })], 2));
       expect(again.ok && again.response.statuses[0]!.code).toBe(Code.OVER_LIMIT);
       expect(await raw.get(`${prefix}d_a_x_${minute}`)).toBe('3');
+    } finally {
+      await backend.close();
+      proxy.close();
+    }
+  });
+
+  it('calls of one event-loop turn share one pooled connection (auto-pipelining), each answered in order', async () => {
+    const proxy = await countingProxy(redis);
+    const backend = createBackend(
+      parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${proxy.port}`, KVSTORE_POOL_SIZE: '2' }),
+    );
+    try {
+      expect(await backend.ready()).toBe(true);
+      const prefix = `t${randomUUID().slice(0, 8)}:`;
+      const service = serviceOver(backend, prefix, 1_700_000_123);
+      const before = proxy.bytesPerConnection();
+      expect(before).toHaveLength(2);
+      // Ten calls started in the same turn; the 5-per-second rule lets exactly five through.
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => service.shouldRateLimit(req('d', [desc({ b: 'same' })]))),
+      );
+      const codes = results.map((r) => (r.ok ? r.response.statuses[0]!.code : 'failed'));
+      expect(codes.filter((c) => c === Code.OK)).toHaveLength(5);
+      expect(codes.filter((c) => c === Code.OVER_LIMIT)).toHaveLength(5);
+      const sent = proxy.bytesPerConnection().map((n, i) => n - before[i]!);
+      // Round-robin per call would have used both connections; the turn's batch uses one.
+      expect(sent.filter((n) => n > 0)).toHaveLength(1);
+      expect(await raw.get(`${prefix}d_b_same_1700000123`)).toBe('10');
     } finally {
       await backend.close();
       proxy.close();

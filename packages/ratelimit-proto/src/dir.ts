@@ -1,0 +1,12 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The folder holding the Envoy v3 rate-limit `.proto` files (`envoy/service/ratelimit/v3/rls.proto`
+ * and the files it imports), to pass as an include directory to a proto loader. The files sit
+ * outside `src/`, so this path is the same from `src/` (tsx, vitest) and from `dist/` (compiled).
+ */
+export const RATELIMIT_PROTO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+
+/** The service definition file, relative to `RATELIMIT_PROTO_DIR`. */
+export const RLS_PROTO = 'envoy/service/ratelimit/v3/rls.proto';
