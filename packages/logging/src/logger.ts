@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { REDACT_PATHS, REDACTED, redactDeep, redactRequestPath, redactText } from './redact.js';
 import type { LogFormat, LogLevel } from './settings.js';
 
@@ -80,11 +81,16 @@ export function resolveFormat(
   return format ?? (isTerminal(destination) ? 'pretty' : 'json');
 }
 
+const require = createRequire(import.meta.url);
+
 function prettyStream(
   destination: NodeJS.WritableStream | number,
   messageKey: string,
   color: boolean,
 ): DestinationStream {
+  // Loaded only when a pretty line is wanted (a terminal, LOG_FORMAT=pretty): a service writing JSON
+  // lines does not carry it (about 5 MB of modules). It is CommonJS, so require() keeps this synchronous.
+  const pinoPretty = require('pino-pretty') as typeof PinoPretty;
   return pinoPretty({
     colorize: color,
     sync: true,

@@ -1,37 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { redactRequestPath } from './redact.js';
+import { writeRequestLine } from './request-line.js';
 
-/**
- * One line per request, written when the response is finished: method, path (secrets removed),
- * status, duration and request id. Health and readiness probes are logged at `debug` so that an
- * orchestrator polling every second does not drown the `info` log.
- */
-const PROBE = /\/(health|healthz|healthcheck|ready|readyz|readiness|live|livez|liveness)$/;
-
-/** True for the health and readiness routes of every service (`/health`, `/healthcheck`, `/readyz`...). */
-export function isProbePath(path: string): boolean {
-  return PROBE.test(path.split('?')[0] ?? '');
-}
-
-export interface RequestLine {
-  readonly method: string;
-  /** The path and query as requested, with secrets already removed. */
-  readonly path: string;
-  readonly status: number;
-  readonly durationMs: number;
-  /** Left out when the logger already binds it (Fastify's `request.log` carries `reqId`). */
-  readonly reqId?: string;
-}
-
-export function writeRequestLine(logger: Logger, line: RequestLine): void {
-  const level = isProbePath(line.path) ? 'debug' : 'info';
-  logger[level](
-    { ...line, durationMs: Math.round(line.durationMs * 100) / 100 },
-    `${line.method} ${line.path} ${line.status} ${line.durationMs.toFixed(1)}ms`,
-  );
-}
+// The line itself (and logNodeRequest for plain node:http servers) lives in request-line.ts, which
+// does not load Fastify: the rate limiter and the blog do not carry it for their request lines.
+export { isProbePath, logNodeRequest, type RequestLine, writeRequestLine } from './request-line.js';
 
 interface FastifyRequestLike {
   readonly method: string;
@@ -81,29 +55,4 @@ class OneLinePerRequest extends LogController {
 export function requestLogOptions(): Pick<FastifyServerOptions, 'disableRequestLogging'> {
   // `logController` is a Fastify 5.12 option its types do not list yet: the cast carries it through.
   return { logController: new OneLinePerRequest() } as Pick<FastifyServerOptions, 'disableRequestLogging'>;
-}
-
-let nextId = 0;
-
-/**
- * The same line for a plain `node:http` handler (the rate limiter's HTTP servers, the blog). Call at
- * the start of the handler; the line is written when the response finishes or the client goes away.
- * An incoming `x-request-id` is kept when short and plain, so that logs cannot be forged.
- */
-export function logNodeRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
-  // nothing to do (not even a clock read) when the line would be dropped: the rate limiter's hot path
-  if (!logger.isLevelEnabled(isProbePath(req.url ?? '/') ? 'debug' : 'info')) return;
-  const started = process.hrtime.bigint();
-  const header = req.headers['x-request-id'];
-  const reqId =
-    typeof header === 'string' && /^[\w.:-]{1,64}$/.test(header) ? header : `req-${(++nextId).toString(36)}`;
-  res.once('close', () => {
-    writeRequestLine(logger, {
-      method: req.method ?? 'GET',
-      path: redactRequestPath(req.url ?? '/'),
-      status: res.statusCode,
-      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-      reqId,
-    });
-  });
 }

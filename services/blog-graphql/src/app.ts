@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { logNodeRequest } from '@platform/logging/request-log';
+import { logNodeRequest } from '@platform/logging/request-line';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { BlogConfig } from './config.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '@platform/logging/logger';
-import { logNodeRequest } from '@platform/logging/request-log';
+import { logNodeRequest } from '@platform/logging/request-line';
 import type { Health } from '../health/health.js';
 import type { RateLimitService } from '../limiter/service.js';
 import { JsonRequestError, parseJsonRequest, responseToJson } from '../proto/json.js';
