@@ -134,6 +134,12 @@ export function createUpstreamClient(endpoint: string, timeoutMs: number): Upstr
   const url = new URL(endpoint);
   const pool = new Pool(url.origin, { connections: MAX_CONNECTIONS });
   const path = `${url.pathname}${url.search}`;
+  // Credentials in the endpoint URL are sent as Basic auth unless the call has its own
+  // Authorization, as node:http's request did with such a URL.
+  const basic =
+    url.username || url.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+      : undefined;
   return {
     post(request) {
       return new Promise((resolve) => {
@@ -141,7 +147,8 @@ export function createUpstreamClient(endpoint: string, timeoutMs: number): Upstr
           'content-type': 'application/json',
           accept: 'application/json',
         };
-        if (request.authorization) headers['authorization'] = request.authorization;
+        const authorization = request.authorization || basic;
+        if (authorization) headers['authorization'] = authorization;
         if (request.idempotencyKey) headers['idempotency-key'] = request.idempotencyKey;
         const call = new UpstreamCall(timeoutMs, resolve);
         try {
