@@ -11,7 +11,8 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
 /**
  * Benchmarks, each against an anchor measured in the same run:
  * 1. cache-hit requests per second of the proxy vs a bare node:http server returning the same body
- *    (target >= 0.7x), with wrk (Debian package `wrk`);
+ *    (target >= 0.7x), with wrk (Debian package `wrk`): median of the per-round ratios, and the ratio
+ *    of the best run of each side;
  * 2. latency added by the proxy on a miss (CACHE_TTL_SECONDS=0, so every request goes upstream and
  *    rewrites its cache file) vs calling the blog upstream directly: sequential requests on one
  *    keep-alive connection, alternating direct and proxied, median and p99 (target: median < 0.5 ms).
@@ -170,6 +171,10 @@ async function cacheHits(dir: string, proxyUrl: string): Promise<void> {
     ratios.push((hitRuns[round]?.rps ?? 0) / anchor);
   }
   const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)] ?? 0;
+  // Load from other processes only ever lowers a run's rate: the best run of each side is the
+  // steadiest estimate of what each can do, so their ratio is printed too.
+  const best = (runs: Array<{ rps: number }>) => Math.max(...runs.map((run) => run.rps));
+  const bestRatio = best(hitRuns) / best(bareRuns);
   console.log(
     `cache hit (${Buffer.byteLength(warm.text)} byte body, wrk -t1 -c32 -d${SECONDS}s, ${ROUNDS} rounds)`,
   );
@@ -183,6 +188,9 @@ async function cacheHits(dir: string, proxyUrl: string): Promise<void> {
     );
   }
   console.log(`  median ratio     ${median.toFixed(2)}x (target >= 0.70x)`);
+  console.log(
+    `  best runs        proxy ${best(hitRuns).toFixed(0)} / bare ${best(bareRuns).toFixed(0)} req/s = ${bestRatio.toFixed(2)}x`,
+  );
 }
 
 /** 2. Added latency of a miss. */
