@@ -210,7 +210,8 @@ export async function buildApp(
     serverFactory: (fastifyHandler) =>
       createServer((request, response) => {
         if (isGraphQLRequest(request)) {
-          logNodeRequest(logger, request, response);
+          // /graphql is logged at info (never a probe path): no per-request work when info is off.
+          if (logger.isLevelEnabled('info')) logNodeRequest(logger, request, response);
           graphqlListener(request, response);
         } else fastifyHandler(request, response);
       }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationScope, cacheKey, stableStringify } from '../src/cache/key.js';
+import { authorizationScope, CacheKeyMemo, cacheKey, stableStringify } from '../src/cache/key.js';
 import { backoffMs, freshness, tagsInData, touches } from '../src/cache/policy.js';
 import { DocumentAnalyser, typeOfField, typeOfMutationField } from '../src/graphql/document.js';
 
@@ -45,6 +45,38 @@ describe('cache key', () => {
     expect(cacheKey('{a}', null, { x: 1, y: 2 }, authorizationScope('Bearer t'))).not.toBe(k1);
     expect(cacheKey('{a}', null, undefined, 'public')).toBe(cacheKey('{a}', null, {}, 'public'));
     expect(authorizationScope(undefined)).toBe('public');
+  });
+
+  it('keeps the format of the keys on disk (cache files of earlier versions stay valid)', () => {
+    expect(cacheKey('{posts{id}}', 'Q', { b: 2, a: 1 }, 'public')).toBe(
+      '7ff11c70bdb1471b8a1235627be5e437fe8358769e1d1ade25a964f3a74155b6',
+    );
+  });
+
+  it('is remembered for repeated requests: same keys as cacheKey, bounded in entries', () => {
+    const memo = new CacheKeyMemo(3);
+    const cases: Array<[string, string | null, unknown, string]> = [
+      ['{a}', null, { x: 1, y: 2 }, 'public'],
+      ['{a}', null, { y: 2, x: 1 }, 'public'],
+      ['{a}', null, { x: 1, y: 3 }, 'public'],
+      ['{a}', 'A', null, 'public'],
+      ['{a}', null, null, authorizationScope('Bearer t')],
+      ['{b}', null, undefined, 'public'],
+    ];
+    for (let round = 0; round < 2; round += 1) {
+      for (const [document, operationName, variables, scope] of cases) {
+        expect(memo.keyOf(document, operationName, variables, scope)).toBe(
+          cacheKey(document, operationName, variables, scope),
+        );
+      }
+    }
+    expect(memo.size).toBe(3);
+    // An input longer than the limit is hashed every time, not kept.
+    const small = new CacheKeyMemo(10, 16);
+    expect(small.keyOf(`{${'a'.repeat(40)}}`, null, null, 'public')).toBe(
+      cacheKey(`{${'a'.repeat(40)}}`, null, null, 'public'),
+    );
+    expect(small.size).toBe(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ResponseCache } from '../src/cache/response-cache.js';
+import { etagOf, ResponseCache } from '../src/cache/response-cache.js';
 import { FileCacheStore, MemoryCacheStore } from '../src/cache/store.js';
 import { eventually } from './support/client.js';
 import { tempDir } from './support/processes.js';
@@ -14,6 +14,21 @@ afterAll(async () => {
 });
 
 describe('ResponseCache', () => {
+  it('gives a refreshed entry the ETag of its body: kept when the bytes are the same, new when not', async () => {
+    const cache = await ResponseCache.open(
+      new MemoryCacheStore(),
+      { maxEntries: 10, maxBytes: 1e9, memoryBytes: 1e9 },
+      logger,
+    );
+    await cache.put(key(1), body(1), [], 1);
+    const first = cache.peek(key(1))?.etag;
+    expect(first).toBe(etagOf(body(1)));
+    await cache.put(key(1), body(1), [], 2);
+    expect(cache.peek(key(1))?.etag).toBe(first);
+    await cache.put(key(1), body(2), [], 3);
+    expect(cache.peek(key(1))?.etag).toBe(etagOf(body(2)));
+  });
+
   it('evicts the least recently used entries beyond the entry bound, from the store too', async () => {
     const store = new MemoryCacheStore();
     const cache = await ResponseCache.open(store, { maxEntries: 3, maxBytes: 1e9, memoryBytes: 1e9 }, logger);

@@ -47,3 +47,42 @@ describe('upstream client timeout', () => {
     }
   });
 });
+
+describe('upstream client credentials', () => {
+  it('sends credentials of the endpoint URL as Basic auth, unless the call has its own Authorization', async () => {
+    // A real upstream that answers with the Authorization header it received.
+    const echo = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ data: { authorization: request.headers.authorization ?? null } }));
+      });
+    });
+    const running = await listenOnFreePort({
+      listen: ({ port, host }) =>
+        new Promise((resolve) =>
+          echo.listen(port, host, () =>
+            resolve(`http://${host}:${(echo.address() as { port: number }).port}`),
+          ),
+        ),
+      close: () =>
+        new Promise<void>((resolve) => {
+          echo.closeAllConnections();
+          echo.close(() => resolve());
+        }),
+    });
+    const client = createUpstreamClient(running.url.replace('http://', 'http://user:p%40ss@'), 2000);
+    try {
+      const seen = async (authorization?: string) => {
+        const outcome = await client.post({ body: '{"query":"{ a }"}', authorization });
+        if (outcome.kind !== 'answered') throw new Error(outcome.reason);
+        return (outcome.body.data as { authorization: string | null }).authorization;
+      };
+      expect(await seen()).toBe(`Basic ${Buffer.from('user:p@ss').toString('base64')}`);
+      expect(await seen('Bearer own')).toBe('Bearer own');
+    } finally {
+      client.close();
+      await running.close();
+    }
+  });
+});

