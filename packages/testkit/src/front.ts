@@ -15,7 +15,12 @@ export interface TcpFront {
   close(): Promise<void>;
 }
 
-export async function startTcpFront(): Promise<TcpFront> {
+export interface TcpFrontOptions {
+  /** Do not keep the process alive for the listener (for fronts a test may leave open). @default false */
+  unref?: boolean;
+}
+
+export async function startTcpFront(options: TcpFrontOptions = {}): Promise<TcpFront> {
   let targetPort: number | undefined;
   const open = new Set<Socket>();
   const server = createServer((client) => {
@@ -54,6 +59,7 @@ export async function startTcpFront(): Promise<TcpFront> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
+  if (options.unref) server.unref();
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the front has no TCP address');
   return {
