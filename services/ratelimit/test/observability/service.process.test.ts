@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { startServiceProcess } from '@platform/testkit/app';
 import { findListeningPort, httpAnswers } from '@platform/testkit/listening';
 import { describe, expect, it } from 'vitest';
+import { findGrpcPort, grpcHealthCheck } from '../integration/grpc-port.js';
 import { makeCa, makeLeaf } from './certs.js';
 
 /**
@@ -122,39 +123,13 @@ describe('observability of the running service', () => {
       port: 0,
       healthPath: '/healthcheck',
     });
-    const check = (creds: grpc.ChannelCredentials, grpcPort: number): Promise<Buffer> => {
-      const client = new grpc.Client(`127.0.0.1:${grpcPort}`, creds, {
-        'grpc.initial_reconnect_backoff_ms': 50,
-      });
-      const id = (b: Buffer): Buffer => b;
-      return new Promise<Buffer>((res, rej) =>
-        client.makeUnaryRequest(
-          '/grpc.health.v1.Health/Check',
-          id,
-          id,
-          Buffer.alloc(0),
-          { deadline: Date.now() + 3_000 },
-          (e, r) => {
-            client.close();
-            if (e) rej(e);
-            else res(r ?? Buffer.alloc(0));
-          },
-        ),
-      );
-    };
     try {
       const tls = grpc.credentials.createSsl(readFileSync(ca.cert));
       // The gRPC port is the one (besides HTTP's) that answers the health check over TLS.
-      const grpcPort = await findListeningPort(
-        proc.pid ?? -1,
-        async (p) => (await check(tls, p)).length > 0,
-        {
-          exclude: [proc.port],
-        },
-      );
+      const grpcPort = await findGrpcPort(proc, [proc.port], tls);
       // HealthCheckResponse { status: SERVING (1) } is the two bytes 08 01
-      expect((await check(tls, grpcPort)).toString('hex')).toBe('0801');
-      await expect(check(grpc.credentials.createInsecure(), grpcPort)).rejects.toMatchObject({
+      expect((await grpcHealthCheck(grpcPort, tls)).toString('hex')).toBe('0801');
+      await expect(grpcHealthCheck(grpcPort, grpc.credentials.createInsecure())).rejects.toMatchObject({
         code: grpc.status.UNAVAILABLE,
       });
     } finally {
