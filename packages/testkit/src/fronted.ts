@@ -45,7 +45,7 @@ const ATTEMPTS = 5;
 /** Starts `launch` on a free private port, trying another port when the one probed was taken. */
 export async function launchOnFreePort(
   launch: Launch,
-  frontPort: number,
+  frontPort = 0,
 ): Promise<{ proc: ManagedProcess; port: number }> {
   let lastError: unknown;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
