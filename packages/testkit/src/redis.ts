@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import { requireBinary } from './binaries.js';
-import { type FrontedServer, type Launch, startFronted } from './fronted.js';
+import { type FrontedServer, type Launch, launchOnFreePort, startFronted } from './fronted.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from './process.js';
 import { rawCommand, respCommand } from './wire.js';
@@ -248,8 +248,7 @@ export async function startRedisSentinel(count = 2, masterName = 'mymaster'): Pr
   const master = await startRedis({ fresh: true });
   const dir = mkdtempSync(join(tmpdir(), 'testkit-sentinel-'));
   const sentinels: { host: string; port: number; proc: ManagedProcess }[] = [];
-  for (let i = 0; i < count; i++) {
-    const port = await freePort();
+  const launchSentinel: Launch = async (port) => {
     const conf = join(dir, `sentinel-${port}.conf`);
     writeFileSync(
       conf,
@@ -276,6 +275,11 @@ export async function startRedisSentinel(count = 2, masterName = 'mymaster'): Pr
       );
       return answer.includes(String(master.port));
     });
+    return proc;
+  };
+  // Sentinels are never restarted: a probed port, tried again on a clash, is enough.
+  for (let i = 0; i < count; i++) {
+    const { port, proc } = await launchOnFreePort(launchSentinel);
     sentinels.push({ host: '127.0.0.1', port, proc });
   }
   return {
