@@ -15,12 +15,7 @@ export interface TcpFront {
   close(): Promise<void>;
 }
 
-export interface TcpFrontOptions {
-  /** Do not keep the process alive for the listener (for fronts a test may leave open). @default false */
-  unref?: boolean;
-}
-
-export async function startTcpFront(options: TcpFrontOptions = {}): Promise<TcpFront> {
+export async function startTcpFront(): Promise<TcpFront> {
   let targetPort: number | undefined;
   const open = new Set<Socket>();
   const server = createServer((client) => {
@@ -59,7 +54,6 @@ export async function startTcpFront(options: TcpFrontOptions = {}): Promise<TcpF
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  if (options.unref) server.unref();
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the front has no TCP address');
   return {

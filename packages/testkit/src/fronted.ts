@@ -1,4 +1,4 @@
-import { startTcpFront, type TcpFront } from './front.js';
+import { startThreadFront, type ThreadFront } from './front-thread.js';
 import { freePort } from './ports.js';
 import type { ManagedProcess } from './process.js';
 
@@ -61,19 +61,19 @@ export async function launchOnFreePort(
 }
 
 export async function startFronted(launch: Launch): Promise<FrontedServer> {
-  // unref: a test that forgets the final stop must not keep its worker alive for the listener.
-  const front: TcpFront = await startTcpFront({ unref: true });
+  // On a worker thread, so the proxying does not slow the test's own event loop (see front-thread.ts).
+  const front: ThreadFront = await startThreadFront();
   let current: { proc: ManagedProcess; port: number } | undefined;
   const start = async (): Promise<void> => {
     current = await launchOnFreePort(launch, front.port);
-    front.target(current.port);
+    await front.target(current.port);
   };
   const stop = async (): Promise<void> => {
     // The server first, as a stopped server would: it answers what it was already asked and closes
     // its connections (the front passes that on); connections made while it shuts down reach its
     // closed port and are reset by the front. Only then are new connections reset at the front.
     await current?.proc.stop();
-    front.target(undefined);
+    await front.target(undefined);
   };
   try {
     await start();
