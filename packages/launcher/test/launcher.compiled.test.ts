@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@platform/testkit/ports';
 import { afterAll, describe, expect, it } from 'vitest';
+import { announcePort, serviceFront } from './service-front.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
@@ -51,8 +51,10 @@ describe('npm start launcher with a compilable service', () => {
   it('builds the missing output, runs dist/ with source maps, and skips the build when fresh', {
     timeout: 240_000,
   }, async () => {
-    const port = await freePort();
     const dir = join(servicesDir, 'gamma');
+    const portFile = join(servicesDir, 'gamma.port');
+    const front = await serviceFront(portFile);
+    const port = front.port;
     mkdirSync(join(dir, 'src'), { recursive: true });
     writeFileSync(
       join(dir, 'package.json'),
@@ -71,12 +73,15 @@ describe('npm start launcher with a compilable service', () => {
       `import { createServer } from 'node:http';
 const flags: string[] = process.execArgv;
 const server = createServer((_req, res) => res.end('ok'));
-server.listen(Number(process.env.GAMMA_PORT), '127.0.0.1', () => console.log('gamma runs ' + process.argv[1] + ' with ' + flags.join(' ')));
+server.listen(0, '127.0.0.1', () => {
+  if (process.env.ANNOUNCE_PORT === 'yes') ${announcePort('server', portFile)}
+  console.log('gamma runs ' + process.argv[1] + ' with ' + flags.join(' '));
+});
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `,
     );
 
-    const first = await launchOnce({ GAMMA_PORT: String(port) }, 60);
+    const first = await launchOnce({ ANNOUNCE_PORT: 'yes' }, 60).finally(() => front.close());
     // Not a terminal, so the launcher writes JSON lines (its own messages as `msg`).
     expect(first).toMatch(/"msg":"built [^"]*gamma/);
     expect(first).toContain('starting gamma (compiled)');
@@ -85,9 +90,9 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
     );
     expect(first).toContain('1 of 1 service(s) running');
 
-    // Only the build decision matters the second time: the service listens on a port of its own
-    // (the first one is not bound again) and is left to fail its health check.
-    const second = await launchOnce({ GAMMA_PORT: '0' }, 1);
+    // Only the build decision matters the second time: the front is closed, so the service (on a
+    // port of its own, not announced) is left to fail its health check.
+    const second = await launchOnce({}, 1);
     expect(second).toContain('starting gamma (compiled)');
     expect(second).not.toMatch(/"msg":"built /);
     expect(second).toMatch(/gamma runs .*dist\/server\.js/);

@@ -3,18 +3,20 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@platform/testkit/ports';
 import { describe, expect, it } from 'vitest';
+import { announcePort, serviceFront } from './service-front.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
 
 // A service that writes one JSON log line (as the platform's services do off a terminal), one plain
 // line and one line on standard error, and reports the LOG_FORMAT it was given.
-const server = (port: number) => `
+// It binds port 0 and announces its port to `portFile`, where the test's front picks it up.
+const server = (portFile: string) => `
 import { createServer } from 'node:http';
 const s = createServer((req, res) => { res.end('ok'); });
-s.listen(${port}, '127.0.0.1', () => {
+s.listen(0, '127.0.0.1', () => {
+  ${announcePort('s', portFile)}
   console.log(JSON.stringify({ level: 30, service: 'beta', msg: 'listening', format: process.env.LOG_FORMAT }));
   console.log('a plain line');
   console.error('an error line');
@@ -25,7 +27,8 @@ process.on('SIGTERM', () => s.close(() => process.exit(0)));
 describe('launcher output off a terminal', () => {
   it('is one stream of JSON lines: the services lines unchanged, the rest wrapped, its own too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'launcher-json-'));
-    const port = await freePort();
+    const front = await serviceFront(join(dir, 'beta.port'));
+    const port = front.port;
     mkdirSync(join(dir, 'beta/src'), { recursive: true });
     writeFileSync(
       join(dir, 'beta/package.json'),
@@ -34,7 +37,7 @@ describe('launcher output off a terminal', () => {
         platform: { order: 1, health: `http://127.0.0.1:${port}/health`, urls: {} },
       }),
     );
-    writeFileSync(join(dir, 'beta/src/server.ts'), server(port));
+    writeFileSync(join(dir, 'beta/src/server.ts'), server(join(dir, 'beta.port')));
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.LOG_FORMAT;
     const launcher = spawn(
@@ -63,6 +66,7 @@ describe('launcher output off a terminal', () => {
       const exited = new Promise((r) => launcher.once('exit', r));
       launcher.kill('SIGTERM');
       await exited;
+      await front.close();
     }
     const lines = output.split('\n').filter((line) => line.length > 0);
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);

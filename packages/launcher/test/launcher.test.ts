@@ -3,22 +3,27 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@platform/testkit/ports';
+import type { TcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { announcePort, serviceFront } from './service-front.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
 
 // A service that answers its health URL, logs a line, and leaves a grandchild process in its group,
-// so the test can check that stopping the platform leaves nothing behind.
-const GOOD_SERVER = `
+// so the test can check that stopping the platform leaves nothing behind. It binds port 0 and
+// announces its port to PORT_FILE, where the test's front (its health address) picks it up.
+const goodServer = (portFile: string) => `
 import { createServer } from 'node:http';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 const grandchild = spawn('sleep', ['300'], { stdio: 'ignore' });
 writeFileSync(process.env.PID_FILE_DIR + '/' + process.env.SERVICE_TAG + '.pids', process.pid + ' ' + grandchild.pid);
 const server = createServer((req, res) => { res.end('ok'); });
-server.listen(Number(process.env.PORT_OF_SERVICE), '127.0.0.1', () => console.log('hello from ' + process.env.SERVICE_TAG));
+server.listen(0, '127.0.0.1', () => {
+  ${announcePort('server', portFile)}
+  console.log('hello from ' + process.env.SERVICE_TAG);
+});
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
@@ -42,10 +47,15 @@ describe('npm start launcher', () => {
   let launcher: ChildProcess;
   let output = '';
   let goodPort = 0;
+  const fronts: TcpFront[] = [];
 
   beforeAll(async () => {
-    goodPort = await freePort();
-    const deadPort = await freePort();
+    const good = await serviceFront(join(servicesDir, 'alpha.port'));
+    // Never targeted: the broken service's health address resets every connection.
+    const dead = await serviceFront(join(servicesDir, 'broken.port'));
+    fronts.push(good, dead);
+    goodPort = good.port;
+    const deadPort = dead.port;
     writeService(
       servicesDir,
       'alpha',
@@ -54,7 +64,7 @@ describe('npm start launcher', () => {
         health: `http://127.0.0.1:${goodPort}/health`,
         urls: { API: `http://127.0.0.1:${goodPort}` },
       },
-      `process.env.SERVICE_TAG = 'alpha'; process.env.PORT_OF_SERVICE = '${goodPort}';\n${GOOD_SERVER}`,
+      `process.env.SERVICE_TAG = 'alpha';\n${goodServer(join(servicesDir, 'alpha.port'))}`,
     );
     writeService(
       servicesDir,
@@ -103,8 +113,9 @@ describe('npm start launcher', () => {
     }
   });
 
-  afterAll(() => {
+  afterAll(async () => {
     if (launcher.exitCode === null) launcher.kill('SIGKILL');
+    for (const front of fronts) await front.close();
   });
 
   it('prefixes each service log line with the service name', () => {
@@ -146,12 +157,12 @@ describe('npm start launcher', () => {
 describe('npm start launcher under a shell that dies', () => {
   it('stops its services when its parent process goes away (SIGTERM to npm kills only the shell)', async () => {
     const servicesDir = mkdtempSync(join(tmpdir(), 'launcher-orphan-'));
-    const port = await freePort();
+    const front = await serviceFront(join(servicesDir, 'solo.port'));
     writeService(
       servicesDir,
       'solo',
-      { order: 1, health: `http://127.0.0.1:${port}/health`, urls: {} },
-      `process.env.SERVICE_TAG = 'solo'; process.env.PORT_OF_SERVICE = '${port}';\n${GOOD_SERVER}`,
+      { order: 1, health: `http://127.0.0.1:${front.port}/health`, urls: {} },
+      `process.env.SERVICE_TAG = 'solo';\n${goodServer(join(servicesDir, 'solo.port'))}`,
     );
     const command = `node --import tsx ${launcherEntry} --services-dir ${servicesDir} --cwd ${servicesDir}`;
     // The shell keeps running as the launcher's parent (two commands, so it cannot exec the launcher).
@@ -174,5 +185,6 @@ describe('npm start launcher under a shell that dies', () => {
     const stopDeadline = Date.now() + 10_000;
     while (alive(servicePid!) && Date.now() < stopDeadline) await new Promise((r) => setTimeout(r, 100));
     expect(alive(servicePid!)).toBe(false);
+    await front.close();
   });
 });

@@ -53,3 +53,34 @@ async function descendants(rootPid: number): Promise<number[]> {
   for (let i = 0; i < found.length; i += 1) found.push(...(parents.get(found[i] ?? -1) ?? []));
   return found;
 }
+
+/**
+ * Polls the listening ports of `rootPid` until one of them passes `check` (e.g. answers a path only
+ * that listener serves), for a process given port 0 for several listeners: which port is which is
+ * told by what answers on it. Ports in `exclude` (already identified) are skipped.
+ */
+export async function findListeningPort(
+  rootPid: number,
+  check: (port: number) => Promise<boolean>,
+  options: { exclude?: readonly number[]; timeoutMs?: number } = {},
+): Promise<number> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  while (Date.now() < deadline) {
+    for (const port of await listeningPorts(rootPid)) {
+      if (options.exclude?.includes(port)) continue;
+      if (await check(port).catch(() => false)) return port;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no listening port of process ${rootPid} passed the check`);
+}
+
+/** True when an HTTP GET of `path` on `port` of 127.0.0.1 answers 2xx and its body passes `body`. */
+export async function httpAnswers(
+  port: number,
+  path: string,
+  body: (text: string) => boolean = () => true,
+): Promise<boolean> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(1_000) });
+  return response.ok && body(await response.text());
+}

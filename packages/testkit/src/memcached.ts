@@ -1,6 +1,6 @@
 import { requireBinary } from './binaries.js';
-import { freePort } from './ports.js';
-import { type ManagedProcess, spawnManaged, waitUntilReady } from './process.js';
+import { startFronted } from './fronted.js';
+import { spawnManaged, waitUntilReady } from './process.js';
 import { rawCommand } from './wire.js';
 
 export interface MemcachedServer {
@@ -10,6 +10,10 @@ export interface MemcachedServer {
   readonly hostPort: string;
   readonly owned: boolean;
   stop(): Promise<void>;
+  /**
+   * Starts it again, reachable at the same `port`. That port is a front held by the test process
+   * (see fronted.ts): while memcached is down a connection to it is reset once accepted, not refused.
+   */
   restart(): Promise<void>;
 }
 
@@ -19,7 +23,7 @@ async function versionOk(host: string, port: number): Promise<boolean> {
 
 /**
  * A memcached for one test file: MEMCACHED_URL (`host:port` or `memcached://host:port`) when set
- * and `fresh` is not asked for, otherwise a throw-away `memcached` on a free port.
+ * and `fresh` is not asked for, otherwise a throw-away `memcached` behind a front.
  */
 export async function startMemcached(
   options: { fresh?: boolean; args?: readonly string[] } = {},
@@ -38,40 +42,25 @@ export async function startMemcached(
     };
   }
   const binary = requireBinary('memcached', 'memcached');
-  const port = await freePort();
-  let proc: ManagedProcess | undefined;
-  const launch = async (): Promise<void> => {
+  // Clients use the front's port; memcached's own port changes at each restart (see fronted.ts).
+  const server = await startFronted(async (port) => {
     // -U 0 disables UDP; running as root needs -u.
-    const args = [
-      '-l',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-U',
-      '0',
-      '-m',
-      '64',
-      '-u',
-      'root',
-      ...(options.args ?? []),
-    ];
-    proc = spawnManaged({ name: `memcached:${port}`, command: binary, args });
-    const started = proc;
-    await waitUntilReady(started, () => versionOk('127.0.0.1', port));
-  };
-  await launch();
+    const args = ['-l', '127.0.0.1', '-p', String(port), '-U', '0', '-m', '64', '-u', 'root'];
+    const proc = spawnManaged({
+      name: `memcached:${port}`,
+      command: binary,
+      args: [...args, ...(options.args ?? [])],
+    });
+    await waitUntilReady(proc, () => versionOk('127.0.0.1', port));
+    return proc;
+  });
   return {
     host: '127.0.0.1',
-    port,
-    hostPort: `127.0.0.1:${port}`,
+    port: server.port,
+    hostPort: `127.0.0.1:${server.port}`,
     owned: true,
-    async stop() {
-      await proc?.stop();
-    },
-    async restart() {
-      await proc?.stop();
-      await launch();
-    },
+    stop: () => server.stop(),
+    restart: () => server.restart(),
   };
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import { requireBinary } from './binaries.js';
+import { type FrontedServer, type Launch, launchOnFreePort, startFronted } from './fronted.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from './process.js';
 import { rawCommand, respCommand } from './wire.js';
@@ -18,7 +19,11 @@ export interface RedisServer {
   readonly owned: boolean;
   /** Stops the server; data is lost. A no-op for a server the testkit did not start. */
   stop(): Promise<void>;
-  /** Starts it again on the same port with the same settings (for outage tests). */
+  /**
+   * Starts it again with the same settings, reachable at the same `port`/`url` (for outage tests).
+   * That port is a front held by the test process (see fronted.ts): while the server is down a
+   * connection to it is reset right after it is accepted, rather than refused.
+   */
   restart(): Promise<void>;
 }
 
@@ -67,7 +72,7 @@ function redisFromUrl(url: string): RedisServer {
 
 /**
  * A Redis server for one test file: REDIS_URL when set (unless `fresh` or special settings are
- * asked for), otherwise a throw-away `redis-server` on a free port that keeps nothing on disk.
+ * asked for), otherwise a throw-away `redis-server` that keeps nothing on disk, behind a front.
  */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const special = options.fresh || options.args || options.tls || options.aclUsers;
@@ -76,22 +81,17 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
 
   const binary = requireBinary('redis-server', DEBIAN_PACKAGE);
   const dir = mkdtempSync(join(tmpdir(), 'testkit-redis-'));
-  const port = await freePort();
-  const args = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
   if (options.tls) {
-    args.push('--port', '0', '--tls-port', String(port));
-    args.push('--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile);
-    args.push('--tls-ca-cert-file', options.tls.caFile);
-    args.push('--tls-auth-clients', options.tls.authClients ? 'yes' : 'no');
-  } else {
-    args.push('--port', String(port));
+    common.push('--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile);
+    common.push('--tls-ca-cert-file', options.tls.caFile);
+    common.push('--tls-auth-clients', options.tls.authClients ? 'yes' : 'no');
   }
   if (options.aclUsers) {
     const aclFile = join(dir, 'users.acl');
     writeFileSync(aclFile, `${options.aclUsers.join('\n')}\n`);
-    args.push('--aclfile', aclFile);
+    common.push('--aclfile', aclFile);
   }
-  args.push(...(options.args ?? []));
   // The probe presents the server's own certificate as a client certificate, so a server that
   // requires client certificates (`authClients`) still answers it.
   const tls: ConnectionOptions | undefined = options.tls
@@ -103,25 +103,24 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       }
     : undefined;
 
-  let proc: ManagedProcess | undefined;
-  const launch = async (): Promise<void> => {
-    proc = spawnManaged({ name: `redis-server:${port}`, command: binary, args });
-    const started = proc;
-    await waitUntilReady(started, () => pingOk('127.0.0.1', port, tls));
-  };
-  await launch();
+  // Clients use the front's port; the server's own port changes at each restart (see fronted.ts).
+  const server = await startFronted(async (port) => {
+    const listen = options.tls ? ['--port', '0', '--tls-port', String(port)] : ['--port', String(port)];
+    const proc = spawnManaged({
+      name: `redis-server:${port}`,
+      command: binary,
+      args: [...common, ...listen, ...(options.args ?? [])],
+    });
+    await waitUntilReady(proc, () => pingOk('127.0.0.1', port, tls));
+    return proc;
+  });
   return {
     host: '127.0.0.1',
-    port,
-    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
+    port: server.port,
+    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${server.port}`,
     owned: true,
-    async stop() {
-      await proc?.stop();
-    },
-    async restart() {
-      await proc?.stop();
-      await launch();
-    },
+    stop: () => server.stop(),
+    restart: () => server.restart(),
   };
 }
 
@@ -153,76 +152,84 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** A Redis Cluster of `masters` (default 3) masters and no replicas, built with `redis-cli --cluster create`. */
+/**
+ * A Redis Cluster of `masters` (default 3) masters and no replicas, built with `redis-cli --cluster
+ * create`. Each node is behind a front (see fronted.ts) and announces the front's port to clients
+ * (`cluster-announce-port`), so a restarted node keeps its address while it listens on a new port.
+ * Its bus port changes too (announced with `cluster-announce-bus-port`): the restarted node knows
+ * its peers from its nodes file, pings them, and they learn its new bus address from that ping.
+ */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const binary = requireBinary('redis-server', DEBIAN_PACKAGE);
   const cli = requireBinary('redis-cli', 'redis-tools');
   const dir = mkdtempSync(join(tmpdir(), 'testkit-redis-cluster-'));
-  const ports: number[] = [];
-  for (let i = 0; i < masters; i++) ports.push(await freePort());
-  const procs: (ManagedProcess | undefined)[] = [];
-  const launch = async (i: number): Promise<void> => {
-    const port = ports[i]!;
-    const proc = spawnManaged({
-      name: `redis-cluster-node:${port}`,
-      command: binary,
+  const launchNode =
+    (index: number): Launch =>
+    async (port, frontPort) => {
+      const busPort = await freePort(); // a clash here fails the start and is retried too
+      const proc = spawnManaged({
+        name: `redis-cluster-node:${frontPort}`,
+        command: binary,
+        args: [
+          ...['--bind', '127.0.0.1', '--port', String(port), '--cluster-port', String(busPort)],
+          ...['--save', '', '--appendonly', 'no', '--dir', dir],
+          ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${index}.conf`],
+          ...['--cluster-node-timeout', '2000', '--cluster-announce-ip', '127.0.0.1'],
+          ...['--cluster-announce-port', String(frontPort)],
+          ...['--cluster-announce-bus-port', String(busPort)],
+        ],
+      });
+      await waitUntilReady(proc, () => pingOk('127.0.0.1', port));
+      return proc;
+    };
+  const nodes: FrontedServer[] = [];
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(nodes.map((n) => n.close()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) nodes.push(await startFronted(launchNode(i)));
+    const create = spawnManaged({
+      name: 'redis-cli --cluster create',
+      command: cli,
       args: [
-        '--bind',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        dir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        '2000',
+        '--cluster',
+        'create',
+        ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
       ],
     });
-    procs[i] = proc;
-    await waitUntilReady(proc, () => pingOk('127.0.0.1', port));
+    await waitFor(async () => !create.isRunning(), 'redis-cli --cluster create');
+    await waitFor(
+      async () => (await Promise.all(nodes.map((n) => clusterStateOk(n.port)))).every(Boolean),
+      `cluster_state:ok on ports ${nodes.map((n) => n.port).join(',')}`,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${create.output()}`);
+    });
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const node = (index: number): FrontedServer => {
+    const found = nodes[index];
+    if (!found) throw new Error(`the cluster has no node ${index}`);
+    return found;
   };
-  await Promise.all(ports.map((_, i) => launch(i)));
-  const create = spawnManaged({
-    name: 'redis-cli --cluster create',
-    command: cli,
-    args: [
-      '--cluster',
-      'create',
-      ...ports.map((p) => `127.0.0.1:${p}`),
-      '--cluster-replicas',
-      '0',
-      '--cluster-yes',
-    ],
-  });
-  await waitFor(async () => !create.isRunning(), 'redis-cli --cluster create');
-  await waitFor(
-    async () => (await Promise.all(ports.map(clusterStateOk))).every(Boolean),
-    `cluster_state:ok on ports ${ports.join(',')}`,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}\n${create.output()}`);
-  });
   return {
-    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
-    hostPorts: ports.map((p) => `127.0.0.1:${p}`).join(','),
-    async stopNode(index) {
-      await procs[index]?.stop();
-    },
+    nodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+    hostPorts: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    stopNode: (index) => node(index).stop(),
     async restartNode(index) {
-      await procs[index]?.stop();
-      await launch(index);
-      await waitFor(() => clusterStateOk(ports[index]!), `node ${ports[index]} to rejoin`);
+      await node(index).restart();
+      // Every node, not only the restarted one, must see the cluster whole again.
+      await waitFor(
+        async () => (await Promise.all(nodes.map((n) => clusterStateOk(n.port)))).every(Boolean),
+        `node ${node(index).port} to rejoin`,
+      );
     },
-    async stop() {
-      await Promise.all(procs.map((p) => p?.stop()));
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: closeAll,
   };
 }
 
@@ -241,8 +248,7 @@ export async function startRedisSentinel(count = 2, masterName = 'mymaster'): Pr
   const master = await startRedis({ fresh: true });
   const dir = mkdtempSync(join(tmpdir(), 'testkit-sentinel-'));
   const sentinels: { host: string; port: number; proc: ManagedProcess }[] = [];
-  for (let i = 0; i < count; i++) {
-    const port = await freePort();
+  const launchSentinel: Launch = async (port) => {
     const conf = join(dir, `sentinel-${port}.conf`);
     writeFileSync(
       conf,
@@ -269,6 +275,11 @@ export async function startRedisSentinel(count = 2, masterName = 'mymaster'): Pr
       );
       return answer.includes(String(master.port));
     });
+    return proc;
+  };
+  // Sentinels are never restarted: a probed port, tried again on a clash, is enough.
+  for (let i = 0; i < count; i++) {
+    const { port, proc } = await launchOnFreePort(launchSentinel);
     sentinels.push({ host: '127.0.0.1', port, proc });
   }
   return {

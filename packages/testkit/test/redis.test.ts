@@ -56,3 +56,26 @@ describe('startRedisSentinel', () => {
     }
   });
 });
+
+describe('startRedisCluster restart', () => {
+  it('brings a stopped master back at the same address, and the cluster is whole again', async () => {
+    const cluster = await startRedisCluster(3);
+    try {
+      const port = cluster.nodes[1]!.port;
+      await cluster.stopNode(1);
+      await expect(send(port, 'PING')).rejects.toThrow();
+      await cluster.restartNode(1);
+      expect(await send(port, 'PING')).toBe('+PONG\r\n');
+      for (const node of cluster.nodes) {
+        const info = await send(node.port, 'CLUSTER', 'INFO');
+        expect(info).toContain('cluster_state:ok');
+        expect(info).toContain('cluster_known_nodes:3');
+      }
+      // The restarted node still announces the stable address (the front's port) to clients.
+      expect(await send(port, 'CLUSTER', 'MYID')).toMatch(/^\$40\r\n/);
+      expect(await send(cluster.nodes[0]!.port, 'CLUSTER', 'NODES')).toContain(`127.0.0.1:${port}@`);
+    } finally {
+      await cluster.stop();
+    }
+  }, 60_000);
+});

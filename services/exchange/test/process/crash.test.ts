@@ -86,7 +86,8 @@ describe('crash durability (real process, PostgreSQL)', () => {
       random = (random * 1_103_515_245 + 12_345) % 2_147_483_648;
       return random / 2_147_483_648;
     };
-    const start = () => startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const start = () =>
+      startServiceProcess({ name: 'exchange', entry, cwd, env, port: 0, healthPath: '/health' });
     let server = await start();
     for (let round = 0; round < ROUNDS; round += 1) {
       let inFlight = 0;

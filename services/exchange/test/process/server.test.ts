@@ -41,7 +41,14 @@ async function wallets(url: string, apiKey: string, apiSecret: string): Promise<
 
 describe('server process on the embedded default', () => {
   it('seeds the demo account once, writes its key file and keeps both across restarts', async () => {
-    const first = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const first = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     const keyFile = path.join(cwd, 'data/exchange/demo-api-key.json');
     let demo: { apiKey: string; apiSecret: string };
     try {
@@ -68,7 +75,14 @@ describe('server process on the embedded default', () => {
       await first.stop();
     }
     expect(first.isRunning()).toBe(false);
-    const second = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const second = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     try {
       expect(JSON.parse(readFileSync(keyFile, 'utf8'))).toEqual(demo);
       expect(await wallets(second.url, demo.apiKey, demo.apiSecret)).toContainEqual([
@@ -84,7 +98,14 @@ describe('server process on the embedded default', () => {
   }, 90_000);
 
   it('new user: the two seeded demo accounts trade through v2 and see it in v3', async () => {
-    const server = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const server = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     try {
       const key = (file: string) => JSON.parse(readFileSync(path.join(cwd, 'data/exchange', file), 'utf8'));
       const buyer = key('demo-api-key.json');

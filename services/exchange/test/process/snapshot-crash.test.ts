@@ -81,6 +81,7 @@ describe('crash while a book snapshot is written (real process, PostgreSQL)', ()
       entry,
       cwd,
       env: env(failpoint),
+      port: 0,
       healthPath: '/health',
       timeoutMs: 60_000,
     });

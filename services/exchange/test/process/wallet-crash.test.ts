@@ -84,6 +84,7 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
       entry,
       cwd,
       env: { ...env, EXCHANGE_FAILPOINT: 'withdrawal-after-send' },
+      port: 0,
       healthPath: '/health',
     });
     const to = await node.rpc<string>('getnewaddress', ['', 'bech32'], 'miner');
@@ -105,7 +106,14 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
     const [sentTxid] = await sendsTagged(tag);
     expect(await sendsTagged(tag)).toHaveLength(1);
 
-    const second = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const second = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     try {
       const txid = await until('the withdrawal to be taken up again', async () => {
         const found = await db.query<{ status: string; external_id: string | null }>(

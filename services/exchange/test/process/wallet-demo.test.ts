@@ -53,7 +53,14 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe('wallet as a new user tries it (npm start on the embedded database)', () => {
   it('sandbox deposit through the operator tool while the server runs, then a withdrawal confirmed from the outbox mail', async () => {
-    let server = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    let server = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-api-key.json'), 'utf8'));
     const v3 = async (apiPath: string, body: unknown = {}) => {
       const text = JSON.stringify(body);
@@ -112,7 +119,7 @@ describe('wallet as a new user tries it (npm start on the embedded database)', (
 
     // The operator turns e-mail confirmation on (server stopped), then the demo user withdraws.
     expect(admin('account', 'update', 'demo@example.com', '--withdraw-confirmation', 'true').code).toBe(0);
-    server = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    server = await startServiceProcess({ name: 'exchange', entry, cwd, env, port: 0, healthPath: '/health' });
     try {
       const [result] = (
         await v3('/v3/auth/withdraw', {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireBinary } from '@platform/testkit/binaries';
-import { freePort } from '@platform/testkit/ports';
+import { launchOnFreePort } from '@platform/testkit/fronted';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from '@platform/testkit/process';
 import { rawCommand } from '@platform/testkit/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,23 +18,25 @@ async function startTlsMemcached(
   ca: CertPair,
   client: CertPair,
 ): Promise<{ port: number; proc: ManagedProcess }> {
-  const port = await freePort();
   const ssl = `ssl_chain_cert=${server.cert},ssl_key=${server.key},ssl_ca_cert=${ca.cert},ssl_verify_mode=2`;
-  const proc = spawnManaged({
-    name: `memcached-tls:${port}`,
-    command: requireBinary('memcached', 'memcached'),
-    args: ['-l', '127.0.0.1', '-p', String(port), '-U', '0', '-m', '16', '-u', 'root', '-Z', '-o', ssl],
-  });
   const tls = {
     ca: readFileSync(ca.cert),
     cert: readFileSync(client.cert),
     key: readFileSync(client.key),
     checkServerIdentity: () => undefined,
   };
-  await waitUntilReady(proc, async () =>
-    (await rawCommand('127.0.0.1', port, 'version\r\n', { tls })).startsWith('VERSION'),
-  );
-  return { port, proc };
+  // memcached cannot bind port 0 and report it: a probed free port, tried again on a clash.
+  return launchOnFreePort(async (port) => {
+    const proc = spawnManaged({
+      name: `memcached-tls:${port}`,
+      command: requireBinary('memcached', 'memcached'),
+      args: ['-l', '127.0.0.1', '-p', String(port), '-U', '0', '-m', '16', '-u', 'root', '-Z', '-o', ssl],
+    });
+    await waitUntilReady(proc, async () =>
+      (await rawCommand('127.0.0.1', port, 'version\r\n', { tls })).startsWith('VERSION'),
+    );
+    return proc;
+  });
 }
 
 describe('MEMSTORE_TLS (memcached -Z, client certificate required)', () => {

@@ -71,7 +71,11 @@ describe('redis cluster: KVSTORE_CLUSTER_PIPELINE_PARALLELISM (REDIS_CLUSTER_PIP
       expect(await backend.ready()).toBe(true);
       await masters[0]!.client('PAUSE', 8000, 'WRITE');
       const call = backend.increment([op(slow), op(fast)]);
-      await sleep(700);
+      // Once the slow key's command is held by the paused master (a blocked client there), a
+      // parallel implementation would already have sent the fast one; a serial one has not.
+      const blocked = async () => /blocked_clients:[1-9]/.test(await masters[0]!.info('clients'));
+      for (let i = 0; i < 100 && !(await blocked()); i++) await sleep(50);
+      expect(await blocked()).toBe(true);
       expect(await masters[1]!.get(fast)).toBeNull(); // not sent before the slow key answered
       await masters[0]!.client('UNPAUSE');
       expect(await call).toEqual([1, 1]);

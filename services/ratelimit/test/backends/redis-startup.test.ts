@@ -48,12 +48,24 @@ describe('start-up retries to Redis', () => {
     expect(settings.startup.maxElapsedMs).toBe(0);
     const backend = createBackend(settings);
     try {
+      // Still waiting after three failed attempts (each one logs its retry): the observable signal
+      // that it keeps trying, instead of a sleep during which nothing should happen.
       let done = false;
-      const waiting = waitForRedis(backend, settings.startup, { warn: () => undefined }).then(() => {
+      const retries: string[] = [];
+      let thirdRetry = (): void => undefined;
+      const retried = new Promise<void>((resolve) => {
+        thirdRetry = resolve;
+      });
+      const warn = (...args: unknown[]): void => {
+        retries.push(String(args[1]));
+        if (retries.length === 3) thirdRetry();
+      };
+      const waiting = waitForRedis(backend, settings.startup, { warn }).then(() => {
         done = true;
       });
-      await new Promise((r) => setTimeout(r, 800));
+      await Promise.race([retried, waiting]);
       expect(done).toBe(false);
+      expect(retries).toEqual(Array(3).fill('Retrying Redis connection'));
       await redis.restart();
       await waiting;
       expect(

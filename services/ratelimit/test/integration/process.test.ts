@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { startServiceProcess } from '@platform/testkit/app';
-import { freePort } from '@platform/testkit/ports';
 import { describe, expect, it } from 'vitest';
+import { findGrpcPort } from './grpc-port.js';
 
 const run = promisify(execFile);
 const SERVICE = resolve(import.meta.dirname, '..', '..');
@@ -32,7 +32,6 @@ describe('as a new user would (real process, CLI client)', () => {
     // A copy of the bundled example, so the test can edit it (RUNTIME_WATCH_ROOT=false: in-place edits).
     const root = mkdtempSync(join(tmpdir(), 'rl-example-'));
     cpSync(join(SERVICE, 'examples/config'), join(root, 'config'), { recursive: true });
-    const grpcPort = await freePort();
     const proc = await startServiceProcess({
       name: 'ratelimit',
       entry: join(SERVICE, 'src/server.ts'),
@@ -42,14 +41,18 @@ describe('as a new user would (real process, CLI client)', () => {
         REDIS_URL: '',
         RUNTIME_ROOT: root,
         RUNTIME_WATCH_ROOT: 'false',
-        GRPC_PORT: String(grpcPort),
+        // Listeners on port 0 (no other test can take them); the gRPC one is found by its health check.
+        GRPC_PORT: '0',
+        DEBUG_PORT: '0',
         HOST: '127.0.0.1',
         GRPC_HOST: '127.0.0.1',
       },
       portVariable: 'PORT',
+      port: 0,
       healthPath: '/healthcheck',
     });
     try {
+      const grpcPort = await findGrpcPort(proc, [proc.port]);
       expect(proc.output()).toContain('using the in-process store');
       // The example allows 3 per minute and each CLI call starts a process (seconds on a loaded machine):
       // start the five calls early in a minute so the window cannot roll over between them.
@@ -106,16 +109,17 @@ describe('as a new user would (real process, CLI client)', () => {
   }, 90_000);
 
   it('starts with no environment at all on the bundled example config', async () => {
-    const grpcPort = await freePort();
     const proc = await startServiceProcess({
       name: 'ratelimit-default',
       entry: join(SERVICE, 'src/server.ts'),
       cwd: resolve(SERVICE, '..', '..'),
-      env: { GRPC_PORT: String(grpcPort), HOST: '127.0.0.1', REDIS_URL: '' },
+      env: { GRPC_PORT: '0', DEBUG_PORT: '0', HOST: '127.0.0.1', REDIS_URL: '' },
       portVariable: 'PORT',
+      port: 0,
       healthPath: '/healthcheck',
     });
     try {
+      const grpcPort = await findGrpcPort(proc, [proc.port]);
       expect(proc.output()).toContain('RUNTIME_ROOT is not set: using the bundled example config');
       expect(await client(grpcPort, 'user=bob')).toBe('OK');
     } finally {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireBinary } from '@platform/testkit/binaries';
-import { freePort } from '@platform/testkit/ports';
+import { findListeningPort, httpAnswers } from '@platform/testkit/listening';
 import { type ManagedProcess, spawnManaged, waitUntilReady } from '@platform/testkit/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../src/observability/http-listen.js';
@@ -30,19 +30,29 @@ beforeAll(async () => {
     config,
     `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ratelimit\n    metrics_path: /metrics\n    static_configs:\n      - targets: ['127.0.0.1:${endpoint.port}']\n`,
   );
-  const port = await freePort();
-  promUrl = `http://127.0.0.1:${port}`;
+  // Port 0: Prometheus binds a port of the kernel's choosing, found by what answers /-/ready.
   prometheus = spawnManaged({
     name: 'prometheus',
     command: binary,
     args: [
       `--config.file=${config}`,
       `--storage.tsdb.path=${join(dataDir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
+      '--web.listen-address=127.0.0.1:0',
       '--storage.tsdb.retention.time=1h',
     ],
   });
-  await waitUntilReady(prometheus, async () => (await fetch(`${promUrl}/-/ready`)).status === 200, 30_000);
+  const started = prometheus;
+  await waitUntilReady(
+    started,
+    async () => {
+      const port = await findListeningPort(started.pid ?? -1, (p) => httpAnswers(p, '/-/ready'), {
+        timeoutMs: 1_000,
+      });
+      promUrl = `http://127.0.0.1:${port}`;
+      return true;
+    },
+    30_000,
+  );
 });
 
 afterAll(async () => {

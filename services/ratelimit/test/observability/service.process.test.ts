@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { startServiceProcess } from '@platform/testkit/app';
-import { freePort } from '@platform/testkit/ports';
+import { findListeningPort, httpAnswers } from '@platform/testkit/listening';
 import { describe, expect, it } from 'vitest';
+import { findGrpcPort, grpcHealthCheck } from '../integration/grpc-port.js';
 import { makeCa, makeLeaf } from './certs.js';
 
 /**
@@ -30,7 +31,6 @@ describe('observability of the running service', () => {
     const packets: string[] = [];
     udp.on('message', (m) => packets.push(...m.toString().split('\n')));
     await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
-    const [metricsPort, debugPort, grpcPort] = [await freePort(), await freePort(), await freePort()];
     const proc = await startServiceProcess({
       name: 'ratelimit-observability',
       entry: join(SERVICE, 'src/server.ts'),
@@ -40,20 +40,29 @@ describe('observability of the running service', () => {
         REDIS_URL: '',
         HOST: '127.0.0.1',
         GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: String(grpcPort),
+        // Every listener on port 0 (a port no other test can take); each is told by what it serves.
+        GRPC_PORT: '0',
         USE_PULLMETRICS: 'true',
-        PULLMETRICS_ADDR: `127.0.0.1:${metricsPort}`,
+        PULLMETRICS_ADDR: '127.0.0.1:0',
         DEBUG_HOST: '127.0.0.1',
-        DEBUG_PORT: String(debugPort),
+        DEBUG_PORT: '0',
         STATSD_HOST: '127.0.0.1',
         STATSD_PORT: String(udp.address().port),
         STATS_FLUSH_INTERVAL: '200ms',
         LOG_FORMAT: 'json',
       },
       portVariable: 'PORT',
+      port: 0,
       healthPath: '/healthcheck',
     });
     try {
+      const pid = proc.pid ?? -1;
+      const metricsPort = await findListeningPort(pid, (p) =>
+        httpAnswers(p, '/metrics', (t) => t.includes('ratelimit_service_config_load_success')),
+      );
+      const debugPort = await findListeningPort(pid, (p) => httpAnswers(p, '/rlconfig'), {
+        exclude: [proc.port, metricsPort],
+      });
       const http = `http://127.0.0.1:${proc.port}`;
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push(await json(http, 'alice'));
@@ -93,7 +102,6 @@ describe('observability of the running service', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rl-process-tls-'));
     const ca = makeCa(dir, 'ca');
     const server = makeLeaf(dir, ca, 'server', 'ratelimit', 'DNS:localhost,IP:127.0.0.1', 'serverAuth');
-    const [grpcPort, debugPort] = [await freePort(), await freePort()];
     const proc = await startServiceProcess({
       name: 'ratelimit-tls',
       entry: join(SERVICE, 'src/server.ts'),
@@ -103,8 +111,8 @@ describe('observability of the running service', () => {
         REDIS_URL: '',
         HOST: '127.0.0.1',
         GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: String(grpcPort),
-        DEBUG_PORT: String(debugPort),
+        GRPC_PORT: '0',
+        DEBUG_PORT: '0',
         USE_STATSD: 'false',
         DISABLE_STATS: 'true',
         GRPC_SERVER_USE_TLS: 'true',
@@ -112,23 +120,16 @@ describe('observability of the running service', () => {
         GRPC_SERVER_TLS_KEY: server.key,
       },
       portVariable: 'PORT',
+      port: 0,
       healthPath: '/healthcheck',
     });
-    const check = (creds: grpc.ChannelCredentials): Promise<Buffer> => {
-      const client = new grpc.Client(`127.0.0.1:${grpcPort}`, creds);
-      const id = (b: Buffer): Buffer => b;
-      return new Promise<Buffer>((res, rej) =>
-        client.makeUnaryRequest('/grpc.health.v1.Health/Check', id, id, Buffer.alloc(0), (e, r) => {
-          client.close();
-          if (e) rej(e);
-          else res(r ?? Buffer.alloc(0));
-        }),
-      );
-    };
     try {
+      const tls = grpc.credentials.createSsl(readFileSync(ca.cert));
+      // The gRPC port is the one (besides HTTP's) that answers the health check over TLS.
+      const grpcPort = await findGrpcPort(proc, [proc.port], tls);
       // HealthCheckResponse { status: SERVING (1) } is the two bytes 08 01
-      expect((await check(grpc.credentials.createSsl(readFileSync(ca.cert)))).toString('hex')).toBe('0801');
-      await expect(check(grpc.credentials.createInsecure())).rejects.toMatchObject({
+      expect((await grpcHealthCheck(grpcPort, tls)).toString('hex')).toBe('0801');
+      await expect(grpcHealthCheck(grpcPort, grpc.credentials.createInsecure())).rejects.toMatchObject({
         code: grpc.status.UNAVAILABLE,
       });
     } finally {
