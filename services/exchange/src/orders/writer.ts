@@ -94,6 +94,7 @@ export class MarketWriter {
     private readonly ctx: WriterContext,
   ) {
     this.engine = new MatchingEngine(market.spec);
+    this.engine.followLevels();
     this.checkpoints = new Checkpoints(market.spec, ctx.checkpointEvery ?? CHECKPOINT_EVERY, this.engine, 0);
   }
 
@@ -128,6 +129,7 @@ export class MarketWriter {
     const { engine, seq, from }: Restored = this.ctx.snapshots
       ? await this.ctx.snapshots.restore(this.market)
       : await replayLog(this.ctx.db, this.market);
+    engine.followLevels();
     this.engine = engine;
     this.seq = seq;
     this.checkpoints.reset(engine, seq, from);
@@ -248,6 +250,8 @@ export class MarketWriter {
     const results = computeBatch(this.ctx, this.market, this.engine, batch, work);
     this.seq += work.commands.length;
     const lastSeq = this.seq;
+    // Taken whether followed or not, so that the engine's record of changed levels stays one batch's.
+    const levels = this.engine.takeChangedLevels();
     const flight: Flight = {
       batch,
       results,
@@ -255,7 +259,9 @@ export class MarketWriter {
       moves: work.availableMoves(),
       checked: [...needs.balances.keys()],
       keyIds: needs.keyIds,
-      view: wanted || this.ctx.commits?.followed ? captureView(this.engine) : undefined,
+      view: wanted ? captureView(this.engine) : undefined,
+      levels: this.ctx.commits?.followed ? levels : undefined,
+      lastPrice: this.engine.lastPrice,
       seq: lastSeq,
       checkpoint: this.checkpoints.taken(this.engine, work.commands.length, lastSeq),
     };
@@ -301,14 +307,15 @@ export class MarketWriter {
     this.ctx.inputs.committed(flight.moves, written.balances);
     if (flight.view) this.committedView = flight.view;
     const rows = answerLanded(flight, written);
-    if (flight.view && this.ctx.commits?.followed) {
+    if (flight.levels && this.ctx.commits?.followed) {
       this.ctx.commits.publish({
         market: this.market,
         seq: flight.seq,
         trades: flight.work.trades,
         orders: [...rows.values()],
         balances: written.balances,
-        book: flight.view,
+        levels: flight.levels,
+        lastPrice: flight.lastPrice,
       });
     }
     this.wake?.();
@@ -331,6 +338,8 @@ export class MarketWriter {
         trades: failure.trades,
         orders: [],
         balances: new Map(),
+        levels: { bids: [], asks: [] },
+        lastPrice: book.lastPrice,
         book,
         recovered: true,
       });
@@ -361,6 +370,7 @@ export class MarketWriter {
         this.publishRecovered(failures);
       } else {
         const { engine, seq } = this.checkpoints.rollBack();
+        engine.followLevels();
         this.engine = engine;
         this.seq = seq;
       }
