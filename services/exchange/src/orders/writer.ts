@@ -81,6 +81,8 @@ export class MarketWriter {
   private wake: (() => void) | undefined;
   private committedView: BookView = EMPTY_VIEW;
   private viewRead = false;
+  /** Sequence number of the newest durable snapshot offered or restored from (0: none). */
+  private snapshotSeq = 0;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /**
@@ -133,6 +135,24 @@ export class MarketWriter {
     this.engine = engine;
     this.seq = seq;
     this.checkpoints.reset(engine, seq, from);
+    this.snapshotSeq = from?.checkpoint.seq ?? 0;
+  }
+
+  /**
+   * Offers a durable snapshot of the engine as it stands when commands were committed since the last
+   * one and the writer is idle (nothing queued, in flight or failed: the engine is then the committed
+   * state, on a batch boundary). The snapshot timer and graceful shutdown call this; returns whether
+   * one was offered.
+   */
+  offerSnapshot(): boolean {
+    const snapshots = this.ctx.snapshots;
+    if (!snapshots || this.running || this.flying > 0 || this.failures.length > 0 || this.stale) return false;
+    if (this.queue.length > 0 || this.seq <= this.snapshotSeq) return false;
+    const checkpoint = { snapshot: this.engine.snapshot(), seq: this.seq };
+    this.checkpoints.adopt(checkpoint);
+    this.snapshotSeq = checkpoint.seq;
+    snapshots.offer(this.market.id, checkpoint);
+    return true;
   }
 
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
@@ -303,7 +323,10 @@ export class MarketWriter {
     this.stats.batches += 1;
     this.stats.requests += flight.batch.length;
     this.checkpoints.committed(flight.work.commands, flight.checkpoint);
-    if (flight.checkpoint) this.ctx.snapshots?.offer(this.market.id, flight.checkpoint);
+    if (flight.checkpoint && this.ctx.snapshots) {
+      this.ctx.snapshots.offer(this.market.id, flight.checkpoint);
+      this.snapshotSeq = flight.checkpoint.seq;
+    }
     this.ctx.inputs.committed(flight.moves, written.balances);
     if (flight.view) this.committedView = flight.view;
     const rows = answerLanded(flight, written);
