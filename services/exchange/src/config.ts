@@ -163,6 +163,16 @@ export interface FeedConfig {
   readonly enabled: boolean;
   /** Open feed connections at once; one more is refused with 503 before the upgrade. @default 10000 (`FEED_MAX_CONNECTIONS`) */
   readonly maxConnections: number;
+  /**
+   * Open feed connections at once from one client address (the request's `ip`); one more is refused
+   * with 429 rate_limited before the upgrade. @default 100 (`FEED_MAX_CONNECTIONS_PER_ADDRESS`)
+   */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * How often the API keys of authenticated connections are checked; a key disabled or revoked since
+   * its `auth` loses its private channels at the next check. @default 5000 (`FEED_KEY_CHECK_INTERVAL_MS`)
+   */
+  readonly keyCheckIntervalMs: number;
   /** Subscriptions one connection may hold. @default 50 (`FEED_MAX_SUBSCRIPTIONS`) */
   readonly maxSubscriptions: number;
   /** Largest client frame in bytes; a larger one closes the connection with 1009. @default 4096 (`FEED_MAX_FRAME_BYTES`) */
@@ -181,6 +191,8 @@ function feed(env: NodeJS.ProcessEnv): FeedConfig {
   return Object.freeze({
     enabled: boolean(env, 'FEED_ENABLED', true),
     maxConnections: integer(env, 'FEED_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'FEED_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    keyCheckIntervalMs: integer(env, 'FEED_KEY_CHECK_INTERVAL_MS', 5_000, 20, 3_600_000),
     maxSubscriptions: integer(env, 'FEED_MAX_SUBSCRIPTIONS', 50, 1, 10_000),
     maxFrameBytes: integer(env, 'FEED_MAX_FRAME_BYTES', 4_096, 256, 1_048_576),
     maxBufferedBytes: integer(env, 'FEED_MAX_BUFFERED_BYTES', 1_048_576, 16_384, 1_073_741_824),
