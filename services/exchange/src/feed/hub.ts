@@ -140,11 +140,14 @@ export class FeedHub {
     if (peers?.size === 0) this.privatePeers[channel].delete(accountId);
   }
 
-  /** Markets with ticker subscribers whose data changed since the last call (clears the marks). */
-  takeDirtyTickers(): Map<string, ReadonlySet<Peer>> {
-    const out = new Map<string, ReadonlySet<Peer>>();
+  /**
+   * Markets with ticker subscribers, each with whether a batch changed it since the last call (clears
+   * the marks).
+   */
+  takeFollowedTickers(): Map<string, { readonly peers: ReadonlySet<Peer>; readonly changed: boolean }> {
+    const out = new Map<string, { readonly peers: ReadonlySet<Peer>; readonly changed: boolean }>();
     for (const [id, state] of this.markets) {
-      if (state.tickerDirty && state.peers.ticker.size > 0) out.set(id, state.peers.ticker);
+      if (state.peers.ticker.size > 0) out.set(id, { peers: state.peers.ticker, changed: state.tickerDirty });
       state.tickerDirty = false;
     }
     return out;

@@ -24,6 +24,7 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
   const tickers = new TickerRound(
     hub,
     (now) => deps.marketStats.summaries(now),
+    (id, now) => deps.marketStats.version(id, now),
     deps.now,
     config.tickerIntervalMs,
     (error) => app.log.error({ err: error }, 'feed ticker round failed'),
