@@ -15,41 +15,23 @@
  * compete for the same cores and the CPU per request is what decides the ratio.
  */
 
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { listenOnFreePort } from '@platform/testkit/app';
-import { createTestDatabase } from '@platform/testkit/postgres';
-import { createAccount } from '../src/accounts/store.js';
-import { issueApiKey } from '../src/apikeys/store.js';
 import { buildApp } from '../src/app.js';
 import { v3Auth } from '../src/auth/authenticate.js';
 import { ApiKeyCache } from '../src/auth/key-cache.js';
-import { DEFAULT_REFERENCE_FILE } from '../src/config.js';
-import { createSecretBox } from '../src/crypto/secret-box.js';
-import { openStorage } from '../src/db/open.js';
 import { reconcile } from '../src/ledger/reconcile.js';
-import { syncCurrencies } from '../src/ledger/store.js';
-import { loadReferenceData } from '../src/reference/load.js';
-import { credit } from '../test/support/accounts.js';
+import { openBenchDatabase } from './support/database.js';
+import { fundedKeys } from './support/keys.js';
+import { numberOption } from './support/options.js';
+import { type OrderLoadResult, runOrderLoad } from './support/order-load.js';
 
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
-const concurrency = option('concurrency', 32);
-const seconds = option('seconds', 3);
-const poolSize = option('pool', 10);
-const depth = option('depth', 1);
+const concurrency = numberOption('concurrency', 32);
+const seconds = numberOption('seconds', 3);
+const poolSize = numberOption('pool', 10);
+const depth = numberOption('depth', 1);
 
-interface Result {
-  cpuSeconds: number;
-  requests: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-}
+type Result = OrderLoadResult;
 
 /** CPU seconds used so far by every PostgreSQL process of this machine (Linux /proc, 100 ticks/s). */
 function postgresCpuSeconds(): number {
@@ -75,25 +57,13 @@ interface PhaseCpu {
   client: number;
 }
 
-const database = await createTestDatabase('exchange_bench');
-const db = await openStorage({ kind: 'postgres', url: database.url, poolSize });
+const bench = await openBenchDatabase('exchange_bench', poolSize);
+const { db, reference, secretBox } = bench;
 try {
-  const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
-  await syncCurrencies(db, reference);
-  const secretBox = createSecretBox(randomBytes(32));
   await db.query(
     'CREATE TABLE bench_anchor (id bigserial PRIMARY KEY, account_id int NOT NULL, body text NOT NULL)',
   );
-  const keys: { apiKey: string; secret: string }[] = [];
-  for (let i = 0; i < concurrency * 2; i += 1) {
-    const account = await db.transaction((tx) =>
-      createAccount(tx, { email: `bench-${i}-${randomBytes(4).toString('hex')}@x.io` }),
-    );
-    await credit(db, account.id, 'btc', 10n ** 20n);
-    await credit(db, account.id, 'uah', 10n ** 20n);
-    const issued = await issueApiKey(db, secretBox, account.id, ['read', 'trade']);
-    keys.push({ apiKey: issued.key.publicKey, secret: issued.secret });
-  }
+  const keys = await fundedKeys(db, secretBox, concurrency * 2, 'bench');
   const app = await buildApp({ db, reference, secretBox, orderPipelineDepth: depth });
   const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000, keys: new ApiKeyCache() };
   // The anchor: the same authentication as the order route, then one INSERT and its COMMIT. The
@@ -121,19 +91,12 @@ try {
   const phase = async (kind: 'order' | 'anchor', ms: number): Promise<Result & { cpu: PhaseCpu }> => {
     const serverStart = process.cpuUsage();
     const postgresStart = postgresCpuSeconds();
-    const result = await new Promise<Result>((resolve, reject) => {
-      const child = fork(new URL('./e2e-client.mjs', import.meta.url), { execArgv: [] });
-      child.once('message', (message) => resolve(message as Result));
-      child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
-      child.send({
-        url: server.url,
-        path: kind === 'order' ? '/v3/auth/w/order/submit' : '/bench/anchor',
-        keys: kind === 'order' ? keys.slice(0, concurrency) : keys.slice(concurrency),
-        ms,
-        perKey: Math.ceil((ms / 1000) * 500),
-      });
-    });
+    const result = await runOrderLoad(
+      server.url,
+      kind === 'order' ? '/v3/auth/w/order/submit' : '/bench/anchor',
+      kind === 'order' ? keys.slice(0, concurrency) : keys.slice(concurrency),
+      ms,
+    );
     const server_ = process.cpuUsage(serverStart);
     const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
     return {
@@ -179,6 +142,5 @@ try {
   );
   await server.close();
 } finally {
-  await db.close();
-  await database.drop();
+  await bench.close();
 }

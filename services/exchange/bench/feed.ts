@@ -13,27 +13,17 @@
  */
 
 import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { listenOnFreePort } from '@platform/testkit/app';
-import { createTestDatabase } from '@platform/testkit/postgres';
-import { createAccount } from '../src/accounts/store.js';
-import { issueApiKey } from '../src/apikeys/store.js';
 import { buildApp } from '../src/app.js';
-import { DEFAULT_REFERENCE_FILE } from '../src/config.js';
-import { createSecretBox } from '../src/crypto/secret-box.js';
-import { openStorage } from '../src/db/open.js';
-import { syncCurrencies } from '../src/ledger/store.js';
 import { CommitFeed } from '../src/orders/commits.js';
-import { loadReferenceData } from '../src/reference/load.js';
-import { credit } from '../test/support/accounts.js';
+import { openBenchDatabase } from './support/database.js';
+import { fundedKeys } from './support/keys.js';
+import { numberOption } from './support/options.js';
+import { runOrderLoad } from './support/order-load.js';
 
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
-const subscribers = option('subscribers', 1000);
-const concurrency = option('concurrency', 16);
-const seconds = option('seconds', 4);
+const subscribers = numberOption('subscribers', 1000);
+const concurrency = numberOption('concurrency', 16);
+const seconds = numberOption('seconds', 4);
 const MARKET = 'btcuah';
 
 interface LoadResult {
@@ -60,22 +50,10 @@ interface Delivery {
 
 const now = () => performance.timeOrigin + performance.now();
 
-const database = await createTestDatabase('exchange_feed_bench');
-const db = await openStorage({ kind: 'postgres', url: database.url, poolSize: 10 });
+const bench = await openBenchDatabase('exchange_feed_bench');
+const { db, reference, secretBox } = bench;
 try {
-  const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
-  await syncCurrencies(db, reference);
-  const secretBox = createSecretBox(randomBytes(32));
-  const keys: { apiKey: string; secret: string }[] = [];
-  for (let i = 0; i < concurrency; i += 1) {
-    const account = await db.transaction((tx) =>
-      createAccount(tx, { email: `feed-bench-${i}-${randomBytes(4).toString('hex')}@x.io` }),
-    );
-    await credit(db, account.id, 'btc', 10n ** 20n);
-    await credit(db, account.id, 'uah', 10n ** 20n);
-    const issued = await issueApiKey(db, secretBox, account.id, ['read', 'trade']);
-    keys.push({ apiKey: issued.key.publicKey, secret: issued.secret });
-  }
+  const keys = await fundedKeys(db, secretBox, concurrency, 'feed-bench');
   // Commit time of every trade: when the writer publishes its batch (after the statement committed).
   const commits = new CommitFeed();
   let committed = new Map<number, number>();
@@ -94,19 +72,7 @@ try {
     return { ...result, serverCpuPerOrder: (used.user + used.system) / Math.max(1, result.requests) };
   };
   const generate = (ms: number): Promise<LoadResult> =>
-    new Promise<LoadResult>((resolve, reject) => {
-      const child = fork(new URL('./e2e-client.mjs', import.meta.url), { execArgv: [] });
-      child.once('message', (message) => resolve(message as LoadResult));
-      child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
-      child.send({
-        url: server.url,
-        path: '/v3/auth/w/order/submit',
-        keys,
-        ms,
-        perKey: Math.ceil((ms / 1000) * 500),
-      });
-    });
+    runOrderLoad(server.url, '/v3/auth/w/order/submit', keys, ms);
 
   const followers = fork(new URL('./feed-subscribers.mjs', import.meta.url), { execArgv: [] });
   const ask = <T>(message: unknown): Promise<T> =>
@@ -160,6 +126,5 @@ try {
   followers.send({ op: 'close' });
   await server.close();
 } finally {
-  await db.close();
-  await database.drop();
+  await bench.close();
 }

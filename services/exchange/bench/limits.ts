@@ -25,15 +25,12 @@ import { MemoryLimiter } from '../src/limits/memory-limiter.js';
 import { ratelimitConfigYaml } from '../src/limits/ratelimit-config.js';
 import { loadReferenceData } from '../src/reference/load.js';
 import { startRatelimit } from '../test/limits/ratelimit-process.js';
+import { numberOption } from './support/options.js';
 
 const run = promisify(execFile);
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
-const seconds = option('seconds', 4);
-const rounds = option('rounds', 3);
-const connections = option('connections', 32);
+const seconds = numberOption('seconds', 4);
+const rounds = numberOption('rounds', 3);
+const connections = numberOption('connections', 32);
 
 const parsed = parseLimits(`
 domain: exchange-bench

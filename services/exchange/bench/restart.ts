@@ -36,16 +36,15 @@ import { encodeCommands } from '../src/orders/store.js';
 import { loadReferenceData } from '../src/reference/load.js';
 import { encodeSnapshot } from '../src/snapshots/codec.js';
 import { saveSnapshot } from '../src/snapshots/store.js';
+// mulberry32, so that every run generates the same history.
+import { rng } from '../test/matching/random-commands.js';
 import { credit } from '../test/support/accounts.js';
+import { stringOption } from './support/options.js';
 
-function option(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1]! : fallback;
-}
-const lengths = option('lengths', '500000,1000000').split(',').map(Number);
-const resting = Number(option('resting', '100000'));
-const tail = Number(option('tail', '20000'));
-const runs = Number(option('runs', '2'));
+const lengths = stringOption('lengths', '500000,1000000').split(',').map(Number);
+const resting = Number(stringOption('resting', '100000'));
+const tail = Number(stringOption('tail', '20000'));
+const runs = Number(stringOption('runs', '2'));
 const ACCOUNTS = 200;
 /** Commands per command-log row, as the order writer logs a batch. */
 const PER_ROW = 100;
@@ -56,18 +55,6 @@ const entry = path.join(serviceDir, 'src/server.ts');
 mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
 const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
 const market: TradingMarket = tradingMarkets(reference, DEFAULT_FEES).get(MARKET)!;
-
-/** mulberry32, so that every run generates the same history. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs `fn` on `items` in slices of `size`. */
 async function inSlices(count: number, size: number, fn: (from: number, to: number) => Promise<void>) {

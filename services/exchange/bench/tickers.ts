@@ -18,28 +18,18 @@
  */
 
 import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { listenOnFreePort } from '@platform/testkit/app';
-import { createTestDatabase } from '@platform/testkit/postgres';
 import Fastify from 'fastify';
-import { createAccount } from '../src/accounts/store.js';
-import { issueApiKey } from '../src/apikeys/store.js';
 import { buildApp } from '../src/app.js';
-import { DEFAULT_REFERENCE_FILE } from '../src/config.js';
-import { createSecretBox } from '../src/crypto/secret-box.js';
-import { openStorage } from '../src/db/open.js';
-import { syncCurrencies } from '../src/ledger/store.js';
-import { loadReferenceData } from '../src/reference/load.js';
-import { credit } from '../test/support/accounts.js';
+import { openBenchDatabase } from './support/database.js';
+import { fundedKeys } from './support/keys.js';
+import { numberOption } from './support/options.js';
+import { runOrderLoad } from './support/order-load.js';
 
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
-const connections = option('connections', 16);
-const seconds = option('seconds', 3);
-const orderKeys = option('order-keys', 4);
-const rounds = option('rounds', 4);
+const connections = numberOption('connections', 16);
+const seconds = numberOption('seconds', 3);
+const orderKeys = numberOption('order-keys', 4);
+const rounds = numberOption('rounds', 4);
 
 interface GetResult {
   /** Server process CPU µs per GET, order work taken off (filled in by `measured`). */
@@ -53,22 +43,10 @@ interface GetResult {
 
 const TICKERS = '/v3/tickers?symbols=ALL';
 
-const database = await createTestDatabase('exchange_bench_tickers');
-const db = await openStorage({ kind: 'postgres', url: database.url, poolSize: 10 });
+const bench = await openBenchDatabase('exchange_bench_tickers');
+const { db, reference, secretBox } = bench;
 try {
-  const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
-  await syncCurrencies(db, reference);
-  const secretBox = createSecretBox(randomBytes(32));
-  const keys: { apiKey: string; secret: string }[] = [];
-  for (let i = 0; i < orderKeys; i += 1) {
-    const account = await db.transaction((tx) =>
-      createAccount(tx, { email: `bench-${i}-${randomBytes(4).toString('hex')}@x.io` }),
-    );
-    await credit(db, account.id, 'btc', 10n ** 20n);
-    await credit(db, account.id, 'uah', 10n ** 20n);
-    const issued = await issueApiKey(db, secretBox, account.id, ['read', 'trade']);
-    keys.push({ apiKey: issued.key.publicKey, secret: issued.secret });
-  }
+  const keys = await fundedKeys(db, secretBox, orderKeys, 'bench');
   const app = await buildApp({ db, reference, secretBox });
   const server = await listenOnFreePort(app);
   let anchorBytes = '';
@@ -80,22 +58,7 @@ try {
 
   // Orders flow for the whole measurement: the e2e generator, one connection per key.
   const totalMs = (2 + (1 + 2 * rounds) * seconds) * 1000 + 5_000;
-  const orderFlow = new Promise<{ requests: number; perSecond: number; errors: number }>(
-    (resolve, reject) => {
-      const child = fork(new URL('./e2e-client.mjs', import.meta.url), { execArgv: [] });
-      child.once('message', (message) =>
-        resolve(message as { requests: number; perSecond: number; errors: number }),
-      );
-      child.once('error', reject);
-      child.send({
-        url: server.url,
-        path: '/v3/auth/w/order/submit',
-        keys,
-        ms: totalMs,
-        perKey: Math.ceil((totalMs / 1000) * 500),
-      });
-    },
-  );
+  const orderFlow = runOrderLoad(server.url, '/v3/auth/w/order/submit', keys, totalMs);
 
   const phase = (url: string, ms: number): Promise<GetResult> =>
     new Promise<GetResult>((resolve, reject) => {
@@ -170,6 +133,5 @@ try {
   await anchor.close();
   await server.close();
 } finally {
-  await db.close();
-  await database.drop();
+  await bench.close();
 }

@@ -163,6 +163,16 @@ export interface FeedConfig {
   readonly enabled: boolean;
   /** Open feed connections at once; one more is refused with 503 before the upgrade. @default 10000 (`FEED_MAX_CONNECTIONS`) */
   readonly maxConnections: number;
+  /**
+   * Open feed connections at once from one client address (the request's `ip`); one more is refused
+   * with 429 rate_limited before the upgrade. @default 100 (`FEED_MAX_CONNECTIONS_PER_ADDRESS`)
+   */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * How often the API keys of authenticated connections are checked; a key disabled or revoked since
+   * its `auth` loses its private channels at the next check. @default 5000 (`FEED_KEY_CHECK_INTERVAL_MS`)
+   */
+  readonly keyCheckIntervalMs: number;
   /** Subscriptions one connection may hold. @default 50 (`FEED_MAX_SUBSCRIPTIONS`) */
   readonly maxSubscriptions: number;
   /** Largest client frame in bytes; a larger one closes the connection with 1009. @default 4096 (`FEED_MAX_FRAME_BYTES`) */
@@ -181,6 +191,8 @@ function feed(env: NodeJS.ProcessEnv): FeedConfig {
   return Object.freeze({
     enabled: boolean(env, 'FEED_ENABLED', true),
     maxConnections: integer(env, 'FEED_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'FEED_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    keyCheckIntervalMs: integer(env, 'FEED_KEY_CHECK_INTERVAL_MS', 5_000, 20, 3_600_000),
     maxSubscriptions: integer(env, 'FEED_MAX_SUBSCRIPTIONS', 50, 1, 10_000),
     maxFrameBytes: integer(env, 'FEED_MAX_FRAME_BYTES', 4_096, 256, 1_048_576),
     maxBufferedBytes: integer(env, 'FEED_MAX_BUFFERED_BYTES', 1_048_576, 16_384, 1_073_741_824),
@@ -223,6 +235,12 @@ export interface BookSnapshotConfig {
   readonly every: number;
   /** Snapshots kept per market, the newest; older ones are the fallback. @default 2 (`BOOK_SNAPSHOT_KEEP`, 2..10) */
   readonly keep: number;
+  /**
+   * Every this many ms, a market whose writer is idle and has committed commands since its last
+   * snapshot gets one; 0: only every `every` commands (and at graceful shutdown).
+   * @default 60000 (`BOOK_SNAPSHOT_INTERVAL_MS`, 0..86400000)
+   */
+  readonly intervalMs: number;
   /** Test-only fail point, see src/snapshots/book-snapshots.ts. @default none (`EXCHANGE_FAILPOINT`) */
   readonly failpoint: string | undefined;
 }
@@ -284,6 +302,7 @@ function bookSnapshotConfig(env: NodeJS.ProcessEnv): BookSnapshotConfig {
   return Object.freeze({
     every: integer(env, 'BOOK_SNAPSHOT_EVERY', 50_000, 0, 10_000_000),
     keep: integer(env, 'BOOK_SNAPSHOT_KEEP', 2, 2, 10),
+    intervalMs: integer(env, 'BOOK_SNAPSHOT_INTERVAL_MS', 60_000, 0, 86_400_000),
     failpoint: env.EXCHANGE_FAILPOINT || undefined,
   });
 }

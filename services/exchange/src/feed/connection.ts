@@ -3,6 +3,7 @@ import type { AuthDeps } from '../auth/authenticate.js';
 import { authenticateFrame } from './auth.js';
 import { type AnyFeedErrorName, CLOSE, type FeedError, feedErrorCode } from './errors.js';
 import type { FeedHub } from './hub.js';
+import type { KeyHolder, KeyWatch } from './key-watch.js';
 import { MessageBudget } from './message-budget.js';
 import type { OutgoingFrame, Peer } from './peer.js';
 import { type ClientFrame, parseClientFrame, type Subscription, subscriptionKey } from './protocol.js';
@@ -22,6 +23,7 @@ export interface ConnectionDeps {
   readonly hub: FeedHub;
   readonly tickers: TickerRound;
   readonly auth: AuthDeps;
+  readonly keys: KeyWatch;
   readonly limits: ConnectionLimits;
   readonly now: () => number;
   readonly onError: (error: unknown) => void;
@@ -35,9 +37,10 @@ const CLOSE_GRACE_MS = 1_000;
  * send, and the bounded queue of frames sent to it (a client that does not read is dropped once
  * `maxBufferedBytes` are queued, so it never holds more memory than that).
  */
-export class FeedConnection implements Peer {
+export class FeedConnection implements Peer, KeyHolder {
   private readonly subscriptions = new Map<string, Subscription>();
   private accountId: number | undefined;
+  private keyId: number | undefined;
   private authenticating = false;
   private readonly budget: MessageBudget;
   private closed = false;
@@ -82,6 +85,29 @@ export class FeedConnection implements Peer {
     this.closed = true;
     for (const subscription of this.subscriptions.values()) this.leave(subscription);
     this.subscriptions.clear();
+    if (this.keyId !== undefined) this.deps.keys.remove(this.keyId, this);
+  }
+
+  /**
+   * The key of this connection's `auth` was disabled or revoked (KeyWatch): its private channels
+   * close, the client hears `key_disabled`, and it may `auth` again with another key. Public channels
+   * stay.
+   */
+  keyWithdrawn(): void {
+    if (this.closed || this.accountId === undefined) return;
+    const closed: string[] = [];
+    for (const [key, subscription] of this.subscriptions) {
+      if ('market' in subscription) continue;
+      this.leave(subscription);
+      this.subscriptions.delete(key);
+      closed.push(subscription.channel);
+    }
+    this.accountId = undefined;
+    this.keyId = undefined;
+    this.error({
+      name: 'key_disabled',
+      message: `the API key of this connection was disabled or revoked; private channels closed: ${closed.join(', ') || 'none'}`,
+    });
   }
 
   private error(error: FeedError, id?: number): void {
@@ -165,7 +191,10 @@ export class FeedConnection implements Peer {
         this.error(outcome.error, frame.id);
         return;
       }
+      if (this.closed) return;
       this.accountId = outcome.accountId;
+      this.keyId = outcome.keyId;
+      this.deps.keys.add(outcome.keyId, this);
       this.reply({ event: 'authenticated' }, frame.id);
     } finally {
       this.authenticating = false;

@@ -1,13 +1,16 @@
 import { formatAmount } from '../money/decimal.js';
 import type { CommittedBatch } from '../orders/commits.js';
 import { v3Order } from '../orders/format.js';
+import type { LevelChanges } from '../orders/level-book.js';
 import type { TradingMarket } from '../orders/markets.js';
 import type { OrderService } from '../orders/service.js';
 import type { OrderRow, TradeRow } from '../orders/store.js';
 import type { BookView } from '../orders/writer.js';
 import type { ReferenceData } from '../reference/load.js';
-import { diffBooks, type GroupedBook, groupBook, wireLevel, wireSide } from './book-levels.js';
+import type { BookDiff } from './book-levels.js';
+import { wireLevel, wireSide } from './book-levels.js';
 import { encode } from './encode.js';
+import { GroupedLevels } from './grouped-book.js';
 import { Outbox } from './outbox.js';
 import type { Peer } from './peer.js';
 import type { PrivateChannel, PublicChannel } from './protocol.js';
@@ -15,15 +18,16 @@ import type { PrivateChannel, PublicChannel } from './protocol.js';
 /** Committed batches of one market not yet sent (coalesced between two flushes). */
 interface Pending {
   trades: TradeRow[];
+  /** Level changes of the batches, in commit order. */
+  levels: LevelChanges[];
+  /** A whole book that replaces the one before (a recovered batch), with the changes after it. */
   book: BookView | undefined;
 }
 
 interface MarketState {
   readonly market: TradingMarket;
-  /** The committed book as of the last flush. */
-  view: BookView;
-  /** `view` grouped: the book the last `book` frame left every follower with (made when first needed). */
-  grouped: GroupedBook | undefined;
+  /** The committed book as of the last flush, grouped: the book the last `book` frame left every follower with. */
+  readonly book: GroupedLevels;
   /** Sequence number of that frame: a snapshot carries it, each diff the next one. */
   seq: number;
   readonly peers: Record<PublicChannel, Set<Peer>>;
@@ -73,11 +77,10 @@ export class FeedHub {
     for (const market of this.orders.markets.values()) {
       this.markets.set(market.id, {
         market,
-        view: this.orders.writer(market.id)!.view(),
-        grouped: undefined,
+        book: new GroupedLevels(market, this.orders.writer(market.id)!.view()),
         seq: 0,
         peers: { trades: new Set(), book: new Set(), ticker: new Set() },
-        pending: { trades: [], book: undefined },
+        pending: { trades: [], levels: [], book: undefined },
         tickerDirty: false,
       });
     }
@@ -109,8 +112,8 @@ export class FeedHub {
           channel: 'book',
           market: marketId,
           seq: state.seq,
-          bids: wireSide(state.market, this.grouped(state).bids, true),
-          asks: wireSide(state.market, this.grouped(state).asks, false),
+          bids: wireSide(state.market, state.book.book.bids, true),
+          asks: wireSide(state.market, state.book.book.asks, false),
         }),
       [peer],
     );
@@ -137,11 +140,14 @@ export class FeedHub {
     if (peers?.size === 0) this.privatePeers[channel].delete(accountId);
   }
 
-  /** Markets with ticker subscribers whose data changed since the last call (clears the marks). */
-  takeDirtyTickers(): Map<string, ReadonlySet<Peer>> {
-    const out = new Map<string, ReadonlySet<Peer>>();
+  /**
+   * Markets with ticker subscribers, each with whether a batch changed it since the last call (clears
+   * the marks).
+   */
+  takeFollowedTickers(): Map<string, { readonly peers: ReadonlySet<Peer>; readonly changed: boolean }> {
+    const out = new Map<string, { readonly peers: ReadonlySet<Peer>; readonly changed: boolean }>();
     for (const [id, state] of this.markets) {
-      if (state.tickerDirty && state.peers.ticker.size > 0) out.set(id, state.peers.ticker);
+      if (state.peers.ticker.size > 0) out.set(id, { peers: state.peers.ticker, changed: state.tickerDirty });
       state.tickerDirty = false;
     }
     return out;
@@ -153,18 +159,18 @@ export class FeedHub {
     return false;
   }
 
-  private grouped(state: MarketState): GroupedBook {
-    state.grouped ??= groupBook(state.market, state.view);
-    return state.grouped;
-  }
-
   /** Follower of the commit feed: only queues (runs on the order writer's path). */
   private take(batch: CommittedBatch): void {
     const state = this.markets.get(batch.market.id);
     if (!state) return;
     if (state.peers.trades.size > 0) state.pending.trades.push(...batch.trades);
     // The book is always kept, followed or not, so that a later snapshot is the committed book.
-    state.pending.book = batch.book;
+    if (batch.book) {
+      state.pending.book = batch.book;
+      state.pending.levels = [];
+    } else {
+      state.pending.levels.push(batch.levels);
+    }
     state.tickerDirty = true;
     if (this.privatePeers.orders.size > 0) this.pendingOrders.push(...batch.orders);
     if (this.privatePeers.balances.size > 0)
@@ -188,8 +194,8 @@ export class FeedHub {
   }
 
   private flushMarket(state: MarketState): void {
-    const { trades, book } = state.pending;
-    state.pending = { trades: [], book: undefined };
+    const { trades, levels, book } = state.pending;
+    state.pending = { trades: [], levels: [], book: undefined };
     const id = state.market.id;
     if (trades.length > 0 && state.peers.trades.size > 0) {
       const text = encode({
@@ -206,20 +212,18 @@ export class FeedHub {
       });
       this.outbox.push(text, state.peers.trades);
     }
-    if (!book) return;
+    if (!book && levels.length === 0) return;
+    let diff: BookDiff | undefined;
+    if (book) diff = state.book.replaceWithDiff(book);
+    for (const changes of levels) state.book.apply(changes);
+    const changed = state.book.takeDiff();
+    if (changed) diff = diff ? mergeDiffs(diff, changed) : changed;
     if (state.peers.book.size === 0) {
-      // Nobody follows: no grouping or diff, only the view a later snapshot is made from. The number
-      // still grows, so that any diff still queued stays older than that snapshot.
-      state.view = book;
-      state.grouped = undefined;
+      // Nobody follows: no frame. The number still grows, so that any diff still queued stays older
+      // than a later snapshot.
       state.seq += 1;
       return;
     }
-    const before = this.grouped(state);
-    const next = groupBook(state.market, book);
-    state.view = book;
-    state.grouped = next;
-    const diff = diffBooks(before, next);
     if (!diff) return;
     state.seq += 1;
     const text = encode({
@@ -268,4 +272,14 @@ export class FeedHub {
       this.outbox.push(text, this.privatePeers.balances.get(accountId) ?? []);
     }
   }
+}
+
+/** `first` then `second` as one diff: a level of `second` replaces the same level of `first`. */
+function mergeDiffs(first: BookDiff, second: BookDiff): BookDiff {
+  const side = (a: BookDiff['bids'], b: BookDiff['bids']) => {
+    const byPrice = new Map(a.map((change) => [change[0], change]));
+    for (const change of b) byPrice.set(change[0], change);
+    return [...byPrice.values()];
+  };
+  return { bids: side(first.bids, second.bids), asks: side(first.asks, second.asks) };
 }

@@ -6,6 +6,7 @@ import type { App } from '../http/typed.js';
 import { FeedConnection } from './connection.js';
 import { CLOSE } from './errors.js';
 import { FeedHub } from './hub.js';
+import { KeyWatch } from './key-watch.js';
 import { TickerRound } from './tickers.js';
 
 export const FEED_PATH = '/v3/ws';
@@ -23,12 +24,19 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
   const tickers = new TickerRound(
     hub,
     (now) => deps.marketStats.summaries(now),
+    (id, now) => deps.marketStats.version(id, now),
     deps.now,
     config.tickerIntervalMs,
     (error) => app.log.error({ err: error }, 'feed ticker round failed'),
   );
   tickers.start();
+  const keys = new KeyWatch(deps.db, config.keyCheckIntervalMs, (error) =>
+    app.log.error({ err: error }, 'feed key check failed'),
+  );
+  keys.start();
   const connections = new Set<FeedConnection>();
+  /** Open connections per client address (FEED_MAX_CONNECTIONS_PER_ADDRESS). */
+  const perAddress = new Map<string, number>();
   await app.register(websocket, {
     options: { maxPayload: config.maxFrameBytes },
     // Shutdown: every client hears 1001 going away (instead of the plugin's default close).
@@ -39,6 +47,7 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
   });
   app.addHook('onClose', async () => {
     tickers.stop();
+    keys.stop();
     hub.stop();
   });
   const limits = {
@@ -56,27 +65,41 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
         summary: 'Live feed (WebSocket): trades, book diffs, tickers, own orders and balances',
       },
       // Refused before the upgrade, as a plain HTTP error in the documented shape.
-      preValidation: async () => {
+      preValidation: async (request) => {
         if (connections.size >= config.maxConnections)
           throw new ApiError('unavailable', `the feed serves at most ${config.maxConnections} connections`);
+        if ((perAddress.get(request.ip) ?? 0) >= config.maxConnectionsPerAddress)
+          throw new ApiError(
+            'rate_limited',
+            `the feed serves at most ${config.maxConnectionsPerAddress} connections per client address`,
+          );
       },
     },
-    (socket) => {
-      // Upgrades that passed the check at the same time: the limit holds here.
-      if (connections.size >= config.maxConnections) {
+    (socket, request) => {
+      // Upgrades that passed the checks at the same time: the limits hold here.
+      const address = request.ip;
+      const fromAddress = perAddress.get(address) ?? 0;
+      if (connections.size >= config.maxConnections || fromAddress >= config.maxConnectionsPerAddress) {
         socket.close(TRY_AGAIN_LATER, 'too many connections');
         return;
       }
+      perAddress.set(address, fromAddress + 1);
       const connection = new FeedConnection(socket, {
         hub,
         tickers,
         auth: deps.auth,
+        keys,
         limits,
         now: deps.now,
         onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
       });
       connections.add(connection);
-      socket.on('close', () => connections.delete(connection));
+      socket.on('close', () => {
+        connections.delete(connection);
+        const left = (perAddress.get(address) ?? 1) - 1;
+        if (left === 0) perAddress.delete(address);
+        else perAddress.set(address, left);
+      });
     },
   );
   return hub;

@@ -1,5 +1,6 @@
 import type { Sql } from '../db/database.js';
 import type { CommittedBatch } from '../orders/commits.js';
+import { LevelBook } from '../orders/level-book.js';
 import { DAY_MS, type MarketSummary } from '../orders/market-data.js';
 import type { TradingMarket } from '../orders/markets.js';
 import type { OrderService } from '../orders/service.js';
@@ -10,8 +11,8 @@ import { RollingDay, type WindowStats } from './rolling-day.js';
 interface Tracked {
   readonly market: TradingMarket;
   readonly day: RollingDay;
-  /** The committed book as the last committed batch left it. */
-  book: BookView;
+  /** The committed book as the last committed batch left it, kept from the batches' level changes. */
+  readonly book: LevelBook;
   /**
    * Grows whenever what this market shows may have changed (a batch committed, a trade left the
    * window), so that a reader can keep something derived from it (a serialised ticker) until then.
@@ -36,7 +37,7 @@ export class MarketStats {
       this.tracked.set(market.id, {
         market,
         day: new RollingDay(windowMs),
-        book: orders.writer(market.id)!.view(),
+        book: new LevelBook(orders.writer(market.id)!.view()),
         version: 0,
       });
     }
@@ -96,7 +97,8 @@ export class MarketStats {
     // Trades that left the window go now, so memory stays a day's worth even when nobody reads.
     const newest = batch.trades[batch.trades.length - 1];
     if (newest) entry.day.advance(newest.createdAt);
-    entry.book = batch.book;
+    if (batch.book) entry.book.replace(batch.book);
+    else entry.book.apply(batch.levels, batch.lastPrice);
     entry.version += 1;
   }
 
@@ -108,7 +110,7 @@ export class MarketStats {
 
   /** The committed book of a market. */
   book(id: string): BookView {
-    return this.entry(id).book;
+    return this.entry(id).book.view();
   }
 
   /** Rolling statistics of a market at `now`, undefined without trades in the window. */
@@ -132,15 +134,16 @@ export class MarketStats {
   summary(id: string, now: number): MarketSummary {
     const entry = this.entry(id);
     const day = this.day(id, now);
-    const bid = entry.book.bids[0];
-    const ask = entry.book.asks[0];
+    const book = entry.book.view();
+    const bid = book.bids[0];
+    const ask = book.asks[0];
     return {
       market: entry.market,
       bid: bid?.[0] ?? null,
       bidVolume: bid?.[1] ?? 0n,
       ask: ask?.[0] ?? null,
       askVolume: ask?.[1] ?? 0n,
-      last: entry.book.lastPrice,
+      last: book.lastPrice,
       day,
     };
   }

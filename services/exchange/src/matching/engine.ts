@@ -1,4 +1,4 @@
-import { BookState, SIDES } from './book-state.js';
+import { type BookEntry, BookState, SIDES } from './book-state.js';
 import { CANCELLED, FILLED } from './closed-orders.js';
 import { type CommandResult, fail } from './errors.js';
 import { BUY, type Level, NIL, SELL, type SideCode } from './order-list.js';
@@ -41,6 +41,11 @@ export class MatchingEngine extends BookState {
   private remaining = 0;
   private budget = 0n;
   private stopReason = STOP_DONE;
+  /**
+   * Prices of the book levels (bids, asks by side code) changed since the last `takeChangedLevels()`,
+   * while followed (`followLevels()`); null otherwise, so replays and checkpoints pay nothing.
+   */
+  private changedLevels: [Set<number>, Set<number>] | null = null;
 
   constructor(spec: MarketSpec) {
     super(spec);
@@ -55,6 +60,33 @@ export class MatchingEngine extends BookState {
     const engine = new MatchingEngine(spec);
     engine.load(snapshot);
     return engine;
+  }
+
+  /** Starts recording which book levels the commands change (see `takeChangedLevels`). */
+  followLevels(): void {
+    this.changedLevels ??= [new Set(), new Set()];
+  }
+
+  /**
+   * The book levels changed since the last call, as they are now (`volume` 0 and `orders` 0: the
+   * level is gone), in no particular order; empty unless `followLevels()` was called. Costs the
+   * number of levels changed, not the depth of the book.
+   */
+  takeChangedLevels(): { bids: BookEntry[]; asks: BookEntry[] } {
+    const changed = this.changedLevels;
+    if (changed === null) return { bids: [], asks: [] };
+    const read = (prices: Set<number>, ladder: PriceLadder): BookEntry[] => {
+      const out: BookEntry[] = [];
+      for (const price of prices) {
+        const level = ladder.find(price);
+        out.push(
+          level === undefined ? [BigInt(price), 0n, 0] : [level.bigPrice, BigInt(level.total), level.count],
+        );
+      }
+      prices.clear();
+      return out;
+    };
+    return { bids: read(changed[BUY], this.bids), asks: read(changed[SELL], this.asks) };
   }
 
   apply(cmd: Command): CommandResult {
@@ -121,6 +153,7 @@ export class MatchingEngine extends BookState {
     const side = store.side(slot);
     const stop = store.stopPrice(slot);
     const ladder = stop > 0 ? this.stopLadder(side) : this.bookLadder(side);
+    if (stop === 0) this.changedLevels?.[side].add(store.price(slot));
     this.removeOrder(slot, ladder.levelOf(stop > 0 ? stop : store.price(slot)), ladder, 'cancelled');
     const asset: Asset = side === BUY ? 'quote' : 'base';
     return { ok: true, lockAsset: asset, lock: 0n, events };
@@ -179,6 +212,7 @@ export class MatchingEngine extends BookState {
     const store = this.store;
     const slot = store.alloc(id, account, side, price, 0, remaining, this.now);
     store.push(this.bookLadder(side).levelAt(price), slot);
+    this.changedLevels?.[side].add(price);
     this.live.set(id, slot);
   }
 
@@ -258,6 +292,8 @@ export class MatchingEngine extends BookState {
         }
         if (lots < cap) cap = lots;
       }
+      // Fills and self-trade cancels change only the levels the taker reaches.
+      this.changedLevels?.[side === BUY ? SELL : BUY].add(level.price);
       let maker = level.head;
       while (maker !== NIL && cap > 0) {
         const next = store.next(maker);

@@ -56,6 +56,13 @@ export class Checkpoints {
     return { snapshot: engine.snapshot(), seq };
   }
 
+  /** Takes `checkpoint` (the committed engine, nothing in flight) as the one to go back to. */
+  adopt(checkpoint: Checkpoint): void {
+    this.checkpoint = checkpoint;
+    this.committedSince = [];
+    this.sinceTaken = 0;
+  }
+
   /** A batch committed, with the checkpoint taken with it if any. */
   committed(commands: readonly Command[], checkpoint: Checkpoint | undefined): void {
     if (checkpoint) {

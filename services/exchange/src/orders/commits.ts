@@ -1,6 +1,7 @@
+import type { BookView } from './book-view.js';
+import type { LevelChanges } from './level-book.js';
 import type { TradingMarket } from './markets.js';
 import type { OrderRow, TradeRow } from './store.js';
-import type { BookView } from './writer.js';
 
 /**
  * What one committed batch of a market changed, for followers kept in memory (rolling market
@@ -17,12 +18,20 @@ export interface CommittedBatch {
   readonly orders: readonly OrderRow[];
   /** Available funds by `account:currency` of every balance the batch changed. */
   readonly balances: ReadonlyMap<string, bigint>;
-  /** The committed book as this batch left it. */
-  readonly book: BookView;
+  /**
+   * The book levels the batch changed, as it left them (`volume` 0: gone): applied in order to the
+   * committed book before the batch, they give the committed book after it (orders/level-book.ts).
+   */
+  readonly levels: LevelChanges;
+  /** The last trade price as the batch left it. */
+  readonly lastPrice: bigint | null;
+  /** The whole committed book, instead of `levels`, when the levels changed are not known (recovered). */
+  readonly book?: BookView;
   /**
    * The batch's statement failed without an answer (the connection broke) and the rebuild that
    * followed found it logged: it committed after all. Its trades and book are exact; `orders` holds
-   * only the orders it created and `balances` is empty (the statement's answer never came).
+   * only the orders it created, `balances` is empty (the statement's answer never came) and `book`
+   * holds the whole book as rebuilt.
    */
   readonly recovered?: true;
 }
@@ -41,7 +50,7 @@ export class CommitFeed {
     return () => this.listeners.delete(listener);
   }
 
-  /** Whether anyone follows (the writer keeps a copy of the book per batch only then). */
+  /** Whether anyone follows (the writer keeps each batch's level changes only then). */
   get followed(): boolean {
     return this.listeners.size > 0;
   }

@@ -2,6 +2,7 @@ import type { RequestResult } from './batch-compute.js';
 import type { BatchWork } from './batch-work.js';
 import type { BookView } from './book-view.js';
 import type { Checkpoint } from './checkpoints.js';
+import type { LevelChanges } from './level-book.js';
 import type { Pending } from './queued.js';
 import type { BatchWritten } from './store.js';
 
@@ -15,8 +16,11 @@ export interface Flight {
   /** Balances the batch checked and API keys whose nonces it records. */
   readonly checked: readonly string[];
   readonly keyIds: ReadonlySet<number>;
-  /** The book as the batch leaves it, when it was read lately or is followed: the public view once it commits. */
+  /** The book as the batch leaves it, when it was read lately: the public view once it commits. */
   readonly view: BookView | undefined;
+  /** The book levels the batch changed, when batches are followed (CommittedBatch.levels). */
+  readonly levels: LevelChanges | undefined;
+  readonly lastPrice: bigint | null;
   /** The command sequence number after the batch. */
   readonly seq: number;
   /** The engine as the batch leaves it, when a checkpoint is due: the checkpoint once it commits. */

@@ -38,6 +38,8 @@ export interface OrderServiceOptions {
  */
 export class OrderService {
   private closed = false;
+  /** The snapshot timer (BookSnapshots settings.intervalMs), when running. */
+  private snapshotTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly markets: ReadonlyMap<string, TradingMarket>,
@@ -94,7 +96,20 @@ export class OrderService {
       await pipeline.close();
       throw error;
     }
-    return new OrderService(markets, commits, writers, options.db, pipeline, snapshots);
+    const service = new OrderService(markets, commits, writers, options.db, pipeline, snapshots);
+    const intervalMs = snapshots?.settings.intervalMs ?? 0;
+    if (snapshots && snapshots.settings.every > 0 && intervalMs > 0) {
+      // A quiet market otherwise keeps up to `every` commands to replay at the next start.
+      service.snapshotTimer = setInterval(() => service.offerSnapshots(), intervalMs);
+      service.snapshotTimer.unref();
+    }
+    return service;
+  }
+
+  /** Offers a durable snapshot of every idle market with commands since its last (MarketWriter.offerSnapshot). */
+  offerSnapshots(): void {
+    if (!this.snapshots || this.snapshots.settings.every === 0) return;
+    for (const writer of this.writers.values()) writer.offerSnapshot();
   }
 
   market(id: string): TradingMarket | undefined {
@@ -127,10 +142,16 @@ export class OrderService {
     return this.writers.get(stored.market)!.submit({ type: 'cancel', accountId, orderId }, nonce);
   }
 
-  /** Stops taking requests and waits until every queued one is answered. */
-  async close(): Promise<void> {
+  /**
+   * Stops taking requests, waits until every queued one is answered and stores a snapshot of every
+   * market with commands since its last, so the next start replays nothing. `snapshot: false` leaves
+   * storage as a crash would (tests of the replay after a snapshot).
+   */
+  async close(options: { readonly snapshot?: boolean } = {}): Promise<void> {
     this.closed = true;
+    clearInterval(this.snapshotTimer);
     for (const writer of this.writers.values()) await writer.drained();
+    if (options.snapshot !== false) this.offerSnapshots();
     await this.snapshots?.flushed();
     await this.pipeline.close();
   }

@@ -81,6 +81,8 @@ export class MarketWriter {
   private wake: (() => void) | undefined;
   private committedView: BookView = EMPTY_VIEW;
   private viewRead = false;
+  /** Sequence number of the newest durable snapshot offered or restored from (0: none). */
+  private snapshotSeq = 0;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /**
@@ -94,6 +96,7 @@ export class MarketWriter {
     private readonly ctx: WriterContext,
   ) {
     this.engine = new MatchingEngine(market.spec);
+    this.engine.followLevels();
     this.checkpoints = new Checkpoints(market.spec, ctx.checkpointEvery ?? CHECKPOINT_EVERY, this.engine, 0);
   }
 
@@ -128,9 +131,28 @@ export class MarketWriter {
     const { engine, seq, from }: Restored = this.ctx.snapshots
       ? await this.ctx.snapshots.restore(this.market)
       : await replayLog(this.ctx.db, this.market);
+    engine.followLevels();
     this.engine = engine;
     this.seq = seq;
     this.checkpoints.reset(engine, seq, from);
+    this.snapshotSeq = from?.checkpoint.seq ?? 0;
+  }
+
+  /**
+   * Offers a durable snapshot of the engine as it stands when commands were committed since the last
+   * one and the writer is idle (nothing queued, in flight or failed: the engine is then the committed
+   * state, on a batch boundary). The snapshot timer and graceful shutdown call this; returns whether
+   * one was offered.
+   */
+  offerSnapshot(): boolean {
+    const snapshots = this.ctx.snapshots;
+    if (!snapshots || this.running || this.flying > 0 || this.failures.length > 0 || this.stale) return false;
+    if (this.queue.length > 0 || this.seq <= this.snapshotSeq) return false;
+    const checkpoint = { snapshot: this.engine.snapshot(), seq: this.seq };
+    this.checkpoints.adopt(checkpoint);
+    this.snapshotSeq = checkpoint.seq;
+    snapshots.offer(this.market.id, checkpoint);
+    return true;
   }
 
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
@@ -248,6 +270,8 @@ export class MarketWriter {
     const results = computeBatch(this.ctx, this.market, this.engine, batch, work);
     this.seq += work.commands.length;
     const lastSeq = this.seq;
+    // Taken whether followed or not, so that the engine's record of changed levels stays one batch's.
+    const levels = this.engine.takeChangedLevels();
     const flight: Flight = {
       batch,
       results,
@@ -255,7 +279,9 @@ export class MarketWriter {
       moves: work.availableMoves(),
       checked: [...needs.balances.keys()],
       keyIds: needs.keyIds,
-      view: wanted || this.ctx.commits?.followed ? captureView(this.engine) : undefined,
+      view: wanted ? captureView(this.engine) : undefined,
+      levels: this.ctx.commits?.followed ? levels : undefined,
+      lastPrice: this.engine.lastPrice,
       seq: lastSeq,
       checkpoint: this.checkpoints.taken(this.engine, work.commands.length, lastSeq),
     };
@@ -297,18 +323,22 @@ export class MarketWriter {
     this.stats.batches += 1;
     this.stats.requests += flight.batch.length;
     this.checkpoints.committed(flight.work.commands, flight.checkpoint);
-    if (flight.checkpoint) this.ctx.snapshots?.offer(this.market.id, flight.checkpoint);
+    if (flight.checkpoint && this.ctx.snapshots) {
+      this.ctx.snapshots.offer(this.market.id, flight.checkpoint);
+      this.snapshotSeq = flight.checkpoint.seq;
+    }
     this.ctx.inputs.committed(flight.moves, written.balances);
     if (flight.view) this.committedView = flight.view;
     const rows = answerLanded(flight, written);
-    if (flight.view && this.ctx.commits?.followed) {
+    if (flight.levels && this.ctx.commits?.followed) {
       this.ctx.commits.publish({
         market: this.market,
         seq: flight.seq,
         trades: flight.work.trades,
         orders: [...rows.values()],
         balances: written.balances,
-        book: flight.view,
+        levels: flight.levels,
+        lastPrice: flight.lastPrice,
       });
     }
     this.wake?.();
@@ -331,6 +361,8 @@ export class MarketWriter {
         trades: failure.trades,
         orders: [],
         balances: new Map(),
+        levels: { bids: [], asks: [] },
+        lastPrice: book.lastPrice,
         book,
         recovered: true,
       });
@@ -361,6 +393,7 @@ export class MarketWriter {
         this.publishRecovered(failures);
       } else {
         const { engine, seq } = this.checkpoints.rollBack();
+        engine.followLevels();
         this.engine = engine;
         this.seq = seq;
       }

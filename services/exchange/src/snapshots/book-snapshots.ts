@@ -13,6 +13,11 @@ export interface SnapshotSettings {
   /** Snapshots kept per market (the newest; older ones are the fallback when it is corrupt). */
   readonly keep: number;
   /**
+   * Every this many ms, an idle market with commands committed since its last snapshot gets one
+   * (OrderService); 0 or absent: none on a timer. Graceful shutdown takes one either way.
+   */
+  readonly intervalMs?: number;
+  /**
    * Test-only fail point (`EXCHANGE_FAILPOINT`): `book-snapshot-mid-write` kills the process with
    * SIGKILL inside the transaction writing a snapshot, after the row is written and before it
    * commits, when an older snapshot of the market is stored (so a previous one must be used).

@@ -6,6 +6,8 @@ describe('feed settings', () => {
     expect(loadConfig({}, '/srv/app').feed).toEqual({
       enabled: true,
       maxConnections: 10_000,
+      maxConnectionsPerAddress: 100,
+      keyCheckIntervalMs: 5_000,
       maxSubscriptions: 50,
       maxFrameBytes: 4_096,
       maxBufferedBytes: 1_048_576,
@@ -17,6 +19,8 @@ describe('feed settings', () => {
       {
         FEED_ENABLED: 'false',
         FEED_MAX_CONNECTIONS: '5',
+        FEED_MAX_CONNECTIONS_PER_ADDRESS: '3',
+        FEED_KEY_CHECK_INTERVAL_MS: '100',
         FEED_MAX_SUBSCRIPTIONS: '6',
         FEED_MAX_FRAME_BYTES: '1024',
         FEED_MAX_BUFFERED_BYTES: '65536',
@@ -29,6 +33,8 @@ describe('feed settings', () => {
     expect(set).toEqual({
       enabled: false,
       maxConnections: 5,
+      maxConnectionsPerAddress: 3,
+      keyCheckIntervalMs: 100,
       maxSubscriptions: 6,
       maxFrameBytes: 1_024,
       maxBufferedBytes: 65_536,

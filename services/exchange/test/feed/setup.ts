@@ -16,7 +16,7 @@ export interface Trader {
 }
 
 /** The app listening on a port of its own with the feed, and traders funded in btc and usdt. */
-export function useFeedApp(target: Target, feed: Partial<FeedConfig> = {}) {
+export function useFeedApp(target: Target, feed: Partial<FeedConfig> = {}, now?: () => number) {
   let app: App;
   let running: RunningApp;
   const traders: Trader[] = [];
@@ -26,6 +26,7 @@ export function useFeedApp(target: Target, feed: Partial<FeedConfig> = {}) {
       reference,
       secretBox,
       feed: { ...defaultFeedConfig(), ...feed },
+      ...(now ? { now } : {}),
     });
     running = await listenOnFreePort(app);
   });

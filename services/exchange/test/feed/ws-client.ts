@@ -1,4 +1,4 @@
-import { WebSocket } from 'ws';
+import { type ClientOptions, WebSocket } from 'ws';
 
 /** A frame the feed sent, parsed. */
 export type Frame = Record<string, unknown> & { event: string };
@@ -23,8 +23,9 @@ export class FeedClient {
     socket.on('error', () => {});
   }
 
-  static async open(url: string): Promise<FeedClient> {
-    const socket = new WebSocket(url);
+  /** `options.localAddress` connects from another loopback address (per-address limits). */
+  static async open(url: string, options?: ClientOptions): Promise<FeedClient> {
+    const socket = new WebSocket(url, options);
     const client = new FeedClient(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());

@@ -3,6 +3,7 @@ import type { Database } from '../../src/db/database.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { CommitFeed, type CommittedBatch } from '../../src/orders/commits.js';
+import { LevelBook } from '../../src/orders/level-book.js';
 import { OrderService } from '../../src/orders/service.js';
 import { credit, newAccount } from '../support/accounts.js';
 import { reference, usePostgresTarget } from '../support/targets.js';
@@ -100,6 +101,13 @@ describe('order writer recovery (postgres)', () => {
       now: () => T,
       commits,
     });
+    // A follower's copy of the book, kept from the batches as market stats and the feed keep theirs.
+    const followed = new LevelBook(service.writer('btcuah')!.view());
+    commits.subscribe((batch) => {
+      if (batch.market.id !== 'btcuah') return;
+      if (batch.book) followed.replace(batch.book);
+      else followed.apply(batch.levels, batch.lastPrice);
+    });
     try {
       const price = 9_050_001n;
       expect((await service.place('btcuah', sell(maker, price))).ok).toBe(true);
@@ -121,10 +129,11 @@ describe('order writer recovery (postgres)', () => {
           price.toString(),
         ]);
       expect(recovered[0]!.trades.map((trade) => String(trade.id))).toEqual(rows.map((row) => row.id));
-      // The last batch heard leaves the followers with the stored book.
+      expect(recovered[0]!.book).toBeDefined();
+      // The batches heard leave the followers with the stored book.
       const fresh = await OrderService.start({ db: target.db(), reference, now: () => T });
       try {
-        expect(heard.at(-1)!.book).toEqual(fresh.writer('btcuah')!.view());
+        expect(followed.view()).toEqual(fresh.writer('btcuah')!.view());
       } finally {
         await fresh.close();
       }

@@ -18,7 +18,13 @@ describe('configuration', () => {
     expect(config.seedDemo).toBe(true);
     expect(config.orderPipelineDepth).toBe(1);
     expect(loadConfig({ ORDER_PIPELINE_DEPTH: '2' }).orderPipelineDepth).toBe(2);
-    expect(loadConfig({}).bookSnapshots).toEqual({ every: 50_000, keep: 2, failpoint: undefined });
+    expect(loadConfig({}).bookSnapshots).toEqual({
+      every: 50_000,
+      keep: 2,
+      intervalMs: 60_000,
+      failpoint: undefined,
+    });
+    expect(loadConfig({ BOOK_SNAPSHOT_INTERVAL_MS: '0' }).bookSnapshots.intervalMs).toBe(0);
     expect(loadConfig({ BOOK_SNAPSHOT_EVERY: '0', BOOK_SNAPSHOT_KEEP: '3' }).bookSnapshots).toMatchObject({
       every: 0,
       keep: 3,
@@ -44,6 +50,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ ORDER_PIPELINE_DEPTH: 'deep' })).toThrow(/ORDER_PIPELINE_DEPTH/);
     expect(() => loadConfig({ BOOK_SNAPSHOT_EVERY: '-1' })).toThrow(/BOOK_SNAPSHOT_EVERY/);
     expect(() => loadConfig({ BOOK_SNAPSHOT_KEEP: '1' })).toThrow(/BOOK_SNAPSHOT_KEEP/);
+    expect(() => loadConfig({ BOOK_SNAPSHOT_INTERVAL_MS: '-1' })).toThrow(/BOOK_SNAPSHOT_INTERVAL_MS/);
   });
 
   it('writes mail to an outbox under the data folder unless SMTP_URL is set; links point at the listen address', () => {

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase } from '@platform/testkit/postgres';
+import { DEFAULT_REFERENCE_FILE } from '../../src/config.js';
+import { createSecretBox, type SecretBox } from '../../src/crypto/secret-box.js';
+import type { Database } from '../../src/db/database.js';
+import { openStorage } from '../../src/db/open.js';
+import { syncCurrencies } from '../../src/ledger/store.js';
+import { loadReferenceData, type ReferenceData } from '../../src/reference/load.js';
+
+/** A fresh PostgreSQL database of a benchmark, migrated, its currencies synced. */
+export interface BenchDatabase {
+  readonly db: Database;
+  readonly reference: ReferenceData;
+  readonly secretBox: SecretBox;
+  /** Closes the pool and drops the database. */
+  close(): Promise<void>;
+}
+
+/** Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432). */
+export async function openBenchDatabase(name: string, poolSize = 10): Promise<BenchDatabase> {
+  const database = await createTestDatabase(name);
+  const db = await openStorage({ kind: 'postgres', url: database.url, poolSize });
+  const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
+  await syncCurrencies(db, reference);
+  return {
+    db,
+    reference,
+    secretBox: createSecretBox(randomBytes(32)),
+    async close() {
+      await db.close();
+      await database.drop();
+    },
+  };
+}
