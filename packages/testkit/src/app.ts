@@ -50,6 +50,7 @@ export interface StartServiceOptions {
   port?: number;
   /** Path polled until it answers below 500, e.g. `/health`. */
   healthPath: string;
+  /** How long to wait for health. @default 60_000 */
   timeoutMs?: number;
   /** Receives everything the process prints (both streams). */
   onOutput?: (text: string) => void;
@@ -89,7 +90,9 @@ export async function startServiceProcess(options: StartServiceOptions): Promise
       }
       return false;
     },
-    options.timeoutMs ?? 30_000,
+    // 60 s: an exchange starting under tsx on a loaded 2-core machine took over 30 s (helpers' runs at
+    // load 18); a healthy start is unaffected, a broken one is reported a little later.
+    options.timeoutMs ?? 60_000,
   );
   return { ...proc, port, url: `http://127.0.0.1:${port}` };
 }
