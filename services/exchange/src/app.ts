@@ -76,7 +76,11 @@ export interface AppOptions {
    * Outgoing mail and the links in it; the app closes the mailer when it closes.
    * @default an outbox folder under the system's temporary directory, links to http://127.0.0.1:3100, valid 1 h
    */
-  readonly mail?: { readonly mailer: Mailer; readonly publicUrl: string; readonly linkTtlMs: number };
+  readonly mail?: {
+    readonly mailer: Mailer;
+    readonly publicUrl: string | (() => string);
+    readonly linkTtlMs: number;
+  };
   /** The payment gateway (fiat). @default the defaults of config.ts (`defaultPaygateConfig`) */
   readonly paygate?: PaygateConfig;
   /** Fiat: payout dispatcher timing and the withdrawal confirmation mail (src/fiat/register.ts). */

@@ -103,6 +103,11 @@ export interface MailConfig {
   readonly outboxDir: string;
   /** Base URL of the links in mails. @default 'http://<HOST>:<PORT>' (`PUBLIC_URL`) */
   readonly publicUrl: string;
+  /**
+   * True when `PUBLIC_URL` is unset: the links then follow the address the server listens on, so
+   * with `PORT=0` they carry the port the system gave, not `:0`. @default true
+   */
+  readonly publicUrlFromListener: boolean;
   /** How long a confirm/cancel link works. @default 3600000 (`LINK_TTL_SECONDS`=3600, 60..604800) */
   readonly linkTtlMs: number;
 }
@@ -492,6 +497,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     from: env.MAIL_FROM || 'Exchange <no-reply@exchange.invalid>',
     outboxDir: env.MAIL_OUTBOX_DIR ? path.resolve(cwd, env.MAIL_OUTBOX_DIR) : path.join(dataDir, 'outbox'),
     publicUrl: publicUrl.replace(/\/+$/, ''),
+    publicUrlFromListener: !env.PUBLIC_URL,
     linkTtlMs: integer(env, 'LINK_TTL_SECONDS', 3600, 60, 604_800) * 1000,
   });
   return Object.freeze({

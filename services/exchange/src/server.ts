@@ -27,6 +27,8 @@ await syncCurrencies(db, reference);
 const secretBox = createSecretBox(masterKey.key);
 const wallet = await createWallet({ db, reference, config: config.wallet });
 const mailer = openMailer(config.mail);
+// Without PUBLIC_URL the links follow the address the server listens on (known after listen).
+let linkBase = config.mail.publicUrl;
 const app = await buildApp({
   wallet,
   db,
@@ -41,7 +43,7 @@ const app = await buildApp({
   feed: config.feed,
   fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },
   logger: createLogger({ service: 'exchange', ...config.log }),
-  mail: { mailer, publicUrl: config.mail.publicUrl, linkTtlMs: config.mail.linkTtlMs },
+  mail: { mailer, publicUrl: () => linkBase, linkTtlMs: config.mail.linkTtlMs },
   limits: await createRequestLimits(config.limits),
   trustedProxies: config.trustedProxies,
 });
@@ -98,3 +100,9 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 await app.listen({ port: config.port, host: config.host });
+const bound = app.server.address();
+if (config.mail.publicUrlFromListener && bound !== null && typeof bound === 'object') {
+  const url = new URL(linkBase);
+  url.port = String(bound.port);
+  linkBase = url.origin;
+}

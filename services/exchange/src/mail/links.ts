@@ -64,8 +64,11 @@ export interface ActionLinksOptions {
   readonly db: Database;
   /** Key of the keyed hash under which tokens are stored (derived from the master key). */
   readonly key: Buffer;
-  /** Base URL the links in mails point at, e.g. `https://exchange.example.com`. */
-  readonly publicUrl: string;
+  /**
+   * Base URL the links in mails point at, e.g. `https://exchange.example.com`; a function is read
+   * at each link (the server's own address is known only once it listens).
+   */
+  readonly publicUrl: string | (() => string);
   readonly ttlMs: number;
   readonly now: () => number;
 }
@@ -104,7 +107,8 @@ export class ActionLinks {
         expiresAt,
       ],
     );
-    const base = this.options.publicUrl.replace(/\/+$/, '');
+    const { publicUrl } = this.options;
+    const base = (typeof publicUrl === 'string' ? publicUrl : publicUrl()).replace(/\/+$/, '');
     return { confirmUrl: `${base}/v3/links/${confirm}`, cancelUrl: `${base}/v3/links/${cancel}`, expiresAt };
   }
 

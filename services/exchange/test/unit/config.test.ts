@@ -59,6 +59,7 @@ describe('configuration', () => {
       smtpUrl: undefined,
       outboxDir: '/srv/data/exchange/outbox',
       publicUrl: 'http://127.0.0.1:3999',
+      publicUrlFromListener: true,
       linkTtlMs: 3_600_000,
       smtpRequireTls: false,
       smtpTlsRejectUnauthorized: true,
@@ -74,6 +75,7 @@ describe('configuration', () => {
       smtpUrl: 'smtps://mail.example.com:465',
       smtpUser: 'u',
       publicUrl: 'https://x.example.com',
+      publicUrlFromListener: false,
       linkTtlMs: 600_000,
     });
   });
