@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
-import { freePort } from '@platform/testkit/ports';
+import { startTcpFront } from '@platform/testkit/front';
 import { type RedisServer, startRedis } from '@platform/testkit/redis';
 
 /**
@@ -60,14 +60,17 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
     started.push(proc);
     return proc;
   };
+  // The exchange needs the gateway's address and the proxy the blog's before they start: fronts
+  // owned by this process hold them, and the two servers bind port 0 (no freePort() race).
+  const [paygateFront, blogFront] = [await startTcpFront(), await startTcpFront()];
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
+    await Promise.all([paygateFront.close(), blogFront.close()]);
     await redis?.stop();
     for (const dir of scratchDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   };
   try {
     const exchangeCwd = scratch('exchange');
-    const [paygatePort, blogPort] = [await freePort(), await freePort()];
     redis = await startRedis({ args: ['--requirepass', settingSecrets.redisPassword] });
     // Started side by side: each takes a while on a busy machine (PGlite migrations, the tsx loader).
     const [paygate, exchange, events, blog, proxy, ratelimit] = await Promise.all([
@@ -75,9 +78,16 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
         name: 'paygate',
         entry: entry('paygate'),
         cwd: scratch('paygate'),
-        port: paygatePort,
-        env: { ...logEnv, PAYGATE_MERCHANT_SECRET_EXCHANGE: settingSecrets.merchantSecret },
+        port: 0,
+        env: {
+          ...logEnv,
+          PUBLIC_URL: paygateFront.url,
+          PAYGATE_MERCHANT_SECRET_EXCHANGE: settingSecrets.merchantSecret,
+        },
         healthPath: '/health',
+      }).then((paygate) => {
+        paygateFront.target(paygate.port);
+        return paygate;
       }),
       start({
         name: 'exchange',
@@ -89,7 +99,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
           MASTER_KEY_FILE: '',
           DATA_DIR: '',
           SEED_DEMO: 'true',
-          PAYGATE_URL: `http://127.0.0.1:${paygatePort}`,
+          PAYGATE_URL: paygateFront.url,
           PAYGATE_MERCHANT_SECRET: settingSecrets.merchantSecret,
         },
         healthPath: '/health',
@@ -105,9 +115,12 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
         name: 'blog-graphql',
         entry: entry('blog-graphql'),
         cwd: scratch('blog'),
-        port: blogPort,
+        port: 0,
         env: { ...logEnv, BLOG_AUTH_TOKEN: settingSecrets.blogToken },
         healthPath: '/health',
+      }).then((blog) => {
+        blogFront.target(blog.port);
+        return blog;
       }),
       // the proxy starts without its upstream (offline until it answers)
       start({
@@ -117,7 +130,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
         env: {
           ...logEnv,
           PATHS_BASE_DIR: scratch('proxy'),
-          UPSTREAM_GRAPHQL_ENDPOINT: `http://127.0.0.1:${blogPort}/graphql`,
+          UPSTREAM_GRAPHQL_ENDPOINT: `${blogFront.url}/graphql`,
           AUTH_TOKEN: settingSecrets.blogToken,
           ADMIN_TOKEN: settingSecrets.adminToken,
           PROBE_INTERVAL_MS: '200',
