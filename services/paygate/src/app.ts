@@ -27,8 +27,11 @@ import { prerequestRoutes } from './routes/prerequests.js';
 export interface AppOptions {
   readonly db: Database;
   readonly catalog: Catalog;
-  /** The gateway's public address; form actions and logo links use it. */
-  readonly publicUrl: string;
+  /**
+   * The gateway's public address; form actions and logo links use it. A function is read at each
+   * use (the server's own address is known only once it listens).
+   */
+  readonly publicUrl: string | (() => string);
   /**
    * The service logger (`@platform/logging`): one line per request, by method and path only (page
    * tokens in query strings redacted; bodies, with card numbers and codes, never logged). @default no logs
@@ -85,7 +88,10 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     now,
     invoiceTtlMs: (options.invoiceTtlSeconds ?? 1_800) * 1_000,
     payoutSettleMs: options.payoutSettleMs ?? 2_000,
-    publicUrl: options.publicUrl.replace(/\/+$/, ''),
+    get publicUrl() {
+      const { publicUrl } = options;
+      return (typeof publicUrl === 'string' ? publicUrl : publicUrl()).replace(/\/+$/, '');
+    },
     signatureWindowSeconds: options.signatureWindowSeconds ?? 300,
   };
   const worker = new Worker(

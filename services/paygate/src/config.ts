@@ -10,6 +10,11 @@ export interface Config {
   readonly host: string;
   /** The address payers' browsers and merchants reach the gateway at; form actions use it. @default `http://127.0.0.1:<PORT>` (`PUBLIC_URL`) */
   readonly publicUrl: string;
+  /**
+   * True when `PUBLIC_URL` is unset: the address then follows the port the server listens on, so
+   * with `PORT=0` form actions carry the port the system gave, not `:0`. @default true
+   */
+  readonly publicUrlFromListener: boolean;
   /** @default './data/paygate' relative to the working directory (`DATA_DIR`) */
   readonly dataDir: string;
   readonly storage: StorageConfig;
@@ -115,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     port,
     host,
     publicUrl,
+    publicUrlFromListener: !env.PUBLIC_URL,
     dataDir,
     storage: Object.freeze(storage),
     catalogFile: env.PAYGATE_CONFIG ? path.resolve(cwd, env.PAYGATE_CONFIG) : DEFAULT_CATALOG_FILE,

@@ -14,10 +14,12 @@ process.on('uncaughtException', (error) => {
 const config = loadConfig();
 const catalog = loadCatalog(config.catalogFile, config.merchantEnv);
 const db = await openStorage(config.storage);
+// Without PUBLIC_URL the address follows the port the server listens on (known after listen).
+let publicUrl = config.publicUrl;
 const { app } = await buildApp({
   db,
   catalog,
-  publicUrl: config.publicUrl,
+  publicUrl: () => publicUrl,
   bodyLimit: config.bodyLimit,
   signatureWindowSeconds: config.signatureWindowSeconds,
   invoiceTtlSeconds: config.invoiceTtlSeconds,
@@ -53,3 +55,9 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await app.listen({ port: config.port, host: config.host });
+const bound = app.server.address();
+if (config.publicUrlFromListener && bound !== null && typeof bound === 'object') {
+  const url = new URL(publicUrl);
+  url.port = String(bound.port);
+  publicUrl = url.origin;
+}

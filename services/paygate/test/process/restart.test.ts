@@ -50,6 +50,7 @@ describe.each(['pglite', 'postgres'] as const)(
           entry,
           cwd,
           env,
+          port: 0,
           healthPath: '/health',
           timeoutMs: 60_000,
         });
@@ -72,10 +73,15 @@ describe.each(['pglite', 'postgres'] as const)(
         });
         const invoice = (
           (await created.json()) as {
-            data: { id: string; active_payment: { payload: { name: string; value: string }[] } };
+            data: {
+              id: string;
+              active_payment: { action: string; payload: { name: string; value: string }[] };
+            };
           }
         ).data;
         invoiceId = invoice.id;
+        // PUBLIC_URL unset and PORT=0: the form posts to the port the system gave, not to `:0`.
+        expect(invoice.active_payment.action).toBe(`${first.url}/public-api/payment-invoices/process`);
         const payload = Object.fromEntries(invoice.active_payment.payload.map((p) => [p.name, p.value]));
         const paid = await postForm(`${first.url}/public-api/payment-invoices/pay`, {
           ...payload,
