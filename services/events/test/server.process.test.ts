@@ -31,6 +31,7 @@ describe('server process on embedded defaults', () => {
       // tsx resolves from the package; INIT_CWD makes ./data/events land in the temporary folder.
       cwd: root,
       env,
+      port: 0,
       healthPath: '/health',
     });
     try {

@@ -48,7 +48,14 @@ async function call(
 
 describe('transfer codes on the real server (embedded default)', () => {
   it('demo creates a code for 0.01 BTC, demo2 checks and redeems it; codes survive a restart', async () => {
-    const first = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const first = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     let kept: string;
     const secrets: string[] = [];
     try {
@@ -101,7 +108,14 @@ describe('transfer codes on the real server (embedded default)', () => {
     expect(cli.stdout).not.toContain(kept.split('-')[3]);
 
     // The lookup key comes from the master key file: the code is found again after a restart.
-    const again = await startServiceProcess({ name: 'exchange', entry, cwd, env, healthPath: '/health' });
+    const again = await startServiceProcess({
+      name: 'exchange',
+      entry,
+      cwd,
+      env,
+      port: 0,
+      healthPath: '/health',
+    });
     try {
       const redeemed = await call(again.url, 'demo2-api-key.json', 'PUT', '/v3/auth/svc_codes/redeem', {
         code: kept,
