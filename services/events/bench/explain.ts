@@ -3,6 +3,7 @@
  * scope, on 100,000 seeded events (PostgreSQL): `npx tsx bench/explain.ts`. The README quotes it.
  */
 import { createTestDatabase } from '@platform/testkit/postgres';
+import { atOffset } from '../src/domain/pagination.js';
 import { createEventStore } from '../src/storage/event-store.js';
 import { migrate } from '../src/storage/migrations.js';
 import { createPgClient } from '../src/storage/pg-client.js';
@@ -17,12 +18,12 @@ try {
   await client.query('VACUUM ANALYZE events'); // sets the visibility map, as autovacuum would
   const store = createEventStore(client);
   for (const scope of [{ kind: 'public' }, { kind: 'creator', userId: 'user-7' }, { kind: 'all' }] as const) {
-    const total = (await store.list(scope, 0, 1)).total;
+    const total = (await store.list(scope, atOffset(0), 1)).total;
     for (const offset of [0, Math.max(0, total - 100)]) {
       const times: number[] = [];
       for (let i = 0; i < 20; i++) {
         const started = process.hrtime.bigint();
-        await store.list(scope, offset, 100);
+        await store.list(scope, atOffset(offset), 100);
         times.push(Number(process.hrtime.bigint() - started) / 1e6);
       }
       times.sort((a, b) => a - b);
