@@ -94,8 +94,9 @@ const PAGE_COLUMNS = `${COLUMNS.split(', ')
 
 /**
  * The cursor's instant as a `timestamptz`, from microseconds since the epoch (`$2`, text): whole
- * seconds plus the remainder, each product exact in PostgreSQL's interval arithmetic (no float
- * rounding, unlike `to_timestamp`), and free of the session time zone (no days or months added).
+ * seconds plus the remainder, and free of the session time zone (no days or months added).
+ * `interval * number` multiplies in float8, which is exact here because `decodeCursor` keeps the
+ * instant within years 0000-9999 (|seconds| < 2^53 / 15,625); `to_timestamp` would round.
  */
 const CURSOR_AT =
   "(timestamptz 'epoch' + ($2::bigint / 1000000) * interval '1 second' + ($2::bigint % 1000000) * interval '1 microsecond')";
