@@ -7,6 +7,7 @@
  */
 import Fastify from 'fastify';
 import { toView } from '../src/domain/event.js';
+import { atOffset } from '../src/domain/pagination.js';
 import { createEventStore, type EventFields } from '../src/storage/event-store.js';
 import { createPgClient } from '../src/storage/pg-client.js';
 import { createPgliteClient } from '../src/storage/pglite-client.js';
@@ -28,7 +29,7 @@ app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
 app.get<{ Querystring: { page?: string; limit?: string } }>('/events', async (request, reply) => {
   const limit = Number(request.query.limit ?? 100);
   const page = Number(request.query.page ?? 1);
-  const found = await store.list({ kind: 'public' }, (page - 1) * limit, limit);
+  const found = await store.list({ kind: 'public' }, atOffset((page - 1) * limit), limit);
   reply.header('x-total-count', String(found.total));
   return reply.type(JSON_TYPE).send(JSON.stringify(found.events.map(toView)));
 });

@@ -15,7 +15,17 @@ import {
   isValidEventId,
   type StoredEvent,
 } from '../src/domain/event.js';
-import { indexWindow, linkHeader, offsetOf } from '../src/domain/pagination.js';
+import {
+  atOffset,
+  CURSOR_MAX_LENGTH,
+  decodeCursor,
+  encodeCursor,
+  indexWindow,
+  type ListKey,
+  linkHeader,
+  offsetOf,
+  type PageFound,
+} from '../src/domain/pagination.js';
 
 const event = (overrides: Partial<StoredEvent> = {}): StoredEvent => ({
   eventId: 'e1',
@@ -150,19 +160,127 @@ describe('preconditions', () => {
 });
 
 describe('pagination', () => {
+  /** What a numbered read found, without rows to take cursors from. */
+  const counted = (total: number): PageFound => ({ total, bounds: null, more: false });
+
   it('offsets and links', () => {
     expect(offsetOf({ page: 3, limit: 10 })).toBe(20);
-    expect(linkHeader('/events', { page: 1, limit: 10 }, 0)).toBe(
+    expect(linkHeader('/events', { page: 1, limit: 10, position: atOffset(0) }, counted(0))).toBe(
       '</events?page=1&limit=10>; rel="first", </events?page=1&limit=10>; rel="last"',
     );
-    expect(linkHeader('/events', { page: 2, limit: 10 }, 25)).toBe(
+    expect(linkHeader('/events', { page: 2, limit: 10, position: atOffset(10) }, counted(25))).toBe(
       '</events?page=1&limit=10>; rel="first", </events?page=1&limit=10>; rel="prev", ' +
         '</events?page=3&limit=10>; rel="next", </events?page=3&limit=10>; rel="last"',
     );
     // Past the end, prev points at the last real page.
-    expect(linkHeader('/events', { page: 9, limit: 10 }, 25)).toContain(
+    expect(linkHeader('/events', { page: 9, limit: 10, position: atOffset(80) }, counted(25))).toContain(
       '</events?page=3&limit=10>; rel="prev"',
     );
+  });
+});
+
+describe('cursors', () => {
+  const k1: ListKey = { atMicros: 1_777_653_000_123_456n, eventId: 'spring-meetup' };
+  const k2: ListKey = { atMicros: 1_777_660_000_000_000n, eventId: 'z.last~1' };
+  const rows = (more: boolean): PageFound => ({ total: 25, bounds: { first: k1, last: k2 }, more });
+
+  it('round-trip through an opaque URL-safe text, also at the ends of the date range', () => {
+    const extremes: ListKey[] = [
+      k1,
+      { atMicros: 0n, eventId: 'a' },
+      { atMicros: BigInt(Date.parse('1800-01-01T00:00:00Z')) * 1000n - 1n, eventId: 'old' },
+      // The earliest and latest instants a date the API accepts can denote.
+      { atMicros: BigInt(Date.parse('0000-01-01T00:00:00+23:59')) * 1000n, eventId: '-' },
+      {
+        atMicros: BigInt(Date.parse('9999-12-31T23:59:59.999-23:59')) * 1000n + 999n,
+        eventId: 'x'.repeat(64),
+      },
+    ];
+    for (const key of extremes) {
+      const cursor = encodeCursor(key);
+      expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(cursor.length).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
+      expect(decodeCursor(cursor)).toEqual({ ok: true, key });
+    }
+  });
+
+  const text = (payload: string) => Buffer.from(payload).toString('base64url');
+  it.each([
+    ['empty', '', 'is not base64url'],
+    ['standard base64 characters', `${text('1:a')}+/`, 'is not base64url'],
+    ['padding', `${text('1:ab')}=`, 'is not base64url'],
+    ['over-long', 'A'.repeat(CURSOR_MAX_LENGTH + 4), 'is not base64url'],
+    ['non-canonical base64url', `${text('1:ab').slice(0, -1)}x`, 'is not valid base64url'],
+    ['impossible length', 'AAAAA', 'is not valid base64url'],
+    ['no separator', text('1777653000'), 'does not name a position'],
+    ['not a number', text('soon:a'), 'does not name a position'],
+    ['leading zero', text('01:a'), 'does not name a position'],
+    ['fraction', text('1.5:a'), 'does not name a position'],
+    ['bad event id', text('1:a/b'), 'does not name a position'],
+    ['dot-segment id', text('1:..'), 'does not name a position'],
+    ['JSON', text('{"at":1,"id":"a"}'), 'does not name a position'],
+    ['date too late', text('300000000000000000:a'), 'names a date out of range'],
+    ['date too early', text('-70000000000000000:a'), 'names a date out of range'],
+  ])('refuses a cursor: %s', (_name, cursor, problem) => {
+    const decoded = decodeCursor(cursor);
+    expect(decoded.ok).toBe(false);
+    expect(decoded.ok ? '' : decoded.problem).toContain(problem);
+  });
+
+  it('next carries after=<last row>, prev before=<first row>; first and last stay numbered', () => {
+    const link = linkHeader('/events', { page: 2, limit: 10, position: atOffset(10) }, rows(true));
+    expect(link).toBe(
+      '</events?page=1&limit=10>; rel="first", ' +
+        `</events?page=1&limit=10&before=${encodeCursor(k1)}>; rel="prev", ` +
+        `</events?page=3&limit=10&after=${encodeCursor(k2)}>; rel="next", ` +
+        '</events?page=3&limit=10>; rel="last"',
+    );
+  });
+
+  it('after a cursor, the rows decide next (after) or prev (before); page numbers only number', () => {
+    // The numbered page 3 is the last of 25 rows, but rows written meanwhile follow: next is kept.
+    const after = linkHeader(
+      '/events',
+      { page: 3, limit: 10, position: { kind: 'after', key: k1 } },
+      rows(true),
+    );
+    expect(after).toContain(`</events?page=4&limit=10&after=${encodeCursor(k2)}>; rel="next"`);
+    expect(after).toContain(`</events?page=2&limit=10&before=${encodeCursor(k1)}>; rel="prev"`);
+    // ...and a page numbered 2 of 3 that has no rows after it has no next.
+    const end = linkHeader(
+      '/events',
+      { page: 2, limit: 10, position: { kind: 'after', key: k1 } },
+      rows(false),
+    );
+    expect(end).not.toContain('rel="next"');
+    const before = linkHeader(
+      '/events',
+      { page: 2, limit: 10, position: { kind: 'before', key: k2 } },
+      rows(false),
+    );
+    expect(before).not.toContain('rel="prev"');
+    expect(before).toContain(`</events?page=3&limit=10&after=${encodeCursor(k2)}>; rel="next"`);
+    // Page 1 reached backwards with rows still before it (inserted meanwhile): prev stays on page 1.
+    const top = linkHeader(
+      '/events',
+      { page: 1, limit: 10, position: { kind: 'before', key: k2 } },
+      rows(true),
+    );
+    expect(top).toContain(`</events?page=1&limit=10&before=${encodeCursor(k1)}>; rel="prev"`);
+  });
+
+  it('an empty cursor page links back across its own cursor', () => {
+    const empty: PageFound = { total: 25, bounds: null, more: false };
+    const after = linkHeader('/events', { page: 4, limit: 10, position: { kind: 'after', key: k2 } }, empty);
+    expect(after).toContain(`</events?page=3&limit=10&before=${encodeCursor(k2)}>; rel="prev"`);
+    expect(after).not.toContain('rel="next"');
+    const before = linkHeader(
+      '/events',
+      { page: 1, limit: 10, position: { kind: 'before', key: k1 } },
+      empty,
+    );
+    expect(before).toContain(`</events?page=2&limit=10&after=${encodeCursor(k1)}>; rel="next"`);
+    expect(before).not.toContain('rel="prev"');
   });
 });
 

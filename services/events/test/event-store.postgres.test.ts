@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { createTestDatabase } from '@platform/testkit/postgres';
 import { describe, expect, it } from 'vitest';
+import { atOffset } from '../src/domain/pagination.js';
 import { createCachedEventStore } from '../src/storage/cached-event-store.js';
 import type { EventFields, EventStore } from '../src/storage/event-store.js';
 import { MIGRATIONS, migrate } from '../src/storage/migrations.js';
@@ -74,11 +75,11 @@ describe('read cache across instances', () => {
       const id = newId();
       const created = (await a.insert(id, fields, 'alice', new Date()))!;
       expect((await b.get(id))?.name).toBe('v1'); // now cached in b
-      const listed = (await b.list({ kind: 'all' }, 0, 100)).total;
+      const listed = (await b.list({ kind: 'all' }, atOffset(0), 100)).total;
       await a.replace(id, created.revision, { ...fields, name: 'v2' }, new Date());
       await eventually(async () => (await b.get(id))?.name === 'v2');
       await a.insert(newId(), fields, 'alice', new Date());
-      await eventually(async () => (await b.list({ kind: 'all' }, 0, 100)).total === listed + 1);
+      await eventually(async () => (await b.list({ kind: 'all' }, atOffset(0), 100)).total === listed + 1);
     } finally {
       await a.close();
       await b.close();
@@ -97,7 +98,7 @@ describe('read cache under a write mix across instances', () => {
       const revisions = new Map<string, string>();
       for (const id of ids)
         revisions.set(id, (await writer.insert(id, fields, 'alice', new Date()))!.revision);
-      const total = async () => (await reader.list({ kind: 'all' }, 0, 1)).total;
+      const total = async () => (await reader.list({ kind: 'all' }, atOffset(0), 1)).total;
       const feedsConnected = () =>
         eventually(async () => {
           const rows = await admin.query<{ n: string }>(

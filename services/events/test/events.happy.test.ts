@@ -174,8 +174,10 @@ describe('GET /events', () => {
     expect((page2.json as EventView[]).map((event) => event.eventId)).toEqual([`${tag}-3`, `${tag}-4`]);
     expect(page2.headers.get('x-total-count')).toBe(String(total));
     const link = page2.headers.get('link')!;
-    expect(link).toContain('</events?page=1&limit=2>; rel="prev"');
-    expect(link).toContain('</events?page=3&limit=2>; rel="next"');
+    // prev/next also carry cursors naming this page's first/last row (list.cursor.happy.test.ts).
+    expect(link).toMatch(/<\/events\?page=1&limit=2&before=[A-Za-z0-9_-]+>; rel="prev"/);
+    expect(link).toMatch(/<\/events\?page=3&limit=2&after=[A-Za-z0-9_-]+>; rel="next"/);
+    expect(link).toContain('</events?page=1&limit=2>; rel="first"');
     expect(link).toContain(`</events?page=${Math.ceil(total / 2)}&limit=2>; rel="last"`);
   });
 });

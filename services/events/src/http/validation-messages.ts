@@ -17,6 +17,7 @@ const SERVER_FIELDS = new Set(['eventId', 'createdAt', 'createdBy', 'updatedAt']
 const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be a full ISO 8601 date-time with a time zone, e.g. 2026-05-01T18:30:00Z',
   uri: 'must be an absolute http(s) URL',
+  'list-cursor': 'must be a cursor taken from a Link header of GET /events',
 };
 
 /** At most this many messages per answer, then one saying how many more (bounds the error body). */

@@ -4,7 +4,7 @@
  */
 import { Type } from 'typebox';
 import { ACCESS_LEVELS, EVENT_ID_PATTERN, LIMITS } from '../domain/event.js';
-import { PAGE_DEFAULTS } from '../domain/pagination.js';
+import { CURSOR_MAX_LENGTH, PAGE_DEFAULTS } from '../domain/pagination.js';
 
 export const EventIdParams = Type.Object({
   eventId: Type.String({
@@ -56,9 +56,20 @@ export const EventSchema = Type.Object({
   updatedAt: Type.String({ format: 'date-time' }),
 });
 
+const cursor = (description: string) =>
+  Type.Optional(Type.String({ format: 'list-cursor', maxLength: CURSOR_MAX_LENGTH, description }));
+
 export const ListQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: PAGE_DEFAULTS.maxPage, default: PAGE_DEFAULTS.page }),
   limit: Type.Integer({ minimum: 1, maximum: PAGE_DEFAULTS.maxLimit, default: PAGE_DEFAULTS.limit }),
+  after: cursor(
+    'Opaque cursor from the `next` target of a Link header: the page starts right after the event it ' +
+      'names, and `page` only numbers the Link targets. Not together with `before`.',
+  ),
+  before: cursor(
+    'Opaque cursor from the `prev` target of a Link header: the page ends right before the event it ' +
+      'names, and `page` only numbers the Link targets. Not together with `after`.',
+  ),
 });
 
 export const ErrorSchema = Type.Object(

@@ -16,7 +16,7 @@ import {
   type Viewer,
 } from '../domain/access.js';
 import { etagOf, type StoredEvent, toView } from '../domain/event.js';
-import { linkHeader, offsetOf } from '../domain/pagination.js';
+import { decodeCursor, type ListPosition, linkHeader, offsetOf } from '../domain/pagination.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { requireViewer, viewerOf } from '../http/authenticate.js';
 import { varyOn } from '../http/vary.js';
@@ -62,6 +62,23 @@ function denied(denial: Denial): ApiError {
     case 'PRECONDITION_FAILED':
       return new ApiError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
   }
+}
+
+/**
+ * The position a list request names: a cursor when one is sent (it decides the rows), otherwise the
+ * page number. The schema has already checked each cursor's format; sending both is refused here.
+ */
+function positionOf(query: { page: number; limit: number; after?: string; before?: string }): ListPosition {
+  const { after, before } = query;
+  if (after !== undefined && before !== undefined) {
+    throw new ApiError('VALIDATION', ['after and before must not be sent together']);
+  }
+  const name = after !== undefined ? 'after' : before !== undefined ? 'before' : undefined;
+  const cursor = after ?? before;
+  if (name === undefined || cursor === undefined) return { kind: 'offset', offset: offsetOf(query) };
+  const decoded = decodeCursor(cursor);
+  if (!decoded.ok) throw new ApiError('VALIDATION', [`${name} ${decoded.problem}`]);
+  return { kind: name, key: decoded.key };
 }
 
 function scopeOf(viewer: Viewer | null): ListScope {
@@ -125,7 +142,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       onRequest: optionalToken,
       schema: {
         summary: 'List events visible to the caller, ordered by date then eventId',
-        description: 'Totals in X-Total-Count; Link has first/prev/next/last. A token is optional.',
+        description:
+          'Totals in X-Total-Count; Link has first/prev/next/last. `next`/`prev` carry an `after`/`before` ' +
+          'cursor, so following them costs the same at any depth and, under concurrent writes, neither ' +
+          'skips nor repeats an event. A token is optional.',
         security: optionalBearer,
         querystring: ListQuery,
         response: { 200: Type.Array(EventSchema), ...common },
@@ -134,9 +154,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
     async (request, reply) => {
       const viewer = request.viewer;
       const { page, limit } = request.query;
-      const found = await store.list(scopeOf(viewer), offsetOf({ page, limit }), limit);
+      const position = positionOf(request.query);
+      const found = await store.list(scopeOf(viewer), position, limit);
       reply.header('x-total-count', String(found.total));
-      reply.header('link', linkHeader(`${basePath}/events`, { page, limit }, found.total));
+      reply.header('link', linkHeader(`${basePath}/events`, { page, limit, position }, found));
       varyOn(reply, 'Authorization');
       return sendJson(reply, serialisePage(found));
     },

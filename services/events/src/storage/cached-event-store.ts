@@ -8,6 +8,7 @@
  * read before a write can never be cached after it.
  */
 import type { StoredEvent } from '../domain/event.js';
+import type { ListPosition } from '../domain/pagination.js';
 import type { EventPage, EventStore, ListScope } from './event-store.js';
 
 /** Change notifications from other writers of the same database. */
@@ -28,6 +29,13 @@ type Entry = { kind: 'event'; value: StoredEvent | undefined } | { kind: 'page';
 
 function scopeKey(scope: ListScope): string {
   return scope.kind === 'creator' ? `creator:${scope.userId}` : scope.kind;
+}
+
+/** The whole position: pages at the same offset or cursor hold the same rows until a change. */
+function positionKey(position: ListPosition): string {
+  return position.kind === 'offset'
+    ? `o:${position.offset}`
+    : `${position.kind}:${position.key.atMicros}:${position.key.eventId}`;
 }
 
 export async function createCachedEventStore(inner: EventStore, options: CacheOptions): Promise<EventStore> {
@@ -64,12 +72,12 @@ export async function createCachedEventStore(inner: EventStore, options: CacheOp
       remember(key, { kind: 'event', value }, startedAt);
       return value;
     },
-    async list(scope, offset, limit) {
-      const key = `l:${scopeKey(scope)}:${offset}:${limit}`;
+    async list(scope, position, limit) {
+      const key = `l:${scopeKey(scope)}:${positionKey(position)}:${limit}`;
       const hit = entries.get(key);
       if (hit?.kind === 'page') return hit.value;
       const startedAt = generation;
-      const value = await inner.list(scope, offset, limit);
+      const value = await inner.list(scope, position, limit);
       remember(key, { kind: 'page', value }, startedAt);
       return value;
     },

@@ -3,7 +3,13 @@
  * revision, so the route layer can read, decide (pure domain) and write without lost updates.
  */
 import type { Access, StoredEvent } from '../domain/event.js';
-import { type IndexWindow, indexWindow } from '../domain/pagination.js';
+import {
+  type IndexWindow,
+  indexWindow,
+  type ListKey,
+  type ListPosition,
+  type PageBounds,
+} from '../domain/pagination.js';
 import type { SqlClient } from './sql-client.js';
 
 /** The fields a client controls, after defaults are applied. */
@@ -25,13 +31,24 @@ export type ListScope =
 
 export interface EventPage {
   events: StoredEvent[];
+  /** Rows the scope holds (from `event_counts`), whatever the position. */
   total: number;
+  /** List-order keys of the first and last event (for the `Link` cursors); null when empty. */
+  bounds: PageBounds | null;
+  /**
+   * Whether rows lie beyond the page in the direction it was read: later rows for `offset` and
+   * `after`, earlier rows for `before`.
+   */
+  more: boolean;
 }
 
 export interface EventStore {
   get(eventId: string): Promise<StoredEvent | undefined>;
-  /** Ordered by `date` (as an instant), then `eventId`. */
-  list(scope: ListScope, offset: number, limit: number): Promise<EventPage>;
+  /**
+   * Up to `limit` events from `position`, ordered by `date` (as an instant), then `eventId`
+   * (also for `before`, which reads backwards from its key).
+   */
+  list(scope: ListScope, position: ListPosition, limit: number): Promise<EventPage>;
   /** Creates the event; undefined when the id is already taken. */
   insert(
     eventId: string,
@@ -65,10 +82,34 @@ interface EventRow {
   revision: string;
 }
 
+/** A page row: the event plus its list-order instant in microseconds (exact, as text). */
+interface PageRow extends EventRow {
+  at_micros: string;
+}
+
 const COLUMNS = 'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
-const PAGE_COLUMNS = COLUMNS.split(', ')
+const PAGE_COLUMNS = `${COLUMNS.split(', ')
   .map((column) => `e.${column}`)
-  .join(', ');
+  .join(', ')}, (extract(epoch FROM page.date_at) * 1000000)::bigint::text AS at_micros`;
+
+/**
+ * The cursor's instant as a `timestamptz`, from microseconds since the epoch (`$2`, text): whole
+ * seconds plus the remainder, and free of the session time zone (no days or months added).
+ * `interval * number` multiplies in float8, which is exact here because `decodeCursor` keeps the
+ * instant within years 0000-9999 (|seconds| < 2^53 / 15,625); `to_timestamp` would round.
+ */
+const CURSOR_AT =
+  "(timestamptz 'epoch' + ($2::bigint / 1000000) * interval '1 second' + ($2::bigint % 1000000) * interval '1 microsecond')";
+
+function keyOf(row: PageRow): ListKey {
+  return { atMicros: BigInt(row.at_micros), eventId: row.event_id };
+}
+
+function boundsOf(rows: readonly PageRow[]): PageBounds | null {
+  const first = rows[0];
+  const last = rows.at(-1);
+  return first === undefined || last === undefined ? null : { first: keyOf(first), last: keyOf(last) };
+}
 
 function fromRow(row: EventRow): StoredEvent {
   return {
@@ -129,6 +170,47 @@ function pageKeys(scope: ListScope, direction: IndexWindow['direction']): { sql:
   }
 }
 
+/**
+ * The keys after (`>`) or before (`<`) a cursor, nearest first, from the same indexes: the row
+ * comparison `(date_at, event_id) > (k)` is an index condition, so the scan starts at the key and
+ * reads `$1` entries whatever the depth. For a creator, each branch of the merge gets the condition
+ * and its own limit. `$1` limit, `$2` the key's instant (microseconds), `$3` its event id, `$4` the creator.
+ */
+function cursorKeys(scope: ListScope, comparison: '>' | '<'): { sql: string; params: unknown[] } {
+  const order = comparison === '>' ? 'ORDER BY date_at, event_id' : 'ORDER BY date_at DESC, event_id DESC';
+  const from = `(date_at, event_id) ${comparison} (${CURSOR_AT}, $3::text)`;
+  switch (scope.kind) {
+    case 'public':
+      return {
+        sql: `SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' AND ${from} ${order} LIMIT $1::int`,
+        params: [],
+      };
+    case 'creator':
+      return {
+        sql: `SELECT event_id, date_at FROM (
+                (SELECT event_id, date_at FROM events WHERE access = 'PUBLIC' AND ${from} ${order} LIMIT $1::int)
+                UNION ALL
+                (SELECT event_id, date_at FROM events WHERE access = 'PRIVATE' AND created_by = $4 AND ${from}
+                 ${order} LIMIT $1::int)
+              ) AS visible ${order} LIMIT $1::int`,
+        params: [scope.userId],
+      };
+    case 'all':
+      return {
+        sql: `SELECT event_id, date_at FROM events WHERE ${from} ${order} LIMIT $1::int`,
+        params: [],
+      };
+  }
+}
+
+/** Keys from the index, then the page's rows by primary key (a nested loop of one lookup per key). */
+function pageQuery(keys: string): string {
+  return `WITH page AS MATERIALIZED (${keys})
+          SELECT ${PAGE_COLUMNS}
+          FROM page JOIN events e ON e.event_id = page.event_id
+          ORDER BY page.date_at, page.event_id`;
+}
+
 export function createEventStore(client: SqlClient): EventStore {
   return {
     async get(eventId) {
@@ -138,26 +220,42 @@ export function createEventStore(client: SqlClient): EventStore {
       return rows[0] === undefined ? undefined : fromRow(rows[0]);
     },
 
-    async list(scope, offset, limit) {
+    async list(scope, position, limit) {
       // Totals come from the trigger-maintained event_counts (migration 3), not count(*) over the
-      // table; the total also decides from which end the page is read (`indexWindow`).
+      // table; for page numbers the total also decides from which end the page is read (`indexWindow`).
       const counts = await client.query<{ total: string | number | null }>(
         'SELECT sum(n) AS total FROM event_counts WHERE scope_key = ANY($1::text[])',
         [countKeysOf(scope)],
       );
       const total = Number(counts[0]?.total ?? 0);
-      const window = indexWindow(total, offset, limit);
-      if (window === null) return { events: [], total };
-      const keys = pageKeys(scope, window.direction);
-      // Keys from the index, then the page's rows by primary key (a nested loop of `take` lookups).
-      const rows = await client.query<EventRow>(
-        `WITH page AS MATERIALIZED (${keys.sql})
-         SELECT ${PAGE_COLUMNS}
-         FROM page JOIN events e ON e.event_id = page.event_id
-         ORDER BY page.date_at, page.event_id`,
-        [window.take, window.skip, ...keys.params],
-      );
-      return { events: rows.map(fromRow), total };
+      if (position.kind === 'offset') {
+        const window = indexWindow(total, position.offset, limit);
+        if (window === null) return { events: [], total, bounds: null, more: false };
+        const keys = pageKeys(scope, window.direction);
+        const rows = await client.query<PageRow>(pageQuery(keys.sql), [
+          window.take,
+          window.skip,
+          ...keys.params,
+        ]);
+        return {
+          events: rows.map(fromRow),
+          total,
+          bounds: boundsOf(rows),
+          more: position.offset + window.take < total,
+        };
+      }
+      // One key more than the page, to know whether rows lie beyond it in the direction read.
+      const keys = cursorKeys(scope, position.kind === 'after' ? '>' : '<');
+      const found = await client.query<PageRow>(pageQuery(keys.sql), [
+        limit + 1,
+        position.key.atMicros.toString(),
+        position.key.eventId,
+        ...keys.params,
+      ]);
+      const more = found.length > limit;
+      // In list order; the extra key is the farthest from the cursor: last after it, first before it.
+      const rows = more ? (position.kind === 'after' ? found.slice(0, limit) : found.slice(1)) : found;
+      return { events: rows.map(fromRow), total, bounds: boundsOf(rows), more };
     },
 
     async insert(eventId, fields, createdBy, now) {
