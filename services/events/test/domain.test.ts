@@ -58,6 +58,11 @@ describe('field formats', () => {
     ['2026-05-01T24:00:00Z', false],
     ['2026-05-01T18:30:00+2:00', false],
     ['1714588200', false],
+    ['0001-01-01T00:00:00+15:59', true],
+    ['9999-12-31T23:59:59-15:59', true],
+    ['0000-01-01T00:00:00Z', false],
+    ['2026-05-01T18:30:00+16:00', false],
+    ['2026-05-01T18:30:00-23:59', false],
   ])('date-time %s -> %s', (value, valid) => {
     expect(isFullIsoDateTime(value)).toBe(valid);
   });

@@ -152,6 +152,20 @@ const badPuts: BadPut[] = [
     body: { ...validBody, date: '2026-02-30T10:00:00Z' },
   },
   {
+    name: 'year 0000 (no timestamptz holds it)',
+    status: 400,
+    error: 'Bad Request',
+    says: 'ISO 8601',
+    body: { ...validBody, date: '0000-06-01T10:00:00Z' },
+  },
+  {
+    name: 'zone offset beyond 15:59',
+    status: 400,
+    error: 'Bad Request',
+    says: 'ISO 8601',
+    body: { ...validBody, date: '2026-06-01T10:00:00+16:00' },
+  },
+  {
     name: 'date as text',
     status: 400,
     error: 'Bad Request',

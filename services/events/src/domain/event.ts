@@ -34,7 +34,9 @@ export function isValidEventId(value: string): boolean {
 
 /**
  * A full ISO 8601 / RFC 3339 date-time: date, `T`, time with at least minutes, and a zone (`Z` or
- * `+hh:mm`). Calendar dates that do not exist (2026-02-30) and out-of-range times are refused.
+ * `+hh:mm`). Calendar dates that do not exist (2026-02-30) and out-of-range times are refused, and
+ * so is what PostgreSQL's `timestamptz` cannot hold (the stored `date_at`): year 0000 and zone
+ * offsets beyond ±15:59 (both answered 500 before, as the database refused them).
  */
 const DATE_TIME_REGEX =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
@@ -46,11 +48,11 @@ export function isFullIsoDateTime(value: string): boolean {
   const year = Number(y);
   const month = Number(mo);
   const day = Number(d);
-  if (month < 1 || month > 12 || day < 1) return false;
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (day > daysInMonth) return false;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return false;
-  if (zh !== undefined && (Number(zh) > 23 || Number(zm) > 59)) return false;
+  if (zh !== undefined && (Number(zh) > 15 || Number(zm) > 59)) return false;
   return true;
 }
 

@@ -55,8 +55,8 @@ export interface PageBounds {
 export const CURSOR_MAX_LENGTH = 128;
 
 /**
- * Instants a cursor may name: those of the dates the API accepts (years 0000-9999, offsets up to
- * ±23:59), with a day of margin on each side. Beyond them a cursor cannot come from this service,
+ * Instants a cursor may name: those of the dates the API accepts (years 0001-9999, offsets up to
+ * ±15:59), with a day of margin on each side. Beyond them a cursor cannot come from this service,
  * and the store's conversion back to a `timestamptz` would no longer be exact (event-store.ts).
  */
 const DAY_MICROS = 86_400_000_000n;
