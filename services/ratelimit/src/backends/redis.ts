@@ -62,7 +62,10 @@ export class RedisBackend implements CounterBackend {
   private readonly listeners: ((healthy: boolean) => void)[] = [];
   private readonly connecting: Promise<unknown>;
   private readonly held = new Map<Redis, HeldWrite>();
-  /** The connection the calls of the current event-loop turn write to (corked until the next tick). */
+  /**
+   * The connection the calls of the current event-loop iteration write to (corked until the check
+   * phase, `setImmediate`).
+   */
   private tickBatch: Redis | undefined;
   /** Cluster only: every known master answered CLUSTER INFO with `cluster_state:ok` (last probe). */
   private clusterOk = true;
@@ -160,10 +163,13 @@ export class RedisBackend implements CounterBackend {
 
   /**
    * KVSTORE_PIPELINE_WINDOW=0: INCRBY+EXPIRE for every op written to a corked socket. The calls
-   * handled in the same event-loop turn join one batch on one connection, flushed with one write on
-   * the next tick (auto-pipelining with no added wait): each call still takes exactly one round
-   * trip, and a busy service makes one socket write per turn instead of one per call. No ioredis
-   * Pipeline object (about twice the throughput).
+   * handled in the same event-loop iteration join one batch on one connection, flushed with one
+   * write in its check phase (`setImmediate`: auto-pipelining with no timer; an idle loop gets
+   * there at once): each call still takes exactly one round trip, and a busy service makes one
+   * socket write per iteration instead of one per call. Not `process.nextTick`: gRPC hands each
+   * HTTP/2 stream to JavaScript in a callback of its own, after which the tick queue runs, so a
+   * nextTick flush wrote once per call (30,000 calls: 31,040 writev; with setImmediate about 9,000).
+   * No ioredis Pipeline object (about twice the throughput).
    */
   private tickIncrement(ops: readonly CounterOp[]): Promise<number[]> {
     let client = this.tickBatch;
@@ -174,7 +180,7 @@ export class RedisBackend implements CounterBackend {
       if (client.status === 'ready' && stream !== undefined) {
         stream.cork();
         this.tickBatch = client;
-        process.nextTick(() => {
+        setImmediate(() => {
           this.tickBatch = undefined;
           stream.uncork();
         });

@@ -160,6 +160,39 @@ describe('redis backend specifics', () => {
     }
   });
 
+  it('calls arriving in separate callbacks of one loop iteration share one connection too (as gRPC streams arrive)', async () => {
+    // grpc-js hands each HTTP/2 stream to JavaScript in a callback of its own, after which Node runs
+    // the tick queue: a batch flushed on process.nextTick ended after every call (one write per call).
+    // Separate setImmediate callbacks of one check phase arrive the same way.
+    const proxy = await countingProxy(redis);
+    const backend = createBackend(
+      parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${proxy.port}`, KVSTORE_POOL_SIZE: '2' }),
+    );
+    try {
+      expect(await backend.ready()).toBe(true);
+      const prefix = `t${randomUUID().slice(0, 8)}:`;
+      const service = serviceOver(backend, prefix, 1_700_000_456);
+      const before = proxy.bytesPerConnection();
+      expect(before).toHaveLength(2);
+      const results = await Promise.all(
+        Array.from(
+          { length: 10 },
+          () =>
+            new Promise<Awaited<ReturnType<typeof service.shouldRateLimit>>>((resolve) =>
+              setImmediate(() => resolve(service.shouldRateLimit(req('d', [desc({ b: 'apart' })])))),
+            ),
+        ),
+      );
+      expect(results.every((r) => r.ok)).toBe(true);
+      const sent = proxy.bytesPerConnection().map((n, i) => n - before[i]!);
+      expect(sent.filter((n) => n > 0)).toHaveLength(1);
+      expect(await raw.get(`${prefix}d_b_apart_1700000456`)).toBe('10');
+    } finally {
+      await backend.close();
+      proxy.close();
+    }
+  });
+
   it('KVSTORE_AUTH with a password and with user:password', async () => {
     const secured = await startRedis({
       args: ['--requirepass', 'pw1'],
