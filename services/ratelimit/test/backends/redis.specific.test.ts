@@ -132,7 +132,14 @@ describe('redis backend specifics', () => {
     }
   });
 
-  it('calls of one event-loop turn share one pooled connection (auto-pipelining), each answered in order', async () => {
+  /**
+   * A backend with a pool of two connections through a byte-counting proxy; `run` gets the service
+   * and returns the calls' results; then how many connections carried bytes meanwhile.
+   */
+  async function connectionsUsed(
+    now: number,
+    run: (service: ReturnType<typeof serviceOver>) => Promise<unknown>,
+  ): Promise<{ used: number; prefix: string }> {
     const proxy = await countingProxy(redis);
     const backend = createBackend(
       parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${proxy.port}`, KVSTORE_POOL_SIZE: '2' }),
@@ -140,40 +147,39 @@ describe('redis backend specifics', () => {
     try {
       expect(await backend.ready()).toBe(true);
       const prefix = `t${randomUUID().slice(0, 8)}:`;
-      const service = serviceOver(backend, prefix, 1_700_000_123);
       const before = proxy.bytesPerConnection();
       expect(before).toHaveLength(2);
-      // Ten calls started in the same turn; the 5-per-second rule lets exactly five through.
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () => service.shouldRateLimit(req('d', [desc({ b: 'same' })]))),
-      );
-      const codes = results.map((r) => (r.ok ? r.response.statuses[0]!.code : 'failed'));
-      expect(codes.filter((c) => c === Code.OK)).toHaveLength(5);
-      expect(codes.filter((c) => c === Code.OVER_LIMIT)).toHaveLength(5);
+      await run(serviceOver(backend, prefix, now));
       const sent = proxy.bytesPerConnection().map((n, i) => n - before[i]!);
-      // Round-robin per call would have used both connections; the turn's batch uses one.
-      expect(sent.filter((n) => n > 0)).toHaveLength(1);
-      expect(await raw.get(`${prefix}d_b_same_1700000123`)).toBe('10');
+      return { used: sent.filter((n) => n > 0).length, prefix };
     } finally {
       await backend.close();
       proxy.close();
     }
+  }
+
+  it('calls of one event-loop turn share one pooled connection (auto-pipelining), each answered in order', async () => {
+    let codes: (Code | 'failed')[] = [];
+    const { used, prefix } = await connectionsUsed(1_700_000_123, async (service) => {
+      // Ten calls started in the same turn; the 5-per-second rule lets exactly five through.
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => service.shouldRateLimit(req('d', [desc({ b: 'same' })]))),
+      );
+      codes = results.map((r) => (r.ok ? r.response.statuses[0]!.code : 'failed'));
+    });
+    expect(codes.filter((c) => c === Code.OK)).toHaveLength(5);
+    expect(codes.filter((c) => c === Code.OVER_LIMIT)).toHaveLength(5);
+    // Round-robin per call would have used both connections; the turn's batch uses one.
+    expect(used).toBe(1);
+    expect(await raw.get(`${prefix}d_b_same_1700000123`)).toBe('10');
   });
 
   it('calls arriving in separate callbacks of one loop iteration share one connection too (as gRPC streams arrive)', async () => {
     // grpc-js hands each HTTP/2 stream to JavaScript in a callback of its own, after which Node runs
     // the tick queue: a batch flushed on process.nextTick ended after every call (one write per call).
     // Separate setImmediate callbacks of one check phase arrive the same way.
-    const proxy = await countingProxy(redis);
-    const backend = createBackend(
-      parseBackendSettings({ KVSTORE_URL: `127.0.0.1:${proxy.port}`, KVSTORE_POOL_SIZE: '2' }),
-    );
-    try {
-      expect(await backend.ready()).toBe(true);
-      const prefix = `t${randomUUID().slice(0, 8)}:`;
-      const service = serviceOver(backend, prefix, 1_700_000_456);
-      const before = proxy.bytesPerConnection();
-      expect(before).toHaveLength(2);
+    let allOk = false;
+    const { used, prefix } = await connectionsUsed(1_700_000_456, async (service) => {
       const results = await Promise.all(
         Array.from(
           { length: 10 },
@@ -183,14 +189,11 @@ describe('redis backend specifics', () => {
             ),
         ),
       );
-      expect(results.every((r) => r.ok)).toBe(true);
-      const sent = proxy.bytesPerConnection().map((n, i) => n - before[i]!);
-      expect(sent.filter((n) => n > 0)).toHaveLength(1);
-      expect(await raw.get(`${prefix}d_b_apart_1700000456`)).toBe('10');
-    } finally {
-      await backend.close();
-      proxy.close();
-    }
+      allOk = results.every((r) => r.ok);
+    });
+    expect(allOk).toBe(true);
+    expect(used).toBe(1);
+    expect(await raw.get(`${prefix}d_b_apart_1700000456`)).toBe('10');
   });
 
   it('KVSTORE_AUTH with a password and with user:password', async () => {
