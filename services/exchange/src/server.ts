@@ -1,3 +1,4 @@
+import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -100,9 +101,4 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 await app.listen({ port: config.port, host: config.host });
-const bound = app.server.address();
-if (config.mail.publicUrlFromListener && bound !== null && typeof bound === 'object') {
-  const url = new URL(linkBase);
-  url.port = String(bound.port);
-  linkBase = url.origin;
-}
+if (config.mail.publicUrlFromListener) linkBase = withListeningPort(linkBase, app.server);

@@ -1,3 +1,4 @@
+import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
 import { buildApp } from './app.js';
 import { CatalogError, loadCatalog } from './catalog/load.js';
@@ -55,9 +56,4 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await app.listen({ port: config.port, host: config.host });
-const bound = app.server.address();
-if (config.publicUrlFromListener && bound !== null && typeof bound === 'object') {
-  const url = new URL(publicUrl);
-  url.port = String(bound.port);
-  publicUrl = url.origin;
-}
+if (config.publicUrlFromListener) publicUrl = withListeningPort(publicUrl, app.server);
