@@ -46,16 +46,13 @@ async function call(
   return { status: response.status, body: (await response.json()) as Record<string, unknown> & unknown[] };
 }
 
+/** The server on the embedded default, on a port of the system's choosing. */
+const startServer = () =>
+  startServiceProcess({ name: 'exchange', entry, cwd, env, port: 0, healthPath: '/health' });
+
 describe('transfer codes on the real server (embedded default)', () => {
   it('demo creates a code for 0.01 BTC, demo2 checks and redeems it; codes survive a restart', async () => {
-    const first = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    const first = await startServer();
     let kept: string;
     const secrets: string[] = [];
     try {
@@ -108,14 +105,7 @@ describe('transfer codes on the real server (embedded default)', () => {
     expect(cli.stdout).not.toContain(kept.split('-')[3]);
 
     // The lookup key comes from the master key file: the code is found again after a restart.
-    const again = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    const again = await startServer();
     try {
       const redeemed = await call(again.url, 'demo2-api-key.json', 'PUT', '/v3/auth/svc_codes/redeem', {
         code: kept,
