@@ -22,6 +22,9 @@ export interface GraphQLListenerOptions {
   readonly logger: Logger;
 }
 
+/** How much of a refused (413) body is read and discarded before the connection is cut. */
+const DRAIN_LIMIT_BYTES = 8 * 1_048_576;
+
 const EXPOSED =
   'x-cache, x-cache-key, x-cache-stale, x-upstream-status, x-queued, x-mode, x-mutation, x-queue-id, age, etag';
 
@@ -120,12 +123,24 @@ export function createGraphQLListener(
       );
   };
 
-  // 413 with a GraphQL body; the connection is closed so the rest of a huge body is not read.
-  const tooLarge = (request: IncomingMessage, response: ServerResponse) => {
+  // 413 with a GraphQL body. The rest of the body is read and thrown away rather than the connection
+  // closed at once: a client still writing a body would get EPIPE/ECONNRESET instead of the answer
+  // (the kernel resets a socket closed with unread data). Past DRAIN_LIMIT_BYTES of discarded body
+  // the connection is cut, so a client cannot make the proxy read an endless body.
+  const tooLarge = (request: IncomingMessage, response: ServerResponse, declared: number) => {
+    // A declared body longer than what would be drained is not worth reading: closed after the answer.
+    const hopeless = declared > bodyLimitBytes + DRAIN_LIMIT_BYTES;
+    let discarded = 0;
+    request.removeAllListeners('data');
+    request.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > DRAIN_LIMIT_BYTES) request.socket.destroy();
+    });
+    request.resume();
     send(
       request,
       response,
-      { connection: 'close' },
+      hopeless ? { connection: 'close' } : {},
       graphqlErrorBody('PAYLOAD_TOO_LARGE', `The body exceeds BODY_LIMIT_BYTES (${bodyLimitBytes} bytes)`),
       413,
     );
@@ -152,21 +167,19 @@ export function createGraphQLListener(
     }
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > bodyLimitBytes) {
-      request.resume();
-      tooLarge(request, response);
+      tooLarge(request, response, declared);
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
     request.on('data', (chunk: Buffer) => {
-      if (refused) return;
       size += chunk.length;
       if (size > bodyLimitBytes) {
         // Answered at once; nothing more is kept in memory (chunked bodies have no content-length).
         refused = true;
         chunks.length = 0;
-        tooLarge(request, response);
+        tooLarge(request, response, 0);
       } else chunks.push(chunk);
     });
     request.on('end', () => {
