@@ -92,6 +92,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
       start({
         name: 'exchange',
         entry: entry('exchange'),
+        port: 0,
         cwd: exchangeCwd,
         env: {
           ...logEnv,
@@ -107,6 +108,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
       start({
         name: 'events',
         entry: entry('events'),
+        port: 0,
         cwd: scratch('events'),
         env: { ...logEnv, HOST: '127.0.0.1', DATA_DIR: './data', JWT_SECRET: settingSecrets.jwtSecret },
         healthPath: '/health',
@@ -126,6 +128,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
       start({
         name: 'graphql-proxy',
         entry: entry('graphql-proxy'),
+        port: 0,
         cwd: REPO,
         env: {
           ...logEnv,
@@ -140,6 +143,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
       start({
         name: 'ratelimit',
         entry: entry('ratelimit'),
+        port: 0,
         cwd: join(REPO, 'services/ratelimit'),
         env: {
           ...logEnv,
