@@ -53,11 +53,9 @@ export class RpcCallError extends Error {
 export async function startLitecoind(): Promise<Litecoind> {
   const binary = requireBinary('litecoind', DEBIAN_PACKAGE);
   const dataDir = mkdtempSync(join(tmpdir(), 'testkit-litecoind-'));
-  const rpcPort = await freePort();
-  const p2pPort = await freePort();
+  let rpcPort = await freePort();
   const user = 'testkit';
   const password = randomBytes(12).toString('hex');
-  const url = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
   const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   let id = 0;
   const rpc = async <T>(method: string, params: readonly unknown[] = [], wallet?: string): Promise<T> => {
@@ -76,36 +74,50 @@ export async function startLitecoind(): Promise<Litecoind> {
     if (answer.error) throw new RpcCallError(method, answer.error.code, answer.error.message);
     return answer.result;
   };
-  const proc = spawnManaged({
-    name: `litecoind:${rpcPort}`,
-    command: binary,
-    args: [
-      '-regtest',
-      '-server',
-      `-datadir=${dataDir}`,
-      `-rpcport=${rpcPort}`,
-      `-port=${p2pPort}`,
-      '-rpcbind=127.0.0.1',
-      '-rpcallowip=127.0.0.1',
-      `-rpcuser=${user}`,
-      `-rpcpassword=${password}`,
-      '-listen=0',
-      '-dnsseed=0',
-      '-fallbackfee=0.0001',
-      '-txindex',
-      '-walletrbf=1',
-      '-mempoolreplacement=1',
-      '-printtoconsole',
-    ],
-  });
-  await waitUntilReady(
-    proc,
-    async () => {
-      await rpc('getblockchaininfo');
-      return true;
-    },
-    60_000,
-  );
+  const launch = (p2pPort: number) =>
+    spawnManaged({
+      name: `litecoind:${rpcPort}`,
+      command: binary,
+      args: [
+        '-regtest',
+        '-server',
+        `-datadir=${dataDir}`,
+        `-rpcport=${rpcPort}`,
+        `-port=${p2pPort}`,
+        '-rpcbind=127.0.0.1',
+        '-rpcallowip=127.0.0.1',
+        `-rpcuser=${user}`,
+        `-rpcpassword=${password}`,
+        '-listen=0',
+        '-dnsseed=0',
+        '-fallbackfee=0.0001',
+        '-txindex',
+        '-walletrbf=1',
+        '-mempoolreplacement=1',
+        '-printtoconsole',
+      ],
+    });
+  // The ports come from freePort() and are bound by litecoind a moment later: should another process
+  // take one meanwhile, litecoind exits ("Unable to bind") and is started again on new ports.
+  let proc = launch(await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await waitUntilReady(
+        proc,
+        async () => {
+          await rpc('getblockchaininfo');
+          return true;
+        },
+        60_000,
+      );
+      break;
+    } catch (error) {
+      if (proc.isRunning() || attempt === 3 || !/bind/i.test(proc.output())) throw error;
+      rpcPort = await freePort();
+      proc = launch(await freePort());
+    }
+  }
+  const url = `http://${user}:${password}@127.0.0.1:${rpcPort}`;
   const wallets = new Set<string>();
   const ensureWallet = async (wallet: string) => {
     if (wallets.has(wallet)) return;

@@ -6,7 +6,7 @@
  * separate this service's overhead from the database's. Also the list p99 of the first page
  * against the deepest one, with the read cache off so the database answers every request.
  *
- *   npm run bench:mix -w services/events      # BENCH_SECONDS (default 5), BENCH_EVENTS (100000)
+ *   npm run bench:mix -w services/events      # BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_EVENTS (100000)
  *
  * Targets: >= 0.8x the bare-SQL anchor on both operations; deepest-page p99 <= 2x the first page's.
  */
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
+import { cpuMicros, processTree } from '@platform/testkit/cpu';
 import { createTestDatabase } from '@platform/testkit/postgres';
 import { SignJWT } from 'jose';
 import { migrate } from '../src/storage/migrations.js';
@@ -27,6 +28,9 @@ import { seedEvents } from './seed.js';
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+// Rounds of (bare SQL, events) per operation, the order alternating (ABBA) so drift in the machine's
+// load falls on both sides; the figure is the median of the rounds' ratios.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
@@ -36,18 +40,66 @@ const PAGES = Math.ceil((EVENTS * 0.9) / 100);
 interface Measure {
   rps: number;
   p99Ms: number;
+  /**
+   * CPU time (user + system) the server process spent per request, in microseconds: the
+   * load-independent view of its own cost (PostgreSQL's work is not in it). NaN without a pid.
+   */
+  cpuUs: number;
 }
 
-async function wrk(url: string, env: Record<string, string> = {}, script?: string): Promise<Measure> {
+/** CPU time of a started server and its children (NaN without a pid). */
+function serverCpu(pid: number | undefined): number {
+  return pid === undefined ? Number.NaN : cpuMicros(processTree(pid));
+}
+
+async function wrk(
+  url: string,
+  env: Record<string, string> = {},
+  script?: string,
+  pid?: number,
+): Promise<Measure> {
   const args = ['-t1', `-c${CONNECTIONS}`, ...(script ? ['-s', script] : [])];
   const options = { env: { ...process.env, ...env } };
   await run('wrk', [...args, '-d1s', url], options); // warm-up
+  const cpuBefore = serverCpu(pid);
   const { stdout } = await run('wrk', [...args, `-d${SECONDS}s`, '--latency', url], options);
+  const cpu = serverCpu(pid) - cpuBefore;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1]);
   const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
   if (!p99 || Number.isNaN(rps)) throw new Error(`unexpected wrk output:\n${stdout}`);
   const scale = p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1;
-  return { rps, p99Ms: Number(p99[1]) * scale };
+  return { rps, p99Ms: Number(p99[1]) * scale, cpuUs: cpu / requests };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/**
+ * `ROUNDS` rounds of the bare-SQL anchor and the service on one mix, the order alternating; the
+ * printed figure is the median of the per-round ratios, each round's pair measured minutes apart at
+ * most, so a machine whose load drifts moves both sides of a ratio together.
+ */
+async function rounds(
+  sql: () => Promise<Measure>,
+  events: () => Promise<Measure>,
+): Promise<{ sql: Measure[]; events: Measure[] }> {
+  const out = { sql: [] as Measure[], events: [] as Measure[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      out.sql.push(await sql());
+      out.events.push(await events());
+    } else {
+      out.events.push(await events());
+      out.sql.push(await sql());
+    }
+  }
+  return out;
 }
 
 async function prepare(client: SqlClient): Promise<void> {
@@ -57,13 +109,20 @@ async function prepare(client: SqlClient): Promise<void> {
   await client.close();
 }
 
-function line(label: string, name: string, anchor: Measure, sql: Measure, events: Measure): void {
-  const ratio = events.rps / sql.rps;
+function line(label: string, name: string, anchor: Measure, sql: Measure[], events: Measure[]): void {
+  const ratios = sql.map((s, i) => (events[i] as Measure).rps / s.rps);
+  const ratio = median(ratios);
+  const pick = (ms: Measure[], key: 'rps' | 'p99Ms' | 'cpuUs') => median(ms.map((m) => m[key]));
   console.log(
     `${label.padEnd(9)} ${name.padEnd(9)} | constant ${anchor.rps.toFixed(0).padStart(6)} rps | ` +
-      `bare SQL ${sql.rps.toFixed(0).padStart(6)} rps p99 ${sql.p99Ms.toFixed(1)} ms | ` +
-      `events ${events.rps.toFixed(0).padStart(6)} rps p99 ${events.p99Ms.toFixed(1)} ms | ` +
+      `bare SQL ${pick(sql, 'rps').toFixed(0).padStart(6)} rps p99 ${pick(sql, 'p99Ms').toFixed(1)} ms | ` +
+      `events ${pick(events, 'rps').toFixed(0).padStart(6)} rps p99 ${pick(events, 'p99Ms').toFixed(1)} ms | ` +
       `${ratio.toFixed(2)}x bare SQL (target 0.8x) ${ratio >= 0.8 ? 'OK' : 'BELOW'}`,
+  );
+  console.log(
+    `${''.padEnd(9)} ${''.padEnd(9)} | rounds ${ratios.map((r) => `${r.toFixed(2)}x`).join(' ')} | ` +
+      `server CPU per request: bare SQL ${pick(sql, 'cpuUs').toFixed(0)} us, ` +
+      `events ${pick(events, 'cpuUs').toFixed(0)} us (PostgreSQL's own work not included)`,
   );
 }
 
@@ -107,21 +166,17 @@ async function benchBackend(
     const constant = await start('anchor', 'bench/anchor-server.ts', { ANCHOR_BODIES: bodies });
     try {
       const oneConst = await wrk(`${constant.url}/one`);
-      line(
-        label,
-        'GET one',
-        oneConst,
-        await wrk(sqlAnchor.url, mix('one'), script),
-        await wrk(api.url, mix('one'), script),
+      const one = await rounds(
+        () => wrk(sqlAnchor.url, mix('one'), script, sqlAnchor.pid),
+        () => wrk(api.url, mix('one'), script, api.pid),
       );
+      line(label, 'GET one', oneConst, one.sql, one.events);
       const listConst = await wrk(`${constant.url}/list`);
-      line(
-        label,
-        'GET list',
-        listConst,
-        await wrk(sqlAnchor.url, mix('list'), script),
-        await wrk(api.url, mix('list'), script),
+      const list = await rounds(
+        () => wrk(sqlAnchor.url, mix('list'), script, sqlAnchor.pid),
+        () => wrk(api.url, mix('list'), script, api.pid),
       );
+      line(label, 'GET list', listConst, list.sql, list.events);
     } finally {
       await constant.stop();
     }
@@ -150,7 +205,9 @@ async function benchBackend(
 }
 
 const work = await mkdtemp(join(tmpdir(), 'events-mix-'));
-console.log(`${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase, 5% writes in the mixes`);
+console.log(
+  `${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase, ${ROUNDS} rounds per mix, 5% writes in the mixes`,
+);
 try {
   if (process.env.BENCH_SKIP_PGLITE === undefined) {
     const dir = join(work, 'pglite');

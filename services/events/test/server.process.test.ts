@@ -100,5 +100,5 @@ describe('server process on embedded defaults', () => {
     expect(server.isRunning()).toBe(false);
     expect(server.output()).toContain('shutting down');
     expect(server.output()).not.toContain('shutdown timed out');
-  });
+  }, 90_000);
 });

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildApp, type ProxyApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { getJson, gql } from './support/client.js';
@@ -18,6 +18,8 @@ let app: ProxyApp;
 let url: string;
 const seen: string[] = [];
 let clockOffsetMs = 0;
+/** Set by a test whose lifetimes are a second or two: real time then stands still. */
+let frozenAt: number | undefined;
 const ADMIN = { authorization: 'Bearer admin-token-for-http-cache' };
 const SECRET = 'jwt-secret-for-scope-tests';
 
@@ -84,7 +86,7 @@ beforeAll(async () => {
     dir.path,
   );
   // The cache's clock, moved forward by the test instead of waiting for lifetimes to pass.
-  app = await buildApp(config, pino({ level: 'silent' }), () => Date.now() + clockOffsetMs);
+  app = await buildApp(config, pino({ level: 'silent' }), () => (frozenAt ?? Date.now()) + clockOffsetMs);
   url = await app.fastify.listen({ port: 0, host: '127.0.0.1' });
 });
 
@@ -111,6 +113,11 @@ describe('upstream Cache-Control and per-type TTLs', () => {
   });
 
   it('takes the lifetime from max-age, else from CACHE_TTL_BY_TYPE', async () => {
+    // max-age=1: on the real clock a second between two requests of a loaded machine ends it early.
+    frozenAt = Date.now();
+    onTestFinished(() => {
+      frozenAt = undefined;
+    });
     const short = '{ posts { nodes { id title short: slug } } }';
     await gql(url, short);
     const hit = await gql(url, short);

@@ -13,6 +13,9 @@ import {
 } from './support/processes.js';
 import { type Relay, startRelay } from './support/relay.js';
 
+/** These proxies' UPSTREAM_TIMEOUT_MS: a hanging upstream counts as offline after it. */
+const HANG_TIMEOUT_MS = '1500';
+
 // Corrupt files, lost answers and a hanging upstream, with the real blog behind a relay.
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let blog: Blog;
@@ -31,12 +34,14 @@ beforeAll(async () => {
       CACHE_MEMORY_BYTES: '0',
       CACHE_TTL_SECONDS: '0',
       CACHE_STALE_WHILE_REVALIDATE_SECONDS: '0',
+      UPSTREAM_TIMEOUT_MS: HANG_TIMEOUT_MS,
     }),
     startProxy(path.join(dir.path, 'set'), {
       UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
       AUTH_TOKEN: BLOG_TOKEN,
       GRAPHQL_MODE: 'SETMODE',
       LOCAL_SYNC_ON_START: 'false',
+      UPSTREAM_TIMEOUT_MS: HANG_TIMEOUT_MS,
     }),
   ]);
 });

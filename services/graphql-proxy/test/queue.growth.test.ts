@@ -60,13 +60,17 @@ async function offlineProxy(env: Record<string, string>, prefill = 0): Promise<{
 const CREATE =
   'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
 
+/** The median time of one enqueue, in ms: a median, so one stall of a loaded machine cannot decide it. */
 async function enqueueMs(url: string, count: number): Promise<number> {
-  const started = process.hrtime.bigint();
+  const times: number[] = [];
   for (let i = 0; i < count; i += 1) {
+    const started = process.hrtime.bigint();
     const answer = await gql(url, CREATE, { input: { title: `t${i}` } });
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
     expect(answer.body.extensions?.['queued']).toBe(true);
   }
-  return Number(process.hrtime.bigint() - started) / 1e6 / count;
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] as number;
 }
 
 describe('queue growth', () => {

@@ -4,6 +4,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { cpuMicros, processTree } from '@platform/testkit/cpu';
 import { freePort } from '@platform/testkit/ports';
 import { startRedis } from '@platform/testkit/redis';
 import { Redis } from 'ioredis';
@@ -21,6 +22,8 @@ const run = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 32);
+/** Extra node flags for the service processes only (e.g. V8 heap settings), to measure their effect. */
+const EXTRA_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
 const work = mkdtempSync(join(tmpdir(), 'rl-bench-'));
@@ -56,19 +59,6 @@ function peakRssMb(pids: number[]): number {
     total += kb;
   }
   return total / 1024;
-}
-
-function childPids(pid: number): number[] {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-    return [pid, ...children.flatMap(childPids)];
-  } catch {
-    return [pid];
-  }
 }
 
 async function h2load(port: number, descriptors: number, requests: number, log?: string): Promise<string> {
@@ -117,21 +107,10 @@ interface Sample {
   cpuUsPerCall: number;
 }
 
-/** User + system CPU time (microseconds) of the processes, from /proc (clock ticks of 10 ms). */
-function cpuMicros(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-  }
-  return ticks * 10_000;
-}
-
 async function measure(t: Target, descriptors: number, round: number): Promise<Sample> {
   const log = join(work, `${t.label.replace(/\W+/g, '_')}-${descriptors}-${round}.log`);
   const n = Math.max(3000, Math.round((t.rate.get(descriptors) ?? 3000) * SECONDS));
-  const pids = childPids(t.proc.pid!);
+  const pids = processTree(t.proc.pid!);
   const cpuBefore = cpuMicros(pids);
   const stdout = await h2load(t.port, descriptors, n, log);
   const cpuUsPerCall = (cpuMicros(pids) - cpuBefore) / n;
@@ -184,7 +163,7 @@ async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: num
   return {
     label,
     port: grpcPort,
-    proc: start(serviceNodeArgs(), env),
+    proc: start([...EXTRA_NODE_FLAGS, ...serviceNodeArgs()], env),
     descriptors,
     rate: new Map(),
   };
@@ -281,7 +260,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    const rss = new Map(targets.map((t) => [t.label, peakRssMb(childPids(t.proc.pid!))]));
+    const rss = new Map(targets.map((t) => [t.label, peakRssMb(processTree(t.proc.pid!))]));
 
     console.log(
       `\nShouldRateLimit via h2load -c ${CONNECTIONS} -m ${STREAMS}; ${rounds} interleaved runs of ~${SECONDS}s each (median and best)\n`,

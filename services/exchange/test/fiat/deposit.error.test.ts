@@ -119,5 +119,5 @@ describe('fiat deposit refusals', () => {
     } finally {
       await platform.restartGateway();
     }
-  });
+  }, 90_000);
 });

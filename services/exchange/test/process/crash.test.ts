@@ -175,5 +175,5 @@ describe('crash durability (real process, PostgreSQL)', () => {
       }
     }
     await server.stop();
-  });
+  }, 180_000);
 });

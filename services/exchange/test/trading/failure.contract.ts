@@ -247,7 +247,7 @@ export function failureContract(target: Target, options: { pipelineDepth?: numbe
       const db = target.db();
       await db.query(`
         CREATE FUNCTION slow_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_sleep(0.2); RAISE EXCEPTION 'refused after a while'; END $$`);
+        BEGIN PERFORM pg_sleep(1); RAISE EXCEPTION 'refused after a while'; END $$`);
       await db.query(`
         CREATE TRIGGER slow_refuse BEFORE INSERT ON trades FOR EACH ROW
           WHEN (NEW.price = 1111111) EXECUTE FUNCTION slow_refuse()`);
@@ -268,7 +268,9 @@ export function failureContract(target: Target, options: { pipelineDepth?: numbe
         const btcBefore = btc.book.snapshot();
         const cross = own.place('btcuah', { ...ask, accountId: taker, side: 'buy', amount: 50_000n });
         cross.catch(() => {});
-        // The cross's batch is in flight (its trade waits in the trigger) when the bid's batch is sent:
+        // The cross's batch is in flight (its trade waits in the trigger for a second, long enough for
+        // a loaded machine: at 0.2 s a stall of this process now and then let the cross fail first)
+        // when the bid's batch is sent:
         // on PostgreSQL, once the writers' connection is seen sleeping in the trigger. PGlite runs a
         // statement synchronously in this process, so there the bid can only follow the cross's failure.
         if (target.name === 'postgres') await inTrigger(db);

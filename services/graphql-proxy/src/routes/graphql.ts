@@ -129,7 +129,7 @@ export function createGraphQLListener(
   // the connection is cut, so a client cannot make the proxy read an endless body.
   const tooLarge = (request: IncomingMessage, response: ServerResponse, declared: number) => {
     // A declared body longer than what would be drained is not worth reading: closed after the answer.
-    const hopeless = declared > bodyLimitBytes + DRAIN_LIMIT_BYTES;
+    const hopeless = declared > DRAIN_LIMIT_BYTES;
     let discarded = 0;
     request.removeAllListeners('data');
     request.on('data', (chunk: Buffer) => {

@@ -114,7 +114,10 @@ export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promi
           PROBE_INTERVAL_MS: '200',
           RETRY_BASE_MS: '100',
           RETRY_MAX_MS: '400',
-          UPSTREAM_TIMEOUT_MS: '1500',
+          // Long enough that a slow answer on a loaded machine is not taken for an offline upstream
+          // (that turned answers into queued mutations and extra replays); tests of a hanging upstream
+          // set a short one.
+          UPSTREAM_TIMEOUT_MS: '10000',
           ...env,
         },
         healthPath: '/health',

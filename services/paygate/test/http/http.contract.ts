@@ -15,7 +15,9 @@ export function httpContract(target: Target): void {
     let gateway: RunningGateway;
     let receiver: Receiver;
     let offsetMs = 0;
-    const now = () => Date.now() + offsetMs;
+    /** Set by a test that steps the clock by less than a second or two: real time then stands still. */
+    let frozenAt: number | undefined;
+    const now = () => (frozenAt ?? Date.now()) + offsetMs;
 
     beforeAll(async () => {
       receiver = await startReceiver(SANDBOX_SECRET);
@@ -620,6 +622,8 @@ export function httpContract(target: Target): void {
         const { reference } = await newInvoice(100);
         let refusals = 0;
         receiver.respond = (_n, body) => (body.reference_id === reference && refusals++ < 2 ? 500 : 200);
+        // "Not due yet" holds only if under a second of real time passes between two runs: frozen.
+        frozenAt = Date.now();
         try {
           await gateway.worker.runOnce(); // attempt 1: 500
           await gateway.worker.runOnce(); // not due yet (1 s)
@@ -642,6 +646,7 @@ export function httpContract(target: Target): void {
             );
           expect(rows).toEqual([{ attempts: 3, delivered: true, last_error: 'HTTP 500' }]);
         } finally {
+          frozenAt = undefined;
           receiver.respond = () => 200;
         }
       });

@@ -111,7 +111,10 @@ describe('config loading and hot reload (file mode)', () => {
     writeFileSync(join(s.dir, 'a.yaml'), rule('d', 3));
     await s.manager.reload();
     s.manager.ensureWatching();
-    writeFileSync(join(s.dir, 'a.yaml'), 'domain: [broken\n');
+    // Written whole (a temporary file renamed over it): writeFileSync truncates first, and a reload
+    // of the empty file between truncation and write would count a second error.
+    writeFileSync(join(s.dir, 'a.yaml.partial'), 'domain: [broken\n');
+    renameSync(join(s.dir, 'a.yaml.partial'), join(s.dir, 'a.yaml'));
     await eventually(() => s.stat('error') === 1);
     expect(s.limit()).toBe(3);
     expect(s.errors.at(-1)).toMatch(/^a\.yaml: error loading config file: yaml: /);
