@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -346,6 +346,7 @@ async function main(): Promise<void> {
     for (const t of targets) await stop(t.proc);
     raw.disconnect();
     await redis.stop();
+    rmSync(work, { recursive: true, force: true });
   }
 }
 
