@@ -73,6 +73,7 @@ describe('server process on embedded defaults', () => {
         const request = httpRequest(
           `${server.url}/events/proc-3`,
           {
+            agent: false, // a connection of its own, whose 'connect' is awaited below
             method: 'PUT',
             headers: {
               authorization: `Bearer ${token}`,
@@ -87,10 +88,19 @@ describe('server process on embedded defaults', () => {
         );
         request.on('error', reject);
         request.write(body.slice(0, 10));
-        setTimeout(() => {
-          stopping = server.stop();
-          setTimeout(() => request.end(body.slice(10)), 300);
-        }, 200);
+        // SIGTERM once the server holds this request: connections are accepted in order, so once it
+        // has answered a connection opened after this one was, it has accepted this one (a fixed wait
+        // could end before that on a loaded machine, and the connection would be reset unaccepted).
+        request.once('socket', (socket) =>
+          socket.once('connect', () => {
+            fetch(`${server.url}/health`)
+              .then((response) => response.arrayBuffer())
+              .then(() => {
+                stopping = server.stop();
+                setTimeout(() => request.end(body.slice(10)), 300);
+              }, reject);
+          }),
+        );
       });
       expect(status).toBe(201);
       await stopping;

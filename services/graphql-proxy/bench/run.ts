@@ -15,7 +15,8 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  *    of the best run of each side;
  * 2. latency added by the proxy on a miss (CACHE_TTL_SECONDS=0, so every request goes upstream and
  *    rewrites its cache file) vs calling the blog upstream directly: sequential requests on one
- *    keep-alive connection, alternating direct and proxied, median and p99 (target: median < 0.5 ms).
+ *    keep-alive connection, alternating direct and proxied, median and p99 (target: median < 0.5 ms);
+ *    and a bare forwarder (`bench/bare-forwarder.ts`) in the same turns, the floor of one more hop.
  * 3. with the upstream hanging: latency of cached (stale) queries (target p99 < 5 ms), and of 130
  *    concurrent distinct uncached queries before and after the circuit breaker opened;
  * 4. enqueue of BENCH_QUEUE_ITEMS (default 10,000) mutations while the upstream is down (first and last
@@ -193,31 +194,44 @@ async function cacheHits(dir: string, proxyUrl: string): Promise<void> {
   );
 }
 
-/** 2. Added latency of a miss. */
+/**
+ * 2. Added latency of a miss: direct, through the proxy, and through a bare forwarder (the floor of
+ * one more loopback hop on this machine), one request of each in turn.
+ */
 async function missLatency(upstream: string, missProxyUrl: string): Promise<void> {
   const missProxy = { url: missProxyUrl };
+  const forwarder = await start('bare-forwarder', 'services/graphql-proxy/bench/bare-forwarder.ts', {
+    UPSTREAM_URL: upstream,
+  });
   const missBody = JSON.stringify({ query: MISS_QUERY });
   for (let i = 0; i < 200; i += 1) {
     await post(upstream, missBody);
     await post(`${missProxy.url}/graphql`, missBody);
+    await post(`${forwarder.url}/graphql`, missBody);
   }
   const direct: number[] = [];
   const proxied: number[] = [];
+  const forwarded: number[] = [];
   for (let i = 0; i < MISS_REQUESTS; i += 1) {
     direct.push(Number((await post(upstream, missBody)).ns) / 1e6);
     const answer = await post(`${missProxy.url}/graphql`, missBody);
     if (answer.headers['x-cache'] !== 'MISS') throw new Error('expected a miss');
     proxied.push(Number(answer.ns) / 1e6);
+    forwarded.push(Number((await post(`${forwarder.url}/graphql`, missBody)).ns) / 1e6);
   }
-  direct.sort((a, b) => a - b);
-  proxied.sort((a, b) => a - b);
+  for (const list of [direct, proxied, forwarded]) list.sort((a, b) => a - b);
   const d50 = percentile(direct, 0.5);
   const p50 = percentile(proxied, 0.5);
+  const f50 = percentile(forwarded, 0.5);
   console.log(`cache miss (${MISS_REQUESTS} sequential requests each, one keep-alive connection)`);
   console.log(`  upstream direct  p50 ${d50.toFixed(3)} ms, p99 ${percentile(direct, 0.99).toFixed(3)} ms`);
   console.log(`  through proxy    p50 ${p50.toFixed(3)} ms, p99 ${percentile(proxied, 0.99).toFixed(3)} ms`);
   console.log(
     `  added (median)   ${(p50 - d50).toFixed(3)} ms (target < 0.5 ms); added p99 ${(percentile(proxied, 0.99) - percentile(direct, 0.99)).toFixed(3)} ms`,
+  );
+  console.log(
+    `  bare forwarder   p50 ${f50.toFixed(3)} ms: one more hop alone adds ${(f50 - d50).toFixed(3)} ms here; ` +
+      `the proxy's own share of a miss ${(p50 - f50).toFixed(3)} ms`,
   );
 }
 
