@@ -26,6 +26,7 @@ export interface RequestLine {
 
 export function writeRequestLine(logger: Logger, line: RequestLine): void {
   const level = isProbePath(line.path) ? 'debug' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
   logger[level](
     { ...line, durationMs: Math.round(line.durationMs * 100) / 100 },
     `${line.method} ${line.path} ${line.status} ${line.durationMs.toFixed(1)}ms`,

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { redactRequestPath } from './redact.js';
-import { writeRequestLine } from './request-line.js';
+import { isProbePath, writeRequestLine } from './request-line.js';
 
 // The line itself (and logNodeRequest for plain node:http servers) lives in request-line.ts, which
 // does not load Fastify: the rate limiter and the blog do not carry it for their request lines.
@@ -37,6 +37,9 @@ class OneLinePerRequest extends LogController {
   override routeNotFound(): void {}
   override requestCompleted(error: unknown, request: FastifyRequestLike, reply: FastifyReplyLike): void {
     const log = request.log as Logger;
+    // Nothing to build (the path's redaction is a few regular expressions) when no line is written:
+    // a service at LOG_LEVEL=warn skipped every line but still paid for it on every request.
+    if (!error && !log.isLevelEnabled(isProbePath(request.url) ? 'debug' : 'info')) return;
     const path = redactRequestPath(request.url, request.params as Record<string, unknown> | undefined);
     if (error) log.error({ err: error, path }, 'response failed');
     writeRequestLine(log, {
