@@ -74,7 +74,10 @@ describe('read cache across instances', () => {
     try {
       const id = newId();
       const created = (await a.insert(id, fields, 'alice', new Date()))!;
+      // Asked for twice: the cache keeps an answer from the second request of its key on.
+      expect((await b.get(id))?.name).toBe('v1');
       expect((await b.get(id))?.name).toBe('v1'); // now cached in b
+      await b.list({ kind: 'all' }, atOffset(0), 100);
       const listed = (await b.list({ kind: 'all' }, atOffset(0), 100)).total;
       await a.replace(id, created.revision, { ...fields, name: 'v2' }, new Date());
       await eventually(async () => (await b.get(id))?.name === 'v2');
@@ -110,8 +113,11 @@ describe('read cache under a write mix across instances', () => {
         });
       let expectedTotal = await total();
       for (let round = 0; round < 30; round++) {
-        // Warm the reader's cache with every event and a page, then change one of them on the writer.
+        // Warm the reader's cache with every event and a page (each asked for twice: the cache keeps
+        // an answer from the second request of its key on), then change one of them on the writer.
         for (const id of ids) await reader.get(id);
+        for (const id of ids) await reader.get(id);
+        await total();
         await total();
         if (round === 10 || round === 20) {
           await feedsConnected();
@@ -142,6 +148,7 @@ describe('read cache under a write mix across instances', () => {
       // After the kills the feeds are back: the reader caches again and still follows writes.
       await feedsConnected();
       const last = ids[0]!;
+      await reader.get(last);
       await reader.get(last);
       const final = await writer.replace(
         last,
