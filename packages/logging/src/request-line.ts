@@ -24,9 +24,18 @@ export interface RequestLine {
   readonly reqId?: string;
 }
 
+/**
+ * Whether a line at `level` would be written. Fastify hands out its own no-op logger (not pino, no
+ * `isLevelEnabled`) when an app is built with logging off: then the line is built and dropped there.
+ */
+export function levelEnabled(logger: Logger, level: 'debug' | 'info'): boolean {
+  const check = (logger as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled;
+  return check === undefined || check.call(logger, level);
+}
+
 export function writeRequestLine(logger: Logger, line: RequestLine): void {
   const level = isProbePath(line.path) ? 'debug' : 'info';
-  if (!logger.isLevelEnabled(level)) return;
+  if (!levelEnabled(logger, level)) return;
   logger[level](
     { ...line, durationMs: Math.round(line.durationMs * 100) / 100 },
     `${line.method} ${line.path} ${line.status} ${line.durationMs.toFixed(1)}ms`,

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { redactRequestPath } from './redact.js';
-import { isProbePath, writeRequestLine } from './request-line.js';
+import { isProbePath, levelEnabled, writeRequestLine } from './request-line.js';
 
 // The line itself (and logNodeRequest for plain node:http servers) lives in request-line.ts, which
 // does not load Fastify: the rate limiter and the blog do not carry it for their request lines.
@@ -39,7 +39,7 @@ class OneLinePerRequest extends LogController {
     const log = request.log as Logger;
     // Nothing to build (the path's redaction is a few regular expressions) when no line is written:
     // a service at LOG_LEVEL=warn skipped every line but still paid for it on every request.
-    if (!error && !log.isLevelEnabled(isProbePath(request.url) ? 'debug' : 'info')) return;
+    if (!error && !levelEnabled(log, isProbePath(request.url) ? 'debug' : 'info')) return;
     const path = redactRequestPath(request.url, request.params as Record<string, unknown> | undefined);
     if (error) log.error({ err: error, path }, 'response failed');
     writeRequestLine(log, {
