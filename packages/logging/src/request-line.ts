@@ -51,7 +51,7 @@ let nextId = 0;
  */
 export function logNodeRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   // nothing to do (not even a clock read) when the line would be dropped: the rate limiter's hot path
-  if (!logger.isLevelEnabled(isProbePath(req.url ?? '/') ? 'debug' : 'info')) return;
+  if (!levelEnabled(logger, isProbePath(req.url ?? '/') ? 'debug' : 'info')) return;
   const started = process.hrtime.bigint();
   const header = req.headers['x-request-id'];
   const reqId =

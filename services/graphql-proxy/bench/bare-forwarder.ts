@@ -1,5 +1,5 @@
-import http from 'node:http';
 import { Pool } from 'undici';
+import { serveBodies } from './bare-http.js';
 
 /**
  * The second anchor of the miss benchmark: the least a proxy can do on a miss. A bare node:http
@@ -10,32 +10,21 @@ import { Pool } from 'undici';
  */
 const upstream = new URL(process.env['UPSTREAM_URL'] ?? '');
 const pool = new Pool(upstream.origin, { connections: 64 });
-const server = http.createServer((request, response) => {
-  if (request.url === '/health') {
-    response.end('{"status":"ok"}');
-    return;
-  }
-  const chunks: Buffer[] = [];
-  request.on('data', (chunk: Buffer) => chunks.push(chunk));
-  request.on('end', () => {
-    pool
-      .request({
-        path: upstream.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: Buffer.concat(chunks),
-      })
-      .then(async (answer) => {
-        const body = await answer.body.text();
-        response.writeHead(answer.statusCode, { 'content-type': 'application/json; charset=utf-8' });
-        response.end(body);
-      })
-      .catch(() => {
-        response.writeHead(502);
-        response.end();
-      });
-  });
+serveBodies((body, response) => {
+  pool
+    .request({
+      path: upstream.pathname,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    .then(async (answer) => {
+      const text = await answer.body.text();
+      response.writeHead(answer.statusCode, { 'content-type': 'application/json; charset=utf-8' });
+      response.end(text);
+    })
+    .catch(() => {
+      response.writeHead(502);
+      response.end();
+    });
 });
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env['PORT']), '127.0.0.1');
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
