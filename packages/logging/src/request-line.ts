@@ -11,7 +11,8 @@ const PROBE = /\/(health|healthz|healthcheck|ready|readyz|readiness|live|livez|l
 
 /** True for the health and readiness routes of every service (`/health`, `/healthcheck`, `/readyz`...). */
 export function isProbePath(path: string): boolean {
-  return PROBE.test(path.split('?')[0] ?? '');
+  const query = path.indexOf('?'); // not split(): this runs on every request
+  return PROBE.test(query === -1 ? path : path.slice(0, query));
 }
 
 export interface RequestLine {

@@ -61,8 +61,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(createValidatorCompiler());
   // JSON only: a text/plain body is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request take `done` rather than being async: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   installErrorHandling(app);
   installCors(app, corsOrigin);

@@ -89,6 +89,24 @@ describe('bearer tokens', () => {
     );
   });
 
+  it('accepts HS256, HS384 and HS512 with the secret, every time, and none of them with another', async () => {
+    // The verifier keeps one imported key per algorithm: each must be the secret under its own hash.
+    for (const alg of ['HS512', 'HS256', 'HS384', 'HS512'] as const) {
+      const good = await call(app, `/events/${newId()}`, {
+        method: 'PUT',
+        token: await hmacToken('alice', { alg }),
+        body: validBody,
+      });
+      expect(good.status, alg).toBe(201);
+      const forged = await call(app, `/events/${newId()}`, {
+        method: 'PUT',
+        token: await hmacToken('alice', { alg, secret: 'z'.repeat(40) }),
+        body: validBody,
+      });
+      expect(forged.status, alg).toBe(401);
+    }
+  });
+
   it('a non-Bearer Authorization header is 401, also on GET (never treated as anonymous)', async () => {
     const id = await create(await hmacToken('alice'));
     const basic = await call(app, `/events/${id}`, { headers: { authorization: 'Basic YWxpY2U6eA==' } });

@@ -37,12 +37,14 @@ export interface TokenOptions {
   expiresIn?: number;
   issuer?: string;
   audience?: string;
+  /** @default 'HS256' */
+  alg?: 'HS256' | 'HS384' | 'HS512';
 }
 
 export async function hmacToken(sub: string, options: TokenOptions = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   let jwt = new SignJWT(options.member ? { member: true } : {})
-    .setProtectedHeader({ alg: 'HS256' })
+    .setProtectedHeader({ alg: options.alg ?? 'HS256' })
     .setSubject(sub)
     .setIssuedAt(now - 60)
     .setExpirationTime(now + (options.expiresIn ?? 600));

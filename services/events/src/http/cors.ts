@@ -29,8 +29,10 @@ export function corsHeaders(
 }
 
 export function installCors(app: FastifyInstance, allowed: '*' | readonly string[]): void {
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.headers(corsHeaders(allowed, request.headers.origin));
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined) reply.headers(corsHeaders(allowed, origin));
+    done();
   });
   app.options('*', { schema: { hide: true } }, async (request, reply) => {
     const headers = corsHeaders(allowed, request.headers.origin);

@@ -104,8 +104,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
   const writes = createPerKeyQueue();
   // Authentication runs first (onRequest), so an anonymous caller learns nothing from validation.
   app.decorateRequest('viewer', null);
-  const optionalToken = async (request: FastifyRequest): Promise<void> => {
-    request.viewer = await viewerOf(request, verifier);
+  // An anonymous read (no Authorization header) skips the verifier and its promise altogether.
+  const optionalToken = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    if (request.headers.authorization === undefined) {
+      done();
+      return;
+    }
+    viewerOf(request, verifier).then((viewer) => {
+      request.viewer = viewer;
+      done();
+    }, done);
   };
   const requiredToken = async (request: FastifyRequest): Promise<void> => {
     request.viewer = await requireViewer(request, verifier);
