@@ -8,7 +8,8 @@ import { isCompilable } from './build/project.js';
  *
  * ```json
  * "platform": { "order": 4, "health": "http://127.0.0.1:4000/health",
- *               "urls": { "GraphQL": "http://127.0.0.1:4000/graphql" }, "after": ["blog-graphql"] }
+ *               "urls": { "GraphQL": "http://127.0.0.1:4000/graphql" }, "after": ["blog-graphql"],
+ *               "nodeFlags": ["--max-semi-space-size=8"] }
  * ```
  */
 export interface ServiceSpec {
@@ -25,6 +26,11 @@ export interface ServiceSpec {
   /** Services that must be healthy before this one starts. */
   after: string[];
   order: number;
+  /**
+   * Flags for `node` itself that the service is deployed with (V8 heap settings: they must be given
+   * when the process starts; a running process cannot change them). Not applied in watch mode.
+   */
+  nodeFlags: string[];
 }
 
 interface PlatformField {
@@ -33,6 +39,7 @@ interface PlatformField {
   after?: unknown;
   order?: unknown;
   entry?: unknown;
+  nodeFlags?: unknown;
 }
 
 function isStringRecord(value: unknown): value is Record<string, string> {
@@ -66,6 +73,10 @@ export function discoverServices(servicesDir: string): ServiceSpec[] {
     if (!Array.isArray(after) || !after.every((a) => typeof a === 'string')) {
       throw new Error(`${manifest}: platform.after must be a list of service names`);
     }
+    const nodeFlags = platform.nodeFlags ?? [];
+    if (!Array.isArray(nodeFlags) || !nodeFlags.every((f) => typeof f === 'string' && f.startsWith('--'))) {
+      throw new Error(`${manifest}: platform.nodeFlags must be a list of node flags, each starting with --`);
+    }
     specs.push({
       name,
       dir,
@@ -75,6 +86,7 @@ export function discoverServices(servicesDir: string): ServiceSpec[] {
       urls,
       after: after as string[],
       order: typeof platform.order === 'number' ? platform.order : 100,
+      nodeFlags: nodeFlags as string[],
     });
   }
   return specs.sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));

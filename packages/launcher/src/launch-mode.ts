@@ -18,11 +18,12 @@ const TSX_CLI = new URL(import.meta.resolve('tsx/cli')).pathname;
 export function nodeArguments(spec: ServiceSpec, mode: LaunchMode): string[] {
   switch (mode) {
     case 'compiled':
-      return [...COMPILED_NODE_FLAGS, compiledEntry(spec.dir, spec.entry)];
+      return [...COMPILED_NODE_FLAGS, ...spec.nodeFlags, compiledEntry(spec.dir, spec.entry)];
     case 'tsx':
-      return ['--import', TSX_LOADER, spec.entry];
+      return [...spec.nodeFlags, '--import', TSX_LOADER, spec.entry];
     case 'watch':
       // The launcher interleaves every service's lines: a cleared screen would wipe the others'.
+      // Node flags would apply to the tsx watcher, not to the service it restarts: left out.
       return [TSX_CLI, 'watch', '--clear-screen=false', spec.entry];
   }
 }

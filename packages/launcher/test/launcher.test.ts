@@ -19,6 +19,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 const grandchild = spawn('sleep', ['300'], { stdio: 'ignore' });
 writeFileSync(process.env.PID_FILE_DIR + '/' + process.env.SERVICE_TAG + '.pids', process.pid + ' ' + grandchild.pid);
+writeFileSync(process.env.PID_FILE_DIR + '/' + process.env.SERVICE_TAG + '.argv', process.execArgv.join(' '));
 const server = createServer((req, res) => { res.end('ok'); });
 server.listen(0, '127.0.0.1', () => {
   ${announcePort('server', portFile)}
@@ -63,6 +64,7 @@ describe('npm start launcher', () => {
         order: 1,
         health: `http://127.0.0.1:${goodPort}/health`,
         urls: { API: `http://127.0.0.1:${goodPort}` },
+        nodeFlags: ['--max-semi-space-size=8'],
       },
       `process.env.SERVICE_TAG = 'alpha';\n${goodServer(join(servicesDir, 'alpha.port'))}`,
     );
@@ -129,6 +131,12 @@ describe('npm start launcher', () => {
     expect(output).toMatch(/broken\s+FAILED: exited \(code 3\)/);
     expect(output).not.toMatch(/later/);
     expect(output).toContain('1 of 2 service(s) running');
+  });
+
+  it('starts a service with the node flags of its platform field', () => {
+    expect(readFileSync(join(servicesDir, 'alpha.argv'), 'utf8').split(' ')).toContain(
+      '--max-semi-space-size=8',
+    );
   });
 
   it('keeps the healthy service running while another failed', async () => {

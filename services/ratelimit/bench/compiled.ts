@@ -45,7 +45,18 @@ export function ensureAnchorBuilt(): string {
   return ANCHOR_OUT;
 }
 
-/** Node arguments running the compiled service entry. */
-export function serviceNodeArgs(): string[] {
-  return [...COMPILED_NODE_FLAGS, join(SERVICE, 'dist', 'server.js')];
+/**
+ * Node arguments running the compiled service entry, with the node flags it is deployed with
+ * (`platform.nodeFlags` of package.json), then `extra` (later flags win, so they can override).
+ */
+export function serviceNodeArgs(extra: readonly string[] = []): string[] {
+  const manifest = JSON.parse(readFileSync(join(SERVICE, 'package.json'), 'utf8')) as {
+    platform?: { nodeFlags?: string[] };
+  };
+  return [
+    ...COMPILED_NODE_FLAGS,
+    ...(manifest.platform?.nodeFlags ?? []),
+    ...extra,
+    join(SERVICE, 'dist', 'server.js'),
+  ];
 }

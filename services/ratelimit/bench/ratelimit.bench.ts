@@ -22,7 +22,10 @@ const run = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 32);
-/** Extra node flags for the service processes only (e.g. V8 heap settings), to measure their effect. */
+/**
+ * Extra node flags for the service processes only (e.g. V8 heap settings), to measure their effect;
+ * they come after the service's own `platform.nodeFlags`, so `--max-semi-space-size=16` undoes its 8.
+ */
 const EXTRA_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
@@ -163,7 +166,7 @@ async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: num
   return {
     label,
     port: grpcPort,
-    proc: start([...EXTRA_NODE_FLAGS, ...serviceNodeArgs()], env),
+    proc: start(serviceNodeArgs(EXTRA_NODE_FLAGS), env),
     descriptors,
     rate: new Map(),
   };

@@ -17,7 +17,9 @@ export interface GrpcServerParts {
 }
 
 export function createGrpcServer(parts: GrpcServerParts): grpc.Server {
-  const server = new grpc.Server(parts.options);
+  // No channelz: nothing here serves its admin API, and grpc-js tracks every call for it otherwise
+  // (measured: about 1 us of CPU and a few objects per call on the ShouldRateLimit path).
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0, ...parts.options });
   server.addService(RATE_LIMIT_SERVICE, rateLimitHandlers(parts.service, parts.registry));
   server.addService(HEALTH_SERVICE, healthHandlers(parts.health));
   return server;
