@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { requestLogOptions } from '@platform/logging/request-log';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TokenVerifier } from './auth/token-verifier.js';
@@ -67,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   installErrorHandling(app);
+  drainRefusedBodies(app);
   installCors(app, corsOrigin);
 
   await app.register(swagger, {

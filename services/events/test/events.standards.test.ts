@@ -107,6 +107,8 @@ describe("Fastify's own errors leave in the NestJS shape with the request id", (
     });
     expect(big.status).toBe(413);
     expectNestShape(big.json, 413);
+    // the refused body is read to its end and the connection kept (@platform/http-edge/refused-body)
+    expect(big.headers.get('connection')).not.toBe('close');
     expect(big.headers.get('x-request-id')).toBe(REQUEST_ID);
     const text = await call(app, `/events/${newId()}`, {
       method: 'PUT',

@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
@@ -177,6 +178,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.limits) registerRequestLimits(app, options.limits);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
+  drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {

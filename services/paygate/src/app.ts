@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
@@ -114,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   registerErrorHandler(app);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
+  drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {

@@ -201,6 +201,8 @@ export function httpContract(target: Target): void {
       const huge = JSON.stringify({ pad: 'x'.repeat(5000) });
       const big = await post('/v3/auth/me', huge, v3Headers(user.apiKey, user.secret, '/v3/auth/me', huge));
       expect([big.statusCode, big.json().error.name]).toEqual([413, 'body_too_large']);
+      // the refused body is read to its end and the connection kept (@platform/http-edge/refused-body)
+      expect(big.headers.connection).not.toBe('close');
       expect(await nonceOf()).toBe(before);
       const array = await post('/v3/auth/me', '[]', v3Headers(user.apiKey, user.secret, '/v3/auth/me', '[]'));
       expect([array.statusCode, array.json().error.name]).toEqual([400, 'validation_failed']);
