@@ -69,3 +69,15 @@ it.each([
     });
   },
 );
+
+it('answers a body over BODY_LIMIT with 413 body_too_large without closing the connection', async () => {
+  const response = await fetch(`${gateway.url}/merchant-api/invoices/status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ reference_id: 'x'.repeat(100_000) }),
+  });
+  expect(response.status).toBe(413);
+  expect(((await response.json()) as { error: { name: string } }).error.name).toBe('body_too_large');
+  // the refused body is read to its end instead of the socket being reset (@platform/http-edge/refused-body)
+  expect(response.headers.get('connection')).not.toBe('close');
+});

@@ -44,7 +44,7 @@ describe('redis cluster: KVSTORE_CLUSTER_PIPELINE_PARALLELISM (REDIS_CLUSTER_PIP
     );
     try {
       expect(await backend.ready()).toBe(true);
-      await masters[0]!.client('PAUSE', 8000, 'WRITE');
+      await masters[0]!.client('PAUSE', 20000, 'WRITE');
       let settled = false;
       // The slow key comes first: a slot-after-slot implementation would not reach the fast one.
       const call = backend.increment([op(slow), op(fast)]).finally(() => {
@@ -69,7 +69,7 @@ describe('redis cluster: KVSTORE_CLUSTER_PIPELINE_PARALLELISM (REDIS_CLUSTER_PIP
     );
     try {
       expect(await backend.ready()).toBe(true);
-      await masters[0]!.client('PAUSE', 8000, 'WRITE');
+      await masters[0]!.client('PAUSE', 20000, 'WRITE');
       const call = backend.increment([op(slow), op(fast)]);
       // Once the slow key's command is held by the paused master (a blocked client there), a
       // parallel implementation would already have sent the fast one; a serial one has not.
