@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuMicros } from '@platform/testkit/cpu';
+
+export { median } from '@platform/testkit/stats';
 
 /** Resident set now and at its peak (VmRSS, VmHWM of /proc/<pid>/status), in MiB. */
 export function memoryOf(pid: number): { rss: number; peak: number } {
@@ -82,20 +85,7 @@ export async function stop(child: ChildProcess, graceMs = 10_000): Promise<void>
   clearTimeout(timer);
 }
 
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** CPU time (user + system) the process has used so far, in ms: unlike wall time, load on the machine barely changes it. */
 export function cpuMsOf(pid: number): number {
-  // Fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  return cpuMicros([pid]) / 1000;
 }
-
-// USER_HZ, 100 on every Linux architecture Node runs on (sysconf(_SC_CLK_TCK) is not exposed to JS).
-const CLOCK_TICKS_PER_SECOND = 100;

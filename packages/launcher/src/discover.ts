@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { isCompilable } from './build/project.js';
 
 /**
@@ -49,45 +49,53 @@ function isStringRecord(value: unknown): value is Record<string, string> {
 }
 
 /**
+ * The service in `dir` as the launcher runs it, from the `platform` field of its package.json:
+ * undefined when it has none or its entry file is missing (not runnable yet); a malformed field is an
+ * error naming it.
+ */
+export function readServiceSpec(dir: string): ServiceSpec | undefined {
+  const manifest = join(dir, 'package.json');
+  if (!existsSync(manifest)) return undefined;
+  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { platform?: PlatformField };
+  const platform = pkg.platform;
+  if (!platform) return undefined;
+  const entry = join(dir, typeof platform.entry === 'string' ? platform.entry : 'src/server.ts');
+  if (!existsSync(entry)) return undefined;
+  if (typeof platform.health !== 'string') {
+    throw new Error(`${manifest}: platform.health must be a URL string`);
+  }
+  const urls = platform.urls ?? {};
+  if (!isStringRecord(urls)) throw new Error(`${manifest}: platform.urls must map labels to URL strings`);
+  const after = platform.after ?? [];
+  if (!Array.isArray(after) || !after.every((a) => typeof a === 'string')) {
+    throw new Error(`${manifest}: platform.after must be a list of service names`);
+  }
+  const nodeFlags = platform.nodeFlags ?? [];
+  if (!Array.isArray(nodeFlags) || !nodeFlags.every((f) => typeof f === 'string' && f.startsWith('--'))) {
+    throw new Error(`${manifest}: platform.nodeFlags must be a list of node flags, each starting with --`);
+  }
+  return {
+    name: basename(dir),
+    dir,
+    entry,
+    compilable: isCompilable(dir),
+    health: platform.health,
+    urls,
+    after: after as string[],
+    order: typeof platform.order === 'number' ? platform.order : 100,
+    nodeFlags: nodeFlags as string[],
+  };
+}
+
+/**
  * Lists the services under `servicesDir` that declare a `platform` field and have their entry file.
  * A folder without one is skipped (it is not runnable yet); a malformed field is an error naming it.
  */
 export function discoverServices(servicesDir: string): ServiceSpec[] {
   if (!existsSync(servicesDir)) return [];
-  const specs: ServiceSpec[] = [];
-  for (const name of readdirSync(servicesDir).sort()) {
-    const dir = join(servicesDir, name);
-    const manifest = join(dir, 'package.json');
-    if (!existsSync(manifest)) continue;
-    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { platform?: PlatformField };
-    const platform = pkg.platform;
-    if (!platform) continue;
-    const entry = join(dir, typeof platform.entry === 'string' ? platform.entry : 'src/server.ts');
-    if (!existsSync(entry)) continue;
-    if (typeof platform.health !== 'string') {
-      throw new Error(`${manifest}: platform.health must be a URL string`);
-    }
-    const urls = platform.urls ?? {};
-    if (!isStringRecord(urls)) throw new Error(`${manifest}: platform.urls must map labels to URL strings`);
-    const after = platform.after ?? [];
-    if (!Array.isArray(after) || !after.every((a) => typeof a === 'string')) {
-      throw new Error(`${manifest}: platform.after must be a list of service names`);
-    }
-    const nodeFlags = platform.nodeFlags ?? [];
-    if (!Array.isArray(nodeFlags) || !nodeFlags.every((f) => typeof f === 'string' && f.startsWith('--'))) {
-      throw new Error(`${manifest}: platform.nodeFlags must be a list of node flags, each starting with --`);
-    }
-    specs.push({
-      name,
-      dir,
-      entry,
-      compilable: isCompilable(dir),
-      health: platform.health,
-      urls,
-      after: after as string[],
-      order: typeof platform.order === 'number' ? platform.order : 100,
-      nodeFlags: nodeFlags as string[],
-    });
-  }
+  const specs = readdirSync(servicesDir)
+    .sort()
+    .map((name) => readServiceSpec(join(servicesDir, name)))
+    .filter((spec): spec is ServiceSpec => spec !== undefined);
   return specs.sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
 }

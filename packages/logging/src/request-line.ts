@@ -29,14 +29,24 @@ export interface RequestLine {
  * Whether a line at `level` would be written. Fastify hands out its own no-op logger (not pino, no
  * `isLevelEnabled`) when an app is built with logging off: then the line is built and dropped there.
  */
-export function levelEnabled(logger: Logger, level: 'debug' | 'info'): boolean {
+function levelEnabled(logger: Logger, level: 'debug' | 'info'): boolean {
   const check = (logger as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled;
   return check === undefined || check.call(logger, level);
 }
 
-export function writeRequestLine(logger: Logger, line: RequestLine): void {
-  const level = isProbePath(line.path) ? 'debug' : 'info';
-  if (!levelEnabled(logger, level)) return;
+/** The level of the request line for `path` (probes at debug), or undefined when it would be dropped. */
+export function requestLineLevel(logger: Logger, path: string): 'debug' | 'info' | undefined {
+  const level = isProbePath(path) ? 'debug' : 'info';
+  return levelEnabled(logger, level) ? level : undefined;
+}
+
+/** Writes the line; `level` when the caller has already asked `requestLineLevel`. */
+export function writeRequestLine(
+  logger: Logger,
+  line: RequestLine,
+  level = requestLineLevel(logger, line.path),
+): void {
+  if (level === undefined) return;
   logger[level](
     { ...line, durationMs: Math.round(line.durationMs * 100) / 100 },
     `${line.method} ${line.path} ${line.status} ${line.durationMs.toFixed(1)}ms`,
@@ -52,18 +62,23 @@ let nextId = 0;
  */
 export function logNodeRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   // nothing to do (not even a clock read) when the line would be dropped: the rate limiter's hot path
-  if (!levelEnabled(logger, isProbePath(req.url ?? '/') ? 'debug' : 'info')) return;
+  const level = requestLineLevel(logger, req.url ?? '/');
+  if (level === undefined) return;
   const started = process.hrtime.bigint();
   const header = req.headers['x-request-id'];
   const reqId =
     typeof header === 'string' && /^[\w.:-]{1,64}$/.test(header) ? header : `req-${(++nextId).toString(36)}`;
   res.once('close', () => {
-    writeRequestLine(logger, {
-      method: req.method ?? 'GET',
-      path: redactRequestPath(req.url ?? '/'),
-      status: res.statusCode,
-      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-      reqId,
-    });
+    writeRequestLine(
+      logger,
+      {
+        method: req.method ?? 'GET',
+        path: redactRequestPath(req.url ?? '/'),
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        reqId,
+      },
+      level,
+    );
   });
 }

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { redactRequestPath } from './redact.js';
-import { isProbePath, levelEnabled, writeRequestLine } from './request-line.js';
+import { requestLineLevel, writeRequestLine } from './request-line.js';
 
 // The line itself (and logNodeRequest for plain node:http servers) lives in request-line.ts, which
 // does not load Fastify: the rate limiter and the blog do not carry it for their request lines.
@@ -39,15 +39,16 @@ class OneLinePerRequest extends LogController {
     const log = request.log as Logger;
     // Nothing to build (the path's redaction is a few regular expressions) when no line is written:
     // a service at LOG_LEVEL=warn skipped every line but still paid for it on every request.
-    if (!error && !levelEnabled(log, isProbePath(request.url) ? 'debug' : 'info')) return;
+    const level = requestLineLevel(log, request.url);
+    if (!error && level === undefined) return;
     const path = redactRequestPath(request.url, request.params as Record<string, unknown> | undefined);
     if (error) log.error({ err: error, path }, 'response failed');
-    writeRequestLine(log, {
-      method: request.method,
-      path,
-      status: reply.statusCode,
-      durationMs: reply.elapsedTime,
-    });
+    if (level === undefined) return;
+    writeRequestLine(
+      log,
+      { method: request.method, path, status: reply.statusCode, durationMs: reply.elapsedTime },
+      level,
+    );
   }
 }
 

@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { cpuMicros, processTree } from '@platform/testkit/cpu';
 import { createTestDatabase } from '@platform/testkit/postgres';
+import { median } from '@platform/testkit/stats';
 import { SignJWT } from 'jose';
 import { migrate } from '../src/storage/migrations.js';
 import { createPgClient } from '../src/storage/pg-client.js';
@@ -71,14 +72,6 @@ async function wrk(
   const scale = p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1;
   return { rps, p99Ms: Number(p99[1]) * scale, cpuUs: cpu / requests };
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
 
 /**
  * `ROUNDS` rounds of the bare-SQL anchor and the service on one mix, the order alternating; the

@@ -4,7 +4,8 @@ import ts from 'typescript';
 // The launcher's own build steps (relative: the bench is not a launcher dependent, no lock change).
 import { buildProjects } from '../../../packages/launcher/src/build/build.js';
 import { readProject } from '../../../packages/launcher/src/build/project.js';
-import { COMPILED_NODE_FLAGS } from '../../../packages/launcher/src/build/run-compiled.js';
+import { readServiceSpec } from '../../../packages/launcher/src/discover.js';
+import { nodeArguments } from '../../../packages/launcher/src/launch-mode.js';
 
 /**
  * The benchmark runs everything as plain compiled JavaScript, as the launcher runs the service, so
@@ -46,17 +47,12 @@ export function ensureAnchorBuilt(): string {
 }
 
 /**
- * Node arguments running the compiled service entry, with the node flags it is deployed with
- * (`platform.nodeFlags` of package.json), then `extra` (later flags win, so they can override).
+ * Node arguments running the compiled service entry as the launcher runs it (with the service's
+ * `platform.nodeFlags`), then `extra` before the entry (later flags win, so they can override).
  */
 export function serviceNodeArgs(extra: readonly string[] = []): string[] {
-  const manifest = JSON.parse(readFileSync(join(SERVICE, 'package.json'), 'utf8')) as {
-    platform?: { nodeFlags?: string[] };
-  };
-  return [
-    ...COMPILED_NODE_FLAGS,
-    ...(manifest.platform?.nodeFlags ?? []),
-    ...extra,
-    join(SERVICE, 'dist', 'server.js'),
-  ];
+  const spec = readServiceSpec(SERVICE);
+  if (spec === undefined) throw new Error(`${SERVICE} has no runnable platform field`);
+  const args = nodeArguments(spec, 'compiled');
+  return [...args.slice(0, -1), ...extra, ...args.slice(-1)];
 }
