@@ -23,7 +23,7 @@ export interface ReplayerDeps {
   readonly retryMaxMs: number;
   readonly probeIntervalMs: number;
   readonly logger: Logger;
-  /** Called after each confirmed mutation with its answer (cache invalidation). */
+  /** Called for each confirmed mutation with its answer (cache invalidation), before it leaves the queue. */
   readonly onConfirmed: (item: QueuedMutation, data: unknown) => void;
   /** Called after a replay that confirmed at least one mutation (local sync). */
   readonly afterReplay: () => void;
@@ -149,6 +149,10 @@ export class Replayer {
           );
           break;
         }
+        // Invalidate before the mutation leaves the queue: a client that sees the queue empty (GET
+        // /queue) and then reads gets an answer fetched after the invalidation, not one stored as
+        // raced with it. (Were the removal to fail, the replay again would only invalidate again.)
+        this.deps.onConfirmed(item, outcome.body.data);
         await queue.remove(item);
         await this.deps.outcomes.record({
           id: item.id,
@@ -160,7 +164,6 @@ export class Replayer {
           response: outcome.body,
         });
         flushed += 1;
-        this.deps.onConfirmed(item, outcome.body.data);
       }
     } finally {
       if (flushed > 0) {
