@@ -88,7 +88,7 @@ export function harness(yaml: string | string[] | undefined, options: HarnessOpt
     backend,
     service,
     clock,
-    call: (request) => service.shouldRateLimit(request),
+    call: async (request) => service.shouldRateLimit(request),
     counter: (name) => registry.snapshot().counters.get(name) ?? 0,
     setConfig: (c) => {
       config = c;

@@ -29,7 +29,7 @@ export class MemoryBackend implements CounterBackend {
     this.sweeper.unref();
   }
 
-  /** Synchronous core, also used by tests to look at the store. */
+  /** The limiter's synchronous path (see `CounterBackend.incrementSync`); `increment` wraps it. */
   incrementSync(ops: readonly CounterOp[]): number[] {
     const nowMs = this.now();
     const out = new Array<number>(ops.length);

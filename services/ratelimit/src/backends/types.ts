@@ -25,6 +25,12 @@ export interface CounterBackend {
    * Rejects when the backend cannot be reached (within a bounded time).
    */
   increment(ops: readonly CounterOp[]): Promise<number[]>;
+  /**
+   * The same as `increment`, answered at once, for a store that lives in this process (the
+   * in-process store): the limiter then decides without a promise and a microtask per call.
+   * Absent on every store behind a network round trip.
+   */
+  incrementSync?(ops: readonly CounterOp[]): number[];
   /** Current counts (0 for a missing key) without changing them, in op order; one round trip. */
   read(ops: readonly CounterOp[]): Promise<number[]>;
   /** False while the backend is known to be unreachable (only tracked when health checking is on). */

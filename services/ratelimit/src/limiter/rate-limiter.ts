@@ -37,6 +37,11 @@ export interface RateLimiterOptions {
 
 const NO_LIMIT: DescriptorStatus = Object.freeze({ code: Code.OK, limitRemaining: 0 }) as DescriptorStatus;
 
+/** The op as a check that counts nothing (`INCRBY 0`): the key's expiry is still refreshed. */
+function withoutHits(op: CounterOp): CounterOp {
+  return { ...op, hits: 0 };
+}
+
 export class RateLimiter {
   private readonly decideOptions: { nearLimitRatio: number };
 
@@ -49,11 +54,20 @@ export class RateLimiter {
     return max > 0 ? divider + Math.floor(this.options.random() * max) : divider;
   }
 
-  /** Statuses in request order; rejects when the backend fails. */
-  async doLimit(plan: readonly PlannedDescriptor[], nowSeconds: number): Promise<DescriptorStatus[]> {
+  /**
+   * Statuses in request order. Answered at once when no key needs the backend or the backend is
+   * in this process (`incrementSync`), else a promise; fails (throws or rejects) when the backend does.
+   */
+  doLimit(
+    plan: readonly PlannedDescriptor[],
+    nowSeconds: number,
+  ): DescriptorStatus[] | Promise<DescriptorStatus[]> {
     const statuses = new Array<DescriptorStatus>(plan.length);
-    const ops: CounterOp[] = [];
-    const opIndex: number[] = [];
+    // Sized for the usual case (every descriptor counted) and cut to what was used: `push` onto an
+    // empty array would allocate room for 16 on every call.
+    const ops = new Array<CounterOp>(plan.length);
+    const opIndex = new Array<number>(plan.length);
+    let counted = 0;
     const localCache = this.options.localCache;
     let overInLocalCache = false;
     for (let i = 0; i < plan.length; i++) {
@@ -68,20 +82,48 @@ export class RateLimiter {
         overInLocalCache = true;
         continue;
       }
-      ops.push({ key: p.cacheKey, hits: p.hits, ttlSeconds: this.ttl(p.divider), perSecond: p.perSecond });
-      opIndex.push(i);
+      ops[counted] = {
+        key: p.cacheKey,
+        hits: p.hits,
+        ttlSeconds: this.ttl(p.divider),
+        perSecond: p.perSecond,
+      };
+      opIndex[counted] = i;
+      counted++;
     }
-    if (ops.length === 0) return statuses;
-    const counts = await this.count(plan, ops, opIndex, overInLocalCache);
+    if (counted === 0) return statuses;
+    if (counted < plan.length) {
+      // Setting `length` is a runtime call: only when something was left out.
+      ops.length = counted;
+      opIndex.length = counted;
+    }
+    const backend = this.options.backend;
+    if (backend.incrementSync && !this.options.stopIncrementWhenOverLimit) {
+      const counts = backend.incrementSync(ops);
+      return this.decideCounted(plan, statuses, opIndex, counts, nowSeconds);
+    }
+    return this.count(plan, ops, opIndex, overInLocalCache).then((counts) =>
+      this.decideCounted(plan, statuses, opIndex, counts, nowSeconds),
+    );
+  }
+
+  /** Fills `statuses` at `opIndex` from the backend's counts (op order) and feeds the local cache. */
+  private decideCounted(
+    plan: readonly PlannedDescriptor[],
+    statuses: DescriptorStatus[],
+    opIndex: readonly number[],
+    counts: readonly number[],
+    nowSeconds: number,
+  ): DescriptorStatus[] {
+    const localCache = this.options.localCache;
     for (let j = 0; j < opIndex.length; j++) {
       const i = opIndex[j]!;
       const p = plan[i]!;
       const limit = p.limit!;
-      const status = decide(limit, p.hits, counts[j]!, nowSeconds, this.decideOptions);
+      statuses[i] = decide(limit, p.hits, counts[j]!, nowSeconds, this.decideOptions);
       if (localCache && counts[j]! > limit.requestsPerUnit) {
         localCache.add(p.cacheKey, Math.floor(nowSeconds / p.divider) * p.divider + p.divider, nowSeconds);
       }
-      statuses[i] = status;
     }
     return statuses;
   }
@@ -95,10 +137,10 @@ export class RateLimiter {
   ): Promise<number[]> {
     const backend = this.options.backend;
     if (!this.options.stopIncrementWhenOverLimit) return backend.increment(ops);
-    if (overInLocalCache) return backend.increment(ops.map((op) => ({ ...op, hits: 0 })));
+    if (overInLocalCache) return backend.increment(ops.map(withoutHits));
     const current = await backend.read(ops);
     const over = ops.map((op, j) => current[j]! + op.hits > plan[opIndex[j]!]!.limit!.requestsPerUnit);
     if (!over.includes(true)) return backend.increment(ops);
-    return backend.increment(ops.map((op, j) => (over[j] ? op : { ...op, hits: 0 })));
+    return backend.increment(ops.map((op, j) => (over[j] ? op : withoutHits(op))));
   }
 }

@@ -1,7 +1,12 @@
 import type { Logger } from 'pino';
 import { InvalidKeyError } from '../backends/types.js';
 import { BACKEND_ERROR_MESSAGE, type CallError, errorStat } from '../errors.js';
-import { Code, type RateLimitRequest, type RateLimitResponse } from '../proto/messages.js';
+import {
+  Code,
+  type DescriptorStatus,
+  type RateLimitRequest,
+  type RateLimitResponse,
+} from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
 import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
@@ -9,7 +14,7 @@ import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { sanitizeStatName } from '../stats/sanitize.js';
 import { assembleResponse, type ResponseOptions } from './decide.js';
 import { dynamicMetadata } from './dynamic-metadata.js';
-import { type PlanContext, planRequest, validateRequest } from './plan.js';
+import { type PlanContext, type PlannedDescriptor, planRequest, validateRequest } from './plan.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -66,36 +71,60 @@ export class RateLimitService {
     return { ok: false, error };
   }
 
-  async shouldRateLimit(request: RateLimitRequest): Promise<CallResult> {
+  /**
+   * The call's result: a value when it needed no round trip (in-process store, or no limit to
+   * count), else a promise. Never throws for a backend failure: that becomes `failureMode`'s answer.
+   */
+  shouldRateLimit(request: RateLimitRequest): CallResult | Promise<CallResult> {
     const invalid = validateRequest(request);
     if (invalid) return this.fail(invalid);
     const config = this.options.currentConfig();
     if (!config) return this.fail({ code: 'no_config', message: 'no rate limit configuration loaded' });
     const now = this.options.nowSeconds();
     const plan = planRequest(config, request, now, this.planContext);
-    let statuses: Awaited<ReturnType<RateLimiter['doLimit']>>;
+    let counted: ReturnType<RateLimiter['doLimit']>;
     try {
-      statuses = await this.options.limiter.doLimit(plan, now);
+      counted = this.options.limiter.doLimit(plan, now);
     } catch (error) {
-      if (error instanceof InvalidKeyError)
-        return this.fail({ code: 'invalid_descriptor', message: error.message });
-      this.options.logger.error({ err: error }, 'rate limit backend call failed');
-      const failed = this.fail({ code: 'backend', message: BACKEND_ERROR_MESSAGE });
-      if (this.options.failureMode === 'error') return failed;
-      const code = this.options.failureMode === 'allow' ? Code.OK : Code.OVER_LIMIT;
-      return {
-        ok: true,
-        response: {
-          overallCode: code,
-          statuses: request.descriptors.map(() => ({ code, limitRemaining: 0 })),
-          responseHeadersToAdd: [],
-        },
-      };
+      return this.backendFailed(request, error);
     }
+    if (counted instanceof Promise) {
+      return counted.then(
+        (statuses) => this.respond(request, plan, statuses, now),
+        (error: unknown) => this.backendFailed(request, error),
+      );
+    }
+    return this.respond(request, plan, counted, now);
+  }
+
+  private respond(
+    request: RateLimitRequest,
+    plan: readonly PlannedDescriptor[],
+    statuses: readonly DescriptorStatus[],
+    now: number,
+  ): CallResult {
     const { response, globalShadowOverride, passed } = assembleResponse(plan, statuses, now, this.options);
     if (globalShadowOverride) this.globalShadow.inc();
     if (this.options.responseDynamicMetadata)
       response.dynamicMetadata = dynamicMetadata(request, plan, passed);
     return { ok: true, response };
+  }
+
+  /** The backend could not count: an invalid key fails the call, else `BACKEND_FAILURE_MODE` answers. */
+  private backendFailed(request: RateLimitRequest, error: unknown): CallResult {
+    if (error instanceof InvalidKeyError)
+      return this.fail({ code: 'invalid_descriptor', message: error.message });
+    this.options.logger.error({ err: error }, 'rate limit backend call failed');
+    const failed = this.fail({ code: 'backend', message: BACKEND_ERROR_MESSAGE });
+    if (this.options.failureMode === 'error') return failed;
+    const code = this.options.failureMode === 'allow' ? Code.OK : Code.OVER_LIMIT;
+    return {
+      ok: true,
+      response: {
+        overallCode: code,
+        statuses: request.descriptors.map(() => ({ code, limitRemaining: 0 })),
+        responseHeadersToAdd: [],
+      },
+    };
   }
 }

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Health } from '../health/health.js';
-import type { RateLimitService } from '../limiter/service.js';
+import type { CallResult, RateLimitService } from '../limiter/service.js';
 import {
   decodeRequest,
   decodeResponse,
@@ -69,6 +69,8 @@ export const HEALTH_SERVICE: grpc.ServiceDefinition = {
 };
 
 const KNOWN_HEALTH_SERVICES = new Set(['', 'ratelimit']);
+// grpc-js copies an error into a status of its own, so one frozen object serves every failed call.
+const INTERNAL_ERROR = Object.freeze({ code: grpc.status.INTERNAL, details: 'internal error' });
 
 export function rateLimitHandlers(
   service: RateLimitService,
@@ -76,17 +78,32 @@ export function rateLimitHandlers(
 ): grpc.UntypedServiceImplementation {
   const totalRequests = registry.counter('ratelimit_server.ShouldRateLimit.total_requests');
   const responseTime = registry.timer('ratelimit_server.ShouldRateLimit.response_time');
+  const answer = (
+    result: CallResult,
+    started: number,
+    callback: grpc.sendUnaryData<RateLimitResponse>,
+  ): void => {
+    responseTime.record(performance.now() - started);
+    if (result.ok) callback(null, result.response);
+    else callback({ code: grpc.status.UNKNOWN, details: result.error.message });
+  };
   const shouldRateLimit: grpc.handleUnaryCall<RateLimitRequest, RateLimitResponse> = (call, callback) => {
     const started = performance.now();
     totalRequests.inc();
-    service.shouldRateLimit(call.request).then(
-      (result) => {
-        responseTime.record(performance.now() - started);
-        if (result.ok) callback(null, result.response);
-        else callback({ code: grpc.status.UNKNOWN, details: result.error.message });
-      },
-      () => callback({ code: grpc.status.INTERNAL, details: 'internal error' }),
-    );
+    let outcome: ReturnType<RateLimitService['shouldRateLimit']>;
+    try {
+      outcome = service.shouldRateLimit(call.request);
+    } catch {
+      callback(INTERNAL_ERROR);
+      return;
+    }
+    // The in-process store answers at once: no promise, no closure, no microtask before the answer.
+    if (outcome instanceof Promise) {
+      outcome.then(
+        (result) => answer(result, started, callback),
+        () => callback(INTERNAL_ERROR),
+      );
+    } else answer(outcome, started, callback);
   };
   return { ShouldRateLimit: shouldRateLimit };
 }

@@ -2,13 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/backends/memory.js';
-import type { CounterOp } from '../../src/backends/types.js';
+import type { CounterBackend, CounterOp } from '../../src/backends/types.js';
 import { callShouldRateLimit } from '../../src/cli/client.js';
 import { Code } from '../../src/proto/messages.js';
 import { startApp, THREE_PER_MINUTE } from './app-harness.js';
 
-/** An in-process store whose increments wait until released, to hold calls in flight. */
-class GatedBackend extends MemoryBackend {
+/**
+ * An in-process store seen only through its asynchronous interface (no `incrementSync`), whose
+ * increments wait until released, to hold calls in flight.
+ */
+class GatedBackend implements CounterBackend {
+  private readonly store = new MemoryBackend();
+  readonly description = 'gated in-process store';
   private gate: Promise<void> = Promise.resolve();
   private open: () => void = () => {};
   entered = 0;
@@ -20,10 +25,23 @@ class GatedBackend extends MemoryBackend {
   release(): void {
     this.open();
   }
-  override async increment(ops: readonly CounterOp[]): Promise<number[]> {
+  async increment(ops: readonly CounterOp[]): Promise<number[]> {
     this.entered += 1;
     await this.gate;
-    return super.increment(ops);
+    return this.store.increment(ops);
+  }
+  read(ops: readonly CounterOp[]): Promise<number[]> {
+    return this.store.read(ops);
+  }
+  healthy(): boolean {
+    return true;
+  }
+  onHealthChange(): void {}
+  ready(): Promise<boolean> {
+    return this.store.ready();
+  }
+  close(): Promise<void> {
+    return this.store.close();
   }
 }
 

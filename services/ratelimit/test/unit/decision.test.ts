@@ -6,6 +6,17 @@ import { desc, harness, ok, req } from '../helpers.js';
 const NOW = 1_000_040; // 40 s into a minute window (1_000_020 is a multiple of 60)
 const S = (k: string, stat: string) => `ratelimit.service.rate_limit.${k}.${stat}`;
 
+/** A shared store that cannot be reached. */
+const broken: CounterBackend = {
+  description: 'broken',
+  increment: () => Promise.reject(new Error('connection refused 10.0.0.1')),
+  read: () => Promise.reject(new Error('down')),
+  healthy: () => false,
+  onHealthChange: () => {},
+  ready: () => Promise.resolve(false),
+  close: () => Promise.resolve(),
+};
+
 const YAML = `
 domain: d
 descriptors:
@@ -272,16 +283,6 @@ describe('call errors (counted as service_error / redis_error)', () => {
     });
   });
 
-  const broken: CounterBackend = {
-    description: 'broken',
-    increment: () => Promise.reject(new Error('connection refused 10.0.0.1')),
-    read: () => Promise.reject(new Error('down')),
-    healthy: () => false,
-    onHealthChange: () => {},
-    ready: () => Promise.resolve(false),
-    close: () => Promise.resolve(),
-  };
-
   it('backend failure: error without internals, redis_error counted; fail-open and fail-closed modes', async () => {
     const h = harness(YAML, { now: NOW, backend: broken });
     expect(await h.call(req('d', [desc({ user: 'a' })]))).toEqual({
@@ -298,5 +299,64 @@ describe('call errors (counted as service_error / redis_error)', () => {
     // Unlimited and unmatched descriptors never reach the backend.
     const u = await h.call(req('d', [desc({ free: 'a' })]));
     expect(u.ok).toBe(true);
+  });
+
+  it('a store in this process that throws is a backend failure like a rejected round trip', async () => {
+    const throwing: CounterBackend = {
+      ...broken,
+      incrementSync: () => {
+        throw new Error('store broken');
+      },
+    };
+    const h = harness(YAML, { now: NOW, backend: throwing });
+    expect(h.service.shouldRateLimit(req('d', [desc({ user: 'a' })]))).toEqual({
+      ok: false,
+      error: { code: 'backend', message: 'rate limit cache backend error' },
+    });
+    expect(h.counter('ratelimit.service.call.should_rate_limit.redis_error')).toBe(1);
+    const open = harness(YAML, { now: NOW, backend: throwing, failureMode: 'allow' });
+    const r = await open.call(req('d', [desc({ user: 'a' }), desc({ ten: 'b' })]));
+    expect(r.ok && r.response.statuses.map((s) => s.code)).toEqual([Code.OK, Code.OK]);
+  });
+});
+
+describe('the in-process store', () => {
+  it('answers at once, without a promise, as the same store does through a promise', async () => {
+    const direct = harness(YAML, { now: NOW });
+    const store = direct.backend;
+    // The same kind of store seen only through its asynchronous interface.
+    const viaPromise = harness(YAML, {
+      now: NOW,
+      backend: {
+        ...broken,
+        description: 'in-process, asynchronous only',
+        increment: (ops) => store.increment(ops),
+        read: (ops) => store.read(ops),
+      },
+    });
+    const other = harness(YAML, { now: NOW });
+    const asyncOnly = harness(YAML, {
+      now: NOW,
+      backend: {
+        ...broken,
+        increment: (ops) => other.backend.increment(ops),
+        read: (ops) => other.backend.read(ops),
+      },
+    });
+    for (let i = 0; i < 5; i++) {
+      const request = req('d', [desc({ user: 'a' }), desc({ ten: 'b' }), desc({ free: 'c' })]);
+      const answer = direct.service.shouldRateLimit(request);
+      expect(answer).not.toBeInstanceOf(Promise);
+      const later = asyncOnly.service.shouldRateLimit(request);
+      expect(later).toBeInstanceOf(Promise);
+      expect(answer).toEqual(await later);
+    }
+    const last = await direct.call(req('d', [desc({ user: 'a' })]));
+    expect(last.ok && last.response.statuses[0]).toMatchObject({ code: Code.OVER_LIMIT, limitRemaining: 0 });
+    expect(direct.counter('ratelimit.service.rate_limit.d.user.over_limit')).toBe(3);
+    // Both ways count in the one store.
+    await viaPromise.call(req('d', [desc({ ten: 'b' })]));
+    const ten = await direct.call(req('d', [desc({ ten: 'b' })]));
+    expect(ten.ok && ten.response.statuses[0]?.limitRemaining).toBe(10 - 7);
   });
 });

@@ -10,9 +10,10 @@ import { desc, harness, ok, req } from '../helpers.js';
 class RecordingBackend extends MemoryBackend {
   /** Keys as `key` or, for an increment by 0 (INCRBY key 0), `key+0`. */
   calls: { kind: 'increment' | 'read'; keys: string[] }[] = [];
-  override increment(ops: readonly CounterOp[]) {
+  /** Both ways in (the limiter's synchronous one and `increment`) end here. */
+  override incrementSync(ops: readonly CounterOp[]) {
     this.calls.push({ kind: 'increment', keys: ops.map((o) => (o.hits === 0 ? `${o.key}+0` : o.key)) });
-    return super.increment(ops);
+    return super.incrementSync(ops);
   }
   override read(ops: readonly CounterOp[]) {
     this.calls.push({ kind: 'read', keys: ops.map((o) => o.key) });
