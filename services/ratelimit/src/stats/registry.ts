@@ -24,8 +24,6 @@ export interface Timer {
 export interface TimerSnapshot {
   count: number;
   sumMs: number;
-  /** Durations recorded since the previous `drainTimers()`; bounded, oldest dropped first. */
-  recent: readonly number[];
 }
 
 export interface StatsSnapshot {
@@ -34,7 +32,8 @@ export interface StatsSnapshot {
   timers: ReadonlyMap<string, TimerSnapshot>;
 }
 
-const RECENT_TIMER_SAMPLES = 10_000;
+/** Samples a timer holds between two statsd flushes; the oldest are dropped first. */
+export const RECENT_TIMER_SAMPLES = 10_000;
 
 class CounterImpl implements Counter {
   private total = 0;
@@ -59,15 +58,33 @@ class GaugeImpl implements Gauge {
   }
 }
 
+/**
+ * Count and sum since start, plus the samples since the last drain for the statsd sink: the newest
+ * `RECENT_TIMER_SAMPLES` in a fixed ring, so recording allocates nothing (it runs once per call).
+ */
 class TimerImpl implements Timer {
   count = 0;
   sumMs = 0;
-  recent: number[] = [];
+  private readonly ring = new Float64Array(RECENT_TIMER_SAMPLES);
+  private oldest = 0;
+  private held = 0;
+
   record(ms: number): void {
     this.count += 1;
     this.sumMs += ms;
-    if (this.recent.length >= RECENT_TIMER_SAMPLES) this.recent.shift();
-    this.recent.push(ms);
+    const size = this.ring.length;
+    this.ring[(this.oldest + this.held) % size] = ms;
+    if (this.held < size) this.held += 1;
+    else this.oldest = (this.oldest + 1) % size;
+  }
+
+  /** The held samples, oldest first, and forgets them. */
+  drain(): number[] {
+    const out = new Array<number>(this.held);
+    for (let i = 0; i < this.held; i++) out[i] = this.ring[(this.oldest + i) % this.ring.length]!;
+    this.oldest = 0;
+    this.held = 0;
+    return out;
   }
 }
 
@@ -109,14 +126,12 @@ export class StatsRegistry {
     return t;
   }
 
-  /** Current totals; timers' `recent` samples are left in place. */
+  /** Current totals (a timer's held samples are left for `drainTimers`). */
   snapshot(): StatsSnapshot {
     return {
       counters: new Map([...this.counters].map(([k, c]) => [k, c.value()])),
       gauges: new Map([...this.gauges].map(([k, g]) => [k, g.value()])),
-      timers: new Map(
-        [...this.timers].map(([k, t]) => [k, { count: t.count, sumMs: t.sumMs, recent: [...t.recent] }]),
-      ),
+      timers: new Map([...this.timers].map(([k, t]) => [k, { count: t.count, sumMs: t.sumMs }])),
     };
   }
 
@@ -124,8 +139,8 @@ export class StatsRegistry {
   drainTimers(): Map<string, number[]> {
     const out = new Map<string, number[]>();
     for (const [k, t] of this.timers) {
-      if (t.recent.length > 0) out.set(k, t.recent);
-      t.recent = [];
+      const samples = t.drain();
+      if (samples.length > 0) out.set(k, samples);
     }
     return out;
   }
