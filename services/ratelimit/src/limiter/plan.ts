@@ -35,6 +35,8 @@ export interface PlannedDescriptor {
   perSecond: boolean;
   /** The matched rule's `metadata` (RESPONSE_DYNAMIC_METADATA); undefined without a limit. */
   metadata: { readonly [key: string]: MetadataValue } | undefined;
+  /** The matched rule's `name` ('' for none or an override), for `replaces`. */
+  ruleName: string;
 }
 
 export type PlanResult =
@@ -99,6 +101,19 @@ function cacheKey(
   return key + Math.floor(nowSeconds / divider) * divider;
 }
 
+function notCounted(hits: number, unlimited: boolean, ruleName: string): PlannedDescriptor {
+  return {
+    limit: undefined,
+    unlimited,
+    cacheKey: '',
+    hits,
+    divider: 0,
+    perSecond: false,
+    metadata: undefined,
+    ruleName,
+  };
+}
+
 /** Builds the plan for a validated request against one config snapshot. */
 export function planRequest(
   config: RateLimitConfig,
@@ -107,25 +122,26 @@ export function planRequest(
   ctx: PlanContext,
 ): PlannedDescriptor[] {
   const n = request.descriptors.length;
-  const limits: (EffectiveLimit | undefined)[] = new Array(n);
-  const shared: (readonly string[] | undefined)[] = new Array(n);
-  const metadata: ({ readonly [key: string]: MetadataValue } | undefined)[] = new Array(n);
-  const names: string[] = new Array(n);
-  const unlimited: boolean[] = new Array(n).fill(false);
+  const out: PlannedDescriptor[] = new Array(n);
   let replacing: Set<string> | undefined;
   const defaultHits = Math.max(1, request.hitsAddend);
 
   for (let i = 0; i < n; i++) {
     const d = request.descriptors[i]!;
+    const hits = d.hitsAddend ?? defaultHits;
     const match = matchDescriptor(config, request.domain, d);
-    names[i] = '';
     if (match.kind === 'domain_not_found') {
       ctx.domainNotFound(request.domain);
+      out[i] = notCounted(hits, false, '');
       continue;
     }
+    let limit: EffectiveLimit;
+    let sharedValues: readonly string[] | undefined;
+    let metadata: PlannedDescriptor['metadata'];
+    let ruleName = '';
     if (d.limit) {
       // A limit override from the proxy replaces the configured rule; never shadow mode.
-      limits[i] = {
+      limit = {
         requestsPerUnit: d.limit.requestsPerUnit,
         unit: d.limit.unit,
         name: '',
@@ -133,56 +149,43 @@ export function planRequest(
         quotaMode: false,
         stats: ctx.statsFor(`${request.domain}.${descriptorToKey(d)}`),
       };
+    } else if (match.kind !== 'rule') {
+      out[i] = notCounted(hits, false, '');
       continue;
-    }
-    if (match.kind !== 'rule') continue;
-    const rule = match.rule;
-    names[i] = rule.name;
-    if (rule.replaces.length > 0) {
-      replacing ??= new Set();
-      for (const r of rule.replaces) replacing.add(r);
-    }
-    if (rule.unlimited) {
-      unlimited[i] = true;
-      continue;
-    }
-    limits[i] = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
-    shared[i] = match.sharedValues;
-    metadata[i] = match.metadata;
-  }
-
-  const out: PlannedDescriptor[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const d = request.descriptors[i]!;
-    let limit = limits[i];
-    let isUnlimited = unlimited[i]!;
-    if (replacing && names[i] !== '' && replacing.has(names[i]!)) {
-      limit = undefined;
-      isUnlimited = false;
-    }
-    const hits = d.hitsAddend ?? defaultHits;
-    if (!limit) {
-      out[i] = {
-        limit: undefined,
-        unlimited: isUnlimited,
-        cacheKey: '',
-        hits,
-        divider: 0,
-        perSecond: false,
-        metadata: undefined,
-      };
-      continue;
+    } else {
+      const rule = match.rule;
+      ruleName = rule.name;
+      if (rule.replaces.length > 0) {
+        replacing ??= new Set();
+        for (const r of rule.replaces) replacing.add(r);
+      }
+      if (rule.unlimited) {
+        out[i] = notCounted(hits, true, ruleName);
+        continue;
+      }
+      limit = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
+      sharedValues = match.sharedValues;
+      metadata = match.metadata;
     }
     const divider = unitToDivider(limit.unit);
     out[i] = {
       limit,
       unlimited: false,
-      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, divider, nowSeconds, shared[i]),
+      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, divider, nowSeconds, sharedValues),
       hits,
       divider,
       perSecond: limit.unit === UNIT_SECOND,
-      metadata: metadata[i],
+      metadata,
+      ruleName,
     };
+  }
+
+  // `replaces`: a rule named by another matched rule of the request is neither counted nor unlimited.
+  if (replacing) {
+    for (let i = 0; i < n; i++) {
+      const p = out[i]!;
+      if (p.ruleName !== '' && replacing.has(p.ruleName)) out[i] = notCounted(p.hits, false, p.ruleName);
+    }
   }
   return out;
 }

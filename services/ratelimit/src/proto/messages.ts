@@ -160,15 +160,22 @@ interface WireRequest {
 /** Decodes a binary RateLimitRequest; throws on malformed protobuf or an out-of-range hits_addend. */
 export function decodeRequest(bytes: Uint8Array): RateLimitRequest {
   const wire = RequestType.decode(bytes) as unknown as WireRequest;
-  const descriptors: RequestDescriptor[] = [];
-  for (const d of wire.descriptors ?? []) {
-    const entries: RequestEntry[] = [];
-    for (const e of d.entries ?? []) entries.push({ key: e.key ?? '', value: e.value ?? '' });
+  const wireDescriptors = wire.descriptors ?? [];
+  // Sized once: this runs on every call (`push` onto [] would reserve room for 16).
+  const descriptors = new Array<RequestDescriptor>(wireDescriptors.length);
+  for (let i = 0; i < wireDescriptors.length; i++) {
+    const d = wireDescriptors[i]!;
+    const wireEntries = d.entries ?? [];
+    const entries = new Array<RequestEntry>(wireEntries.length);
+    for (let j = 0; j < wireEntries.length; j++) {
+      const e = wireEntries[j]!;
+      entries[j] = { key: e.key ?? '', value: e.value ?? '' };
+    }
     const descriptor: RequestDescriptor = { entries };
     if (d.limit)
       descriptor.limit = { requestsPerUnit: d.limit.requestsPerUnit ?? 0, unit: d.limit.unit ?? 0 };
     if (d.hitsAddend) descriptor.hitsAddend = uint64ToNumber(d.hitsAddend.value);
-    descriptors.push(descriptor);
+    descriptors[i] = descriptor;
   }
   return { domain: wire.domain ?? '', descriptors, hitsAddend: wire.hitsAddend ?? 0 };
 }

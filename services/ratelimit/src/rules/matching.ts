@@ -43,6 +43,28 @@ function trimPrefix(text: string, prefix: string): string {
   return text.startsWith(prefix) ? text.slice(prefix.length) : text;
 }
 
+/**
+ * The `value_to_metric` stats key's segments for entries `0..upTo-1`, every one of them matched
+ * exactly or by bare key with no `value_to_metric`: each segment is then the matched node's own key.
+ */
+function plainMetricPrefix(
+  root: DescriptorNode,
+  domain: string,
+  entries: RequestDescriptor['entries'],
+  upTo: number,
+): string {
+  let key = domain;
+  let node = root;
+  for (let i = 0; i < upTo; i++) {
+    const entry = entries[i]!;
+    const keyValue = `${entry.key}_${entry.value}`;
+    const byValue = node.children.get(keyValue);
+    key += byValue ? `.${keyValue}` : `.${entry.key}`;
+    node = (byValue ?? node.children.get(entry.key))!;
+  }
+  return key;
+}
+
 export function matchDescriptor(
   config: RateLimitConfig,
   domain: string,
@@ -53,14 +75,15 @@ export function matchDescriptor(
   let node: DescriptorNode = root;
   let rule: RateLimitRule | undefined;
   let metadata: { readonly [key: string]: MetadataValue } | undefined;
-  let detailedKey = domain;
-  let valueToMetricKey = domain;
+  // The value_to_metric key is the rule's own `fullKey` while every entry matches exactly or by bare
+  // key without value_to_metric (the usual case): it is only built from the first entry where it may
+  // differ (a wildcard, value_to_metric, share_threshold), so most calls build no string here.
+  let valueToMetricKey: string | undefined;
   let shared: Map<number, string> | undefined;
   const entries = descriptor.entries;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     const keyValue = `${entry.key}_${entry.value}`;
-    detailedKey += `.${keyValue}`;
     let next = node.children.get(keyValue);
     let wildcardKey = '';
     if (next === undefined) {
@@ -78,18 +101,23 @@ export function matchDescriptor(
       shared ??= new Map();
       shared.set(i, trimPrefix(next.wildcardPattern, `${entry.key}_`));
     }
-    valueToMetricKey += '.';
-    if (next !== undefined) {
-      let value = '';
-      if (wildcardKey !== '') {
-        value =
-          shared?.get(i) ?? (next.valueToMetric ? entry.value : trimPrefix(wildcardKey, `${entry.key}_`));
-      } else if (matchedUsingValue || next.valueToMetric) {
-        value = entry.value;
+    if (valueToMetricKey === undefined && next !== undefined && (wildcardKey !== '' || next.valueToMetric)) {
+      valueToMetricKey = plainMetricPrefix(root, domain, entries, i);
+    }
+    if (valueToMetricKey !== undefined) {
+      valueToMetricKey += '.';
+      if (next !== undefined) {
+        let value = '';
+        if (wildcardKey !== '') {
+          value =
+            shared?.get(i) ?? (next.valueToMetric ? entry.value : trimPrefix(wildcardKey, `${entry.key}_`));
+        } else if (matchedUsingValue || next.valueToMetric) {
+          value = entry.value;
+        }
+        valueToMetricKey += value === '' ? entry.key : `${entry.key}_${value}`;
+      } else {
+        valueToMetricKey += entry.key;
       }
-      valueToMetricKey += value === '' ? entry.key : `${entry.key}_${value}`;
-    } else {
-      valueToMetricKey += entry.key;
     }
     if (next?.limit && i === entries.length - 1) {
       rule = next.limit;
@@ -99,20 +127,21 @@ export function matchDescriptor(
     node = next;
   }
   if (!rule) return { kind: 'no_limit' };
+  // A rule was found, so every entry matched a node.
   const sharedValues = shared ? entries.map((_, i) => shared.get(i) ?? '') : undefined;
   let statKey: string | undefined;
   if (rule.detailedMetric) {
-    if (sharedValues) {
-      statKey = domain;
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i]!;
+    statKey = domain;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (sharedValues) {
         const v = sharedValues[i] || e.value;
         statKey += v === '' ? `.${e.key}` : `.${e.key}_${v}`;
+      } else {
+        statKey += `.${e.key}_${e.value}`;
       }
-    } else {
-      statKey = detailedKey;
     }
-  } else if (valueToMetricKey !== rule.fullKey) {
+  } else if (valueToMetricKey !== undefined && valueToMetricKey !== rule.fullKey) {
     statKey = valueToMetricKey;
   }
   return { kind: 'rule', rule, statKey, sharedValues, metadata };

@@ -123,6 +123,25 @@ descriptors:
       ),
     ).toBe('d.plain.k2');
   });
+  it('a deeper level with it keeps the exact and bare-key levels above it as they matched', () => {
+    const yaml = `domain: d
+descriptors:
+  - key: tenant
+    value: acme
+    descriptors:
+      - key: region
+        descriptors:
+          - key: user
+            value_to_metric: true
+            rate_limit: { unit: second, requests_per_unit: 1 }
+`;
+    const entries: [string, string][] = [
+      ['tenant', 'acme'],
+      ['region', 'eu'],
+      ['user', 'bob'],
+    ];
+    expect(statKeyOf(yaml, entries, 'd')).toBe('d.tenant_acme.region.user_bob');
+  });
   it('with a wildcard: the runtime value; detailed_metric wins over it', () => {
     const yaml = `domain: d
 descriptors:
