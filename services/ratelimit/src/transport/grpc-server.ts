@@ -25,14 +25,6 @@ export function createGrpcServer(parts: GrpcServerParts): grpc.Server {
   return server;
 }
 
-/** `GRPC_MAX_CONNECTION_AGE` / `_GRACE` as grpc-js options (0 means unlimited: option not set). */
-export function connectionAgeOptions(maxAgeMs: number, graceMs: number): grpc.ServerOptions {
-  const options: grpc.ServerOptions = {};
-  if (maxAgeMs > 0) options['grpc.max_connection_age_ms'] = maxAgeMs;
-  if (graceMs > 0) options['grpc.max_connection_age_grace_ms'] = graceMs;
-  return options;
-}
-
 /** `host:port` or `unix:<path>` for `GRPC_UDS`. */
 export function grpcAddress(host: string, port: number, uds: string | undefined): string {
   if (uds) return `unix:${uds}`;
