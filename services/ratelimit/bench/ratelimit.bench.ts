@@ -24,7 +24,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 32);
 /**
  * Extra node flags for the service processes only (e.g. V8 heap settings), to measure their effect;
- * they come after the service's own `platform.nodeFlags`, so `--max-semi-space-size=16` undoes its 8.
+ * they come after the service's own `platform.nodeFlags`, so they can override them.
  */
 const EXTRA_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
