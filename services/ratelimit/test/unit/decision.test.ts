@@ -320,28 +320,23 @@ describe('call errors (counted as service_error / redis_error)', () => {
   });
 });
 
+/** `store` seen only through its asynchronous interface (no `incrementSync`). */
+function asynchronousOnly(store: CounterBackend): CounterBackend {
+  return {
+    ...broken,
+    description: `${store.description}, asynchronous only`,
+    increment: (ops) => store.increment(ops),
+    read: (ops) => store.read(ops),
+  };
+}
+
 describe('the in-process store', () => {
   it('answers at once, without a promise, as the same store does through a promise', async () => {
     const direct = harness(YAML, { now: NOW });
-    const store = direct.backend;
-    // The same kind of store seen only through its asynchronous interface.
-    const viaPromise = harness(YAML, {
-      now: NOW,
-      backend: {
-        ...broken,
-        description: 'in-process, asynchronous only',
-        increment: (ops) => store.increment(ops),
-        read: (ops) => store.read(ops),
-      },
-    });
-    const other = harness(YAML, { now: NOW });
+    const viaPromise = harness(YAML, { now: NOW, backend: asynchronousOnly(direct.backend) });
     const asyncOnly = harness(YAML, {
       now: NOW,
-      backend: {
-        ...broken,
-        increment: (ops) => other.backend.increment(ops),
-        read: (ops) => other.backend.read(ops),
-      },
+      backend: asynchronousOnly(harness(YAML, { now: NOW }).backend),
     });
     for (let i = 0; i < 5; i++) {
       const request = req('d', [desc({ user: 'a' }), desc({ ten: 'b' }), desc({ free: 'c' })]);
