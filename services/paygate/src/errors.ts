@@ -23,7 +23,9 @@ export type ErrorName =
   | 'payout_not_found'
   | 'unknown_merchant'
   | 'bad_signature'
-  | 'stale_timestamp';
+  | 'stale_timestamp'
+  | 'bad_form_signature'
+  | 'form_expired';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -73,6 +75,10 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 4011, status: 401 };
     case 'stale_timestamp':
       return { code: 4012, status: 401 };
+    case 'bad_form_signature':
+      return { code: 4020, status: 401 };
+    case 'form_expired':
+      return { code: 4021, status: 401 };
   }
 }
 

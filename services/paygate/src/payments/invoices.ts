@@ -5,6 +5,7 @@ import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Merchant, Service } from '../catalog/catalog.js';
 import { validateFields } from '../domain/fields.js';
 import { type InvoiceStatus, invoiceCanMove, invoiceHasExpired } from '../domain/invoice.js';
+import { checkInvoiceForm, type InvoiceForm } from '../domain/invoice-form.js';
 import { ApiError } from '../errors.js';
 import {
   expiredInvoiceIds,
@@ -37,6 +38,32 @@ export interface CreateInvoiceInput {
   readonly serviceFields: Readonly<Record<string, unknown>>;
   readonly currency: string;
   readonly amount: string | number;
+  /** The merchant's signature of the form and its expiry (domain/invoice-form.ts), as received. */
+  readonly formSignature: { readonly expires: unknown; readonly signature: unknown };
+}
+
+/**
+ * Refuses a create or repeat the merchant did not sign: the answer carries the hosted page's token,
+ * so the public key and a guessed reference id must not be enough to get it.
+ */
+function requireSignedForm(
+  deps: Pick<PaymentDeps, 'now'>,
+  merchant: Merchant,
+  form: Omit<InvoiceForm, 'expires'>,
+  given: CreateInvoiceInput['formSignature'],
+): void {
+  const check = checkInvoiceForm(merchant.secret, form, given, deps.now());
+  if (check.ok) return;
+  if (check.reason === 'expired') {
+    throw new ApiError('form_expired', 'this payment form has expired: start the deposit again', 'expires');
+  }
+  throw new ApiError(
+    'bad_form_signature',
+    check.reason === 'missing'
+      ? 'signature and expires are required: send the form the merchant gave you as it is'
+      : 'signature does not match the form the merchant signed',
+    'signature',
+  );
 }
 
 /** Resolves a public key and checks the request's currency is the key's. */
@@ -69,7 +96,8 @@ export function depositService(deps: Pick<PaymentDeps, 'catalog'>, code: string,
 
 /**
  * Creates an invoice, or answers the existing one of the same (merchant, reference) when amount,
- * currency and service match (409 otherwise). Writes the `created` callback in the same transaction.
+ * currency and service match (409 otherwise). Both need the merchant's signature of the form
+ * (requireSignedForm). Writes the `created` callback in the same transaction.
  */
 export async function createInvoice(
   deps: PaymentDeps,
@@ -78,6 +106,18 @@ export async function createInvoice(
   const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
   const service = depositService(deps, input.service, currency);
   const priced = priceAmount(deps.catalog, service, input.amount);
+  requireSignedForm(
+    deps,
+    merchant,
+    {
+      publicKey: input.publicKey,
+      referenceId: input.referenceId,
+      currency,
+      amount: priced.text.amount,
+      service: service.code,
+    },
+    input.formSignature,
+  );
   const fields = validateFields(service.fields, input.serviceFields);
   if (!fields.ok) throw new ApiError('invalid_field', fields.message, fields.field);
   const now = new Date(deps.now());

@@ -133,8 +133,9 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
         summary: 'Open the hosted payment page (form target of active_payment)',
         description:
           'Takes the invoice payload (`invoice_id`, `token`) or the simplified deposit form (`amount`, ' +
-          '`reference_id`, `currency`, `service`, `public_key`: the invoice is created or found first) ' +
-          'and answers the hosted payment page (HTML).',
+          '`reference_id`, `currency`, `service`, `public_key`, `expires`, `signature`: the invoice is ' +
+          'created or found first, only for a form the merchant signed) and answers the hosted payment ' +
+          'page (HTML).',
         consumes: ['application/x-www-form-urlencoded'],
         body: Form({
           ...InvoiceForm,
@@ -143,6 +144,8 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           currency: 'simplified form',
           service: 'simplified form, a service code or "default"',
           public_key: 'simplified form',
+          expires: "simplified form: the form's expiry, Unix seconds",
+          signature: "simplified form: the merchant's signature of the form",
         }),
       },
     },
@@ -161,12 +164,19 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           serviceFields: {},
           currency: body.currency ?? '',
           amount: body.amount ?? '',
+          formSignature: { expires: body.expires, signature: body.signature },
         });
         return current(reply, invoice, merchant);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const n = nonce();
-        return send(reply, 400, n, problemPage(n, 'This payment cannot be started', error.message));
+        const unsigned = error.errorName === 'bad_form_signature' || error.errorName === 'form_expired';
+        return send(
+          reply,
+          unsigned ? 403 : 400,
+          n,
+          problemPage(n, 'This payment cannot be started', error.message),
+        );
       }
     },
   );

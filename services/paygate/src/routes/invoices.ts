@@ -29,8 +29,10 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
         summary: 'Create a payment invoice (idempotent per merchant and reference_id)',
         description:
           'Answers 201 with a new invoice, or 200 with the existing one when the same reference_id comes ' +
-          'again with the same amount, currency and service (409 otherwise). `active_payment.payload` is ' +
-          'submitted as a form to `active_payment.action` to open the hosted payment page.',
+          'again with the same amount, currency and service (409 otherwise). Both need `expires` and ' +
+          "`signature`, the merchant's signature of the form (401 `bad_form_signature` / `form_expired` " +
+          'otherwise). `active_payment.payload` is submitted as a form to `active_payment.action` to open ' +
+          'the hosted payment page.',
         body: Type.Object({
           public_key: Type.String({ minLength: 1, maxLength: 128 }),
           reference_id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -41,6 +43,17 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
           ),
           currency: Type.String({ minLength: 3, maxLength: 3, description: 'either case' }),
           amount: AmountInput,
+          expires: Type.Optional(
+            Type.Union([Type.Integer(), Type.String({ maxLength: 16 })], {
+              description: "the form's expiry (Unix seconds) as the merchant signed it",
+            }),
+          ),
+          signature: Type.Optional(
+            Type.String({
+              maxLength: 128,
+              description: 'the merchant\'s signature of the form (README "Signed invoice forms")',
+            }),
+          ),
         }),
         response: { 200: InvoiceResponse, 201: InvoiceResponse, ...errorResponses },
       },
@@ -55,6 +68,7 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
         serviceFields: body.service_fields ?? {},
         currency: body.currency,
         amount: body.amount,
+        formSignature: { expires: body.expires, signature: body.signature },
       });
       return reply.status(created ? 201 : 200).send({
         data: {

@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { usePgliteTarget } from '../support/targets.js';
 
@@ -67,14 +68,16 @@ describe('hosted payment page in a real browser (chromium)', () => {
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: reference,
-        description: 'Deposit to the exchange',
-        service: 'payment_card_uah_hpp',
-        currency: 'uah',
-        amount,
-      }),
+      body: JSON.stringify(
+        signed({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: reference,
+          description: 'Deposit to the exchange',
+          service: 'payment_card_uah_hpp',
+          currency: 'uah',
+          amount,
+        }),
+      ),
     });
     const { data } = (await response.json()) as {
       data: { id: string; active_payment: { action: string; payload: { name: string; value: string }[] } };

@@ -14,6 +14,7 @@ import { fuzzSettings } from '@platform/testkit/fuzz/settings';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { usePostgresTarget } from '../support/targets.js';
 
@@ -77,14 +78,16 @@ it(
         },
         // Bodies whose fields agree (key, currency, service), so some creations get through.
         samples: {
-          'POST /public-api/payment-invoices': [0, 1, 2].map((n) => ({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: `fuzz-dep-${n}`,
-            description: 'Deposit',
-            service: 'payment_card_uah_hpp',
-            currency: 'uah',
-            amount: 500 + n,
-          })),
+          'POST /public-api/payment-invoices': [0, 1, 2].map((n) =>
+            signed({
+              public_key: 'pk_test_exchange_uah',
+              reference_id: `fuzz-dep-${n}`,
+              description: 'Deposit',
+              service: 'payment_card_uah_hpp',
+              currency: 'uah',
+              amount: 500 + n,
+            }),
+          ),
           'POST /merchant-api/payouts': [0, 1].map((n) => ({
             reference_id: `fuzz-wd-${n}`,
             service: 'payment_card_uah',

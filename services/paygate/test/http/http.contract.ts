@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed, signedFormFields } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import type { Target } from '../support/targets.js';
@@ -47,12 +48,14 @@ export function httpContract(target: Target): void {
     const newInvoice = async (amount: number | string = 500, extra: Record<string, unknown> = {}) => {
       const reference = `dep-${randomUUID()}`;
       const { status, json } = await postJson('/public-api/payment-invoices', {
-        public_key: UAH_KEY,
-        reference_id: reference,
-        description: 'Deposit',
-        service: 'payment_card_uah_hpp',
-        currency: 'uah',
-        amount,
+        ...signed({
+          public_key: UAH_KEY,
+          reference_id: reference,
+          description: 'Deposit',
+          service: 'payment_card_uah_hpp',
+          currency: 'uah',
+          amount,
+        }),
         ...extra,
       });
       expect(status).toBe(201);
@@ -225,24 +228,30 @@ export function httpContract(target: Target): void {
 
       it('answers the same invoice for the same reference, 409 for a different one', async () => {
         const first = await newInvoice('250.5');
-        const again = await postJson('/public-api/payment-invoices', {
-          public_key: UAH_KEY,
-          reference_id: first.reference,
-          description: 'Deposit',
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: 250.5,
-        });
+        const again = await postJson(
+          '/public-api/payment-invoices',
+          signed({
+            public_key: UAH_KEY,
+            reference_id: first.reference,
+            description: 'Deposit',
+            service: 'payment_card_uah_hpp',
+            currency: 'UAH',
+            amount: 250.5,
+          }),
+        );
         expect(again.status).toBe(200);
         expect(again.json.data.id).toBe(first.data.id);
         expect(again.json.data.active_payment.payload).toEqual(first.data.active_payment.payload);
-        const other = await postJson('/public-api/payment-invoices', {
-          public_key: UAH_KEY,
-          reference_id: first.reference,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: 251,
-        });
+        const other = await postJson(
+          '/public-api/payment-invoices',
+          signed({
+            public_key: UAH_KEY,
+            reference_id: first.reference,
+            service: 'payment_card_uah_hpp',
+            currency: 'UAH',
+            amount: 251,
+          }),
+        );
         expect(other.status).toBe(409);
         expect(other.json.error).toMatchObject({ name: 'reference_conflict', field: 'reference_id' });
       });
@@ -418,13 +427,13 @@ export function httpContract(target: Target): void {
 
       it('opens the page from the simplified deposit form, creating the invoice once', async () => {
         const reference = `simple-${randomUUID()}`;
-        const form = {
+        const form = signedFormFields({
           amount: '500',
           reference_id: reference,
           currency: 'uah',
           service: 'default',
           public_key: UAH_KEY,
-        };
+        });
         const first = await postForm(`${gateway.url}/public-api/payment-invoices/process`, form);
         expect(first.status).toBe(200);
         expect(first.text).toContain('507.50 UAH');
@@ -439,13 +448,16 @@ export function httpContract(target: Target): void {
 
     describe('other ways an invoice ends', () => {
       it('pays an e-wallet service on its sandbox page', async () => {
-        const created = await postJson('/public-api/payment-invoices', {
-          public_key: 'pk_test_exchange_usd',
-          reference_id: `wallet-${randomUUID()}`,
-          service: 'advcash_wallet_usd_hpp',
-          currency: 'USD',
-          amount: '20',
-        });
+        const created = await postJson(
+          '/public-api/payment-invoices',
+          signed({
+            public_key: 'pk_test_exchange_usd',
+            reference_id: `wallet-${randomUUID()}`,
+            service: 'advcash_wallet_usd_hpp',
+            currency: 'USD',
+            amount: '20',
+          }),
+        );
         expect(created.status).toBe(201);
         expect(created.json.data).toMatchObject({ amount: '20.00', fee: '0.50', total: '20.50' });
         const payload = Object.fromEntries(
