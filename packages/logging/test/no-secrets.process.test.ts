@@ -90,16 +90,35 @@ describe('no secret in any log line of a full run', () => {
 
   it('paygate: a card payment on the hosted page and a signed merchant payout', async () => {
     const base = `${platform.paygate.url}/public-api/payment-invoices`;
+    // The gateway creates an invoice only for a form the merchant signed (services/paygate README).
+    const form = {
+      public_key: 'pk_test_exchange_uah',
+      reference_id: `logs-${Date.now()}`,
+      service: 'payment_card_uah_hpp',
+      currency: 'UAH',
+      amount: 100,
+      expires: Math.floor(Date.now() / 1000) + 600,
+    };
+    const formSignature = use(
+      'invoice form signature',
+      createHmac('sha256', platform.settingSecrets.merchantSecret ?? '')
+        .update(
+          JSON.stringify([
+            'paygate-invoice-form/v1',
+            form.public_key,
+            form.reference_id,
+            form.currency,
+            String(form.amount),
+            form.service,
+            String(form.expires),
+          ]),
+        )
+        .digest('hex'),
+    );
     const created = await fetch(base, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: `logs-${Date.now()}`,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount: 100,
-      }),
+      body: JSON.stringify({ ...form, signature: formSignature }),
     });
     expect(created.status).toBeLessThan(300);
     const { data } = (await created.json()) as {

@@ -271,6 +271,11 @@ export interface PaygateConfig {
   readonly timeoutMs: number;
   /** Largest accepted age of a callback's timestamp in seconds. @default 300 (`PAYGATE_CALLBACK_WINDOW_S`) */
   readonly callbackWindowS: number;
+  /**
+   * How long the signed invoice form of a fiat deposit stays valid at the gateway, in seconds.
+   * @default 3600 (`PAYGATE_FORM_TTL_S`, 60..604800)
+   */
+  readonly formTtlS: number;
 }
 
 export const DEFAULT_PAYGATE_PUBLIC_KEYS =
@@ -347,6 +352,7 @@ function paygate(env: NodeJS.ProcessEnv): PaygateConfig {
     publicKeys: publicKeys(env),
     timeoutMs: integer(env, 'PAYGATE_TIMEOUT_MS', 10_000, 100, 300_000),
     callbackWindowS: integer(env, 'PAYGATE_CALLBACK_WINDOW_S', 300, 10, 86_400),
+    formTtlS: integer(env, 'PAYGATE_FORM_TTL_S', 3_600, 60, 604_800),
   });
 }
 

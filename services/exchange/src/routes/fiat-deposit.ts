@@ -5,6 +5,7 @@ import { limitError, lookupError } from '../fiat/api-errors.js';
 import { fiatCurrency } from '../fiat/catalogue.js';
 import { createFiatDeposit } from '../fiat/deposits.js';
 import type { FiatDeps } from '../fiat/deps.js';
+import { invoiceFormSignature } from '../fiat/invoice-form.js';
 import { requestAmount } from '../http/amounts.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
@@ -21,6 +22,13 @@ const RegularResponse = Type.Object(
     paygate_url: Type.String({
       description: 'where to create the invoice (POST /public-api/payment-invoices)',
     }),
+    expires: Type.Integer({
+      description: 'send with the invoice: when the gateway stops accepting this signed form (Unix seconds)',
+    }),
+    signature: Type.String({
+      description:
+        'send with the invoice: our signature of public_key, reference_id, currency, amount, provider (as service) and expires',
+    }),
   },
   { description: 'a pending fiat deposit' },
 );
@@ -29,7 +37,7 @@ const SimplifiedResponse = Type.Object(
   {
     action: Type.String({ description: 'URL to submit the params to as a form (the hosted payment page)' }),
     params: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), {
-      description: 'amount, reference_id, currency, service, public_key',
+      description: 'amount, reference_id, currency, service, public_key, expires, signature',
     }),
   },
   { description: 'the simplified deposit form' },
@@ -47,7 +55,8 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
         description:
           'Creates a pending deposit of a fiat currency (`coin: false`) after checking the amount against the ' +
           "currency's precision and the deposit service's limits (gateway payment prerequest). The client then " +
-          'creates an invoice at the gateway with `reference_id` = `deposit_id`. With `payment_service: "default"` ' +
+          'creates an invoice at the gateway with `reference_id` = `deposit_id`, sending `expires` and `signature` ' +
+          'from this answer (the gateway refuses an unsigned invoice). With `payment_service: "default"` ' +
           "the answer is the simplified form `{action, params}` instead: submit it to reach the gateway's hosted " +
           'payment page. `payment_service` may also name a deposit service code. The deposit is credited once ' +
           'when the gateway reports the invoice paid.',
@@ -88,15 +97,31 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
         throw lookupError(created.failure);
       }
       const { deposit } = created;
+      const currency = fiat.currency.code.toUpperCase();
+      // The gateway answers the invoice and its page token only for a form we signed (issue 28).
+      const { expires, signature } = invoiceFormSignature(
+        deps.paygate.merchantSecret,
+        {
+          publicKey: deposit.publicKey,
+          referenceId: String(deposit.id),
+          currency,
+          amount: deposit.amountText,
+          service: deposit.service,
+        },
+        deps.now(),
+        deps.paygate.formTtlS,
+      );
       if (body.payment_service === 'default') {
         return {
           action: `${deps.paygate.url}/public-api/payment-invoices/process`,
           params: [
             { name: 'amount', value: deposit.amountText },
             { name: 'reference_id', value: String(deposit.id) },
-            { name: 'currency', value: fiat.currency.code.toUpperCase() },
+            { name: 'currency', value: currency },
             { name: 'service', value: deposit.service },
             { name: 'public_key', value: deposit.publicKey },
+            { name: 'expires', value: String(expires) },
+            { name: 'signature', value: signature },
           ],
         };
       }
@@ -109,6 +134,8 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
         reference_id: String(deposit.id),
         public_key: deposit.publicKey,
         paygate_url: deps.paygate.url,
+        expires,
+        signature,
       };
     },
   );

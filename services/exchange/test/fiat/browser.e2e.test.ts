@@ -69,6 +69,8 @@ describe('fiat deposit end to end in a browser', () => {
       service: deposit.provider,
       currency: 'uah',
       amount,
+      expires: deposit.expires,
+      signature: deposit.signature,
     });
     expect(invoice.status).toBe(201);
     const page = await openForm(

@@ -34,6 +34,8 @@ async function startDeposit(amount: number) {
     service: deposit.provider,
     currency: 'uah',
     amount,
+    expires: deposit.expires,
+    signature: deposit.signature,
   });
   expect(invoice.status).toBe(201);
   const { action, payload } = invoice.json.data.active_payment;
@@ -149,6 +151,8 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
       'currency',
       'service',
       'public_key',
+      'expires',
+      'signature',
     ]);
     expect(params[0]).toEqual({ name: 'amount', value: '150.50' });
     const page = await submitForm(
