@@ -207,6 +207,8 @@ async function start(database: TestDatabase, snapshots: boolean): Promise<Start>
       cwd,
       env: {
         DATABASE_URL: database.url,
+        // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+        ALLOW_SANDBOX_SECRETS: 'true',
         MASTER_KEY: 'ab'.repeat(32),
         MASTER_KEY_FILE: '',
         DATA_DIR: path.join(cwd, 'data'),

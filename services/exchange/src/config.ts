@@ -2,6 +2,11 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  defaultSecretRefusal,
+  SandboxSettingError,
+  sandboxSecretsForced,
+} from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 import { DEFAULT_FAILURE_LIMITS, type FailureLimits } from './codes/limits.js';
@@ -342,7 +347,7 @@ function paygate(env: NodeJS.ProcessEnv): PaygateConfig {
   if (!/^https?:\/\/[^/]+/.test(url))
     throw new ConfigError('PAYGATE_URL', `expected an http(s) URL, got "${url}"`);
   const merchantId = env.PAYGATE_MERCHANT_ID || 'exchange';
-  const merchantSecret = env.PAYGATE_MERCHANT_SECRET || 'sandbox-exchange-secret';
+  const merchantSecret = env.PAYGATE_MERCHANT_SECRET || SANDBOX_MERCHANT_SECRET;
   if (merchantSecret.length < 8)
     throw new ConfigError('PAYGATE_MERCHANT_SECRET', 'expected 8 characters or more');
   return Object.freeze({
@@ -408,6 +413,37 @@ function trustedProxies(env: NodeJS.ProcessEnv): readonly string[] {
     }
   }
   return Object.freeze(items);
+}
+
+/** The gateway's documented sandbox secret of merchant `exchange` (services/paygate README). */
+export const SANDBOX_MERCHANT_SECRET = 'sandbox-exchange-secret';
+
+/**
+ * Anyone who reads the README can sign a "paid" callback with the sandbox secret, so it verifies
+ * callbacks only on a loopback HOST without DATABASE_URL, unless ALLOW_SANDBOX_SECRETS=true
+ * (@platform/default-secrets, issue 28).
+ */
+function refuseSandboxPaygateSecret(
+  env: NodeJS.ProcessEnv,
+  host: string,
+  paygateSettings: PaygateConfig,
+): void {
+  let forced: boolean;
+  try {
+    forced = sandboxSecretsForced(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, error.message);
+    throw error;
+  }
+  if (paygateSettings.merchantSecret !== SANDBOX_MERCHANT_SECRET) return;
+  const refusal = defaultSecretRefusal(
+    {
+      setting: 'PAYGATE_MERCHANT_SECRET',
+      what: `the gateway's sandbox merchant secret "${SANDBOX_MERCHANT_SECRET}"`,
+    },
+    { host, databaseUrl: Boolean(env.DATABASE_URL), forced },
+  );
+  if (refusal) throw new ConfigError('PAYGATE_MERCHANT_SECRET', refusal);
 }
 
 /** The gateway settings with every default (tests and in-process apps). */
@@ -494,6 +530,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!/^https?:\/\/[^/]+/.test(publicUrl)) {
     throw new ConfigError('PUBLIC_URL', 'expected an http:// or https:// URL');
   }
+  const paygateSettings = paygate(env);
+  refuseSandboxPaygateSecret(env, host, paygateSettings);
   const mail: MailConfig = Object.freeze({
     smtpUrl,
     smtpUser: env.SMTP_USER || undefined,
@@ -544,7 +582,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }),
     wallet: walletConfig(env, cwd),
     mail,
-    paygate: paygate(env),
+    paygate: paygateSettings,
     feed: feed(env),
     limits: requestLimits(env, cwd),
     trustedProxies: trustedProxies(env),

@@ -1,5 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  type Exposure,
+  SandboxSettingError,
+  sandboxSecretsForced,
+} from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 
@@ -25,6 +30,12 @@ export interface Config {
    * `PAYGATE_MERCHANT_RETURN_URL_<ID>` variable, by name (the gateway file's loader reads them).
    */
   readonly merchantEnv: ReadonlyMap<string, string>;
+  /**
+   * Where the gateway runs, for the rule on sandbox secrets: a merchant's `sandbox_secret` serves
+   * only on a loopback `HOST` without `DATABASE_URL`, unless `ALLOW_SANDBOX_SECRETS=true`
+   * (@packages/default-secrets). @default `ALLOW_SANDBOX_SECRETS` false
+   */
+  readonly secretExposure: Exposure;
   /** Largest accepted difference between a merchant request's timestamp and server time. @default 300 (`SIGNATURE_WINDOW_SECONDS`) */
   readonly signatureWindowSeconds: number;
   /** An unpaid invoice expires after this long. @default 1800 (`INVOICE_TTL_SECONDS`) */
@@ -73,7 +84,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 }
 
 const SECRET_PREFIX = 'PAYGATE_MERCHANT_SECRET_';
-const MERCHANT_PREFIX = /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|RETURN_URL)_[A-Z0-9_]+$/;
+const MERCHANT_PREFIX = /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|RETURN_URL|WEBSITE|ICON)_[A-Z0-9_]+$/;
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
@@ -103,6 +114,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError('PUBLIC_URL', `expected an http(s) URL, got "${publicUrl}"`);
   }
   const log = logSettings(env);
+  let forced: boolean;
+  try {
+    forced = sandboxSecretsForced(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, 'expected true or false');
+    throw error;
+  }
   const merchantEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!MERCHANT_PREFIX.test(name) || value === undefined || value === '') continue;
@@ -125,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     storage: Object.freeze(storage),
     catalogFile: env.PAYGATE_CONFIG ? path.resolve(cwd, env.PAYGATE_CONFIG) : DEFAULT_CATALOG_FILE,
     merchantEnv,
+    secretExposure: Object.freeze({ host, databaseUrl: Boolean(databaseUrl), forced }),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 300, 1, 3_600),
     invoiceTtlSeconds: integer(env, 'INVOICE_TTL_SECONDS', 1_800, 10, 604_800),
     payoutSettleMs: integer(env, 'PAYOUT_SETTLE_MS', 2_000, 0, 3_600_000),

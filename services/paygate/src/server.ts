@@ -13,7 +13,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const config = loadConfig();
-const catalog = loadCatalog(config.catalogFile, config.merchantEnv);
+const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secretExposure);
 const db = await openStorage(config.storage);
 // Without PUBLIC_URL the address follows the port the server listens on (known after listen).
 let publicUrl = config.publicUrl;

@@ -40,3 +40,40 @@ describe('gateway settings', () => {
     expect(() => loadConfig({ PAYGATE_FORM_TTL_S: '10' })).toThrow(/PAYGATE_FORM_TTL_S/);
   });
 });
+
+describe('the sandbox merchant secret (issue 28: whoever reads the README could sign a "paid" callback)', () => {
+  const KEY = { MASTER_KEY: 'ab'.repeat(32) };
+  it('refuses it on a HOST that is not loopback or with DATABASE_URL, naming what to set', () => {
+    for (const env of [
+      { HOST: '0.0.0.0' },
+      { HOST: '::' },
+      { HOST: '10.1.2.3' },
+      { HOST: '0.0.0.0', PAYGATE_MERCHANT_SECRET: 'sandbox-exchange-secret' },
+      { DATABASE_URL: 'postgres://db/exchange', ...KEY },
+      { HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'false' },
+    ]) {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(
+        /invalid setting PAYGATE_MERCHANT_SECRET: .*sandbox-exchange-secret.*set PAYGATE_MERCHANT_SECRET to a secret of your own, or ALLOW_SANDBOX_SECRETS=true/,
+      );
+    }
+  });
+
+  it('accepts it with ALLOW_SANDBOX_SECRETS=true, and a secret of our own anywhere', () => {
+    const forced = { ALLOW_SANDBOX_SECRETS: 'true' };
+    expect(loadConfig({ HOST: '0.0.0.0', ...forced }).paygate.merchantSecret).toBe('sandbox-exchange-secret');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/x', ...KEY, ...forced }).paygate.merchantSecret).toBe(
+      'sandbox-exchange-secret',
+    );
+    const own = { PAYGATE_MERCHANT_SECRET: 'a-merchant-secret-of-our-own' };
+    expect(
+      loadConfig({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', ...KEY, ...own }).paygate.merchantSecret,
+    ).toBe(own.PAYGATE_MERCHANT_SECRET);
+    expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'perhaps' })).toThrow(/ALLOW_SANDBOX_SECRETS/);
+  });
+
+  it('accepts it on loopback without DATABASE_URL (npm start, tests)', () => {
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(loadConfig({ HOST: host }).paygate.merchantSecret).toBe('sandbox-exchange-secret');
+    }
+  });
+});

@@ -42,6 +42,8 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
     const exchangeUrl = exchangeFront.url;
     const exchangeEnv = {
       DATABASE_URL: exchangeDb.url,
+      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY: 'cd'.repeat(32),
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),
@@ -72,6 +74,8 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
       port: 0,
       env: {
         DATABASE_URL: gatewayDb.url,
+        // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+        ALLOW_SANDBOX_SECRETS: 'true',
         PUBLIC_URL: gatewayFront.url,
         PAYGATE_MERCHANT_CALLBACK_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/callback`,
         PAYGATE_MERCHANT_RETURN_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/return`,

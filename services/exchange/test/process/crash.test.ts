@@ -72,6 +72,8 @@ describe('crash durability (real process, PostgreSQL)', () => {
   it('keeps every acknowledged order, the balances and the ledger across SIGKILLs mid-batch under crossing load', async () => {
     const env = {
       DATABASE_URL: database.url,
+      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY,
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),

@@ -67,6 +67,8 @@ describe('crash while a book snapshot is written (real process, PostgreSQL)', ()
 
   const env = (failpoint: string) => ({
     DATABASE_URL: database.url,
+    // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+    ALLOW_SANDBOX_SECRETS: 'true',
     MASTER_KEY,
     MASTER_KEY_FILE: '',
     DATA_DIR: path.join(cwd, 'data'),

@@ -69,6 +69,8 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
     await credit(db, account.id, 'ltc', 10n ** 8n);
     const env = {
       DATABASE_URL: database.url,
+      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
+      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY,
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),

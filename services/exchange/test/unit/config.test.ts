@@ -2,6 +2,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
+/** A merchant secret of our own: the sandbox one is refused off loopback or with DATABASE_URL. */
+const OWN_SECRET = { PAYGATE_MERCHANT_SECRET: 'a-merchant-secret-of-our-own' };
 describe('configuration', () => {
   it('defaults to the embedded database under ./data/exchange with a generated master key', () => {
     const config = loadConfig({}, '/srv/app');
@@ -35,7 +37,7 @@ describe('configuration', () => {
   it('uses PostgreSQL with DATABASE_URL and then requires a master key', () => {
     const url = 'postgres://u@db/exchange';
     expect(() => loadConfig({ DATABASE_URL: url })).toThrow(/MASTER_KEY/);
-    const config = loadConfig({ DATABASE_URL: url, MASTER_KEY: 'ab'.repeat(32) });
+    const config = loadConfig({ ...OWN_SECRET, DATABASE_URL: url, MASTER_KEY: 'ab'.repeat(32) });
     expect(config.storage).toMatchObject({ kind: 'postgres', url });
     expect(config.seedDemo).toBe(false);
   });
@@ -100,7 +102,7 @@ describe('demo account seeding and the listen address', () => {
       '0:0:0:0:0:0:0:1',
       '::ffff:127.0.0.1',
     ]) {
-      expect(loadConfig({ HOST: host }).seedDemo, host).toBe(true);
+      expect(loadConfig({ ...OWN_SECRET, HOST: host }).seedDemo, host).toBe(true);
     }
     for (const host of [
       '0.0.0.0',
@@ -111,27 +113,30 @@ describe('demo account seeding and the listen address', () => {
       '128.0.0.1',
       '::2',
     ]) {
-      expect(loadConfig({ HOST: host }).seedDemo, host).toBe(false);
+      expect(loadConfig({ ...OWN_SECRET, HOST: host }).seedDemo, host).toBe(false);
     }
   });
 
   it('refuses SEED_DEMO=true on a HOST that is not loopback, naming the setting', () => {
     for (const host of ['0.0.0.0', '::', '10.0.0.5', 'exchange.example.com']) {
-      expect(() => loadConfig({ HOST: host, SEED_DEMO: 'true' }), host).toThrow(
+      expect(() => loadConfig({ ...OWN_SECRET, HOST: host, SEED_DEMO: 'true' }), host).toThrow(
         /invalid setting SEED_DEMO: refused with HOST=/,
       );
-      expect(() => loadConfig({ HOST: host, SEED_DEMO: 'true', SEED_DEMO_FORCE: 'false' }), host).toThrow(
-        /SEED_DEMO_FORCE=true/,
-      );
+      expect(
+        () => loadConfig({ ...OWN_SECRET, HOST: host, SEED_DEMO: 'true', SEED_DEMO_FORCE: 'false' }),
+        host,
+      ).toThrow(/SEED_DEMO_FORCE=true/);
     }
-    expect(loadConfig({ HOST: '127.0.0.1', SEED_DEMO: 'true' }).seedDemo).toBe(true);
-    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO: 'false' }).seedDemo).toBe(false);
+    expect(loadConfig({ ...OWN_SECRET, HOST: '127.0.0.1', SEED_DEMO: 'true' }).seedDemo).toBe(true);
+    expect(loadConfig({ ...OWN_SECRET, HOST: '0.0.0.0', SEED_DEMO: 'false' }).seedDemo).toBe(false);
   });
 
   it('seeds on any HOST when SEED_DEMO_FORCE=true says it is meant', () => {
-    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO: 'true', SEED_DEMO_FORCE: 'true' }).seedDemo).toBe(true);
+    expect(
+      loadConfig({ ...OWN_SECRET, HOST: '0.0.0.0', SEED_DEMO: 'true', SEED_DEMO_FORCE: 'true' }).seedDemo,
+    ).toBe(true);
     // forcing allows, it does not turn seeding on
-    expect(loadConfig({ HOST: '0.0.0.0', SEED_DEMO_FORCE: 'true' }).seedDemo).toBe(false);
+    expect(loadConfig({ ...OWN_SECRET, HOST: '0.0.0.0', SEED_DEMO_FORCE: 'true' }).seedDemo).toBe(false);
     expect(() => loadConfig({ SEED_DEMO_FORCE: 'sure' })).toThrow(/SEED_DEMO_FORCE/);
   });
 });

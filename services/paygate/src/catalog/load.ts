@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { defaultSecretRefusal, type Exposure } from '@platform/default-secrets/default-secrets';
 import { Value } from 'typebox/value';
 import { parse } from 'yaml';
 import { feeRuleProblem } from '../domain/fees.js';
@@ -19,7 +20,10 @@ export class CatalogError extends Error {
  * `..._CALLBACK_URL_<ID>` / `..._RETURN_URL_<ID>` that override the file's URLs (tests and deployments
  * that move the merchant).
  */
-export function merchantVariable(kind: 'SECRET' | 'CALLBACK_URL' | 'RETURN_URL', merchantId: string): string {
+export function merchantVariable(
+  kind: 'SECRET' | 'CALLBACK_URL' | 'RETURN_URL' | 'WEBSITE' | 'ICON',
+  merchantId: string,
+): string {
   return `PAYGATE_MERCHANT_${kind}_${merchantId.toUpperCase()}`;
 }
 
@@ -44,6 +48,7 @@ export function buildCatalog(
   document: unknown,
   merchantEnv: ReadonlyMap<string, string>,
   file = '<inline>',
+  exposure?: Exposure,
 ): Catalog {
   if (!Value.Check(GatewayFile, document)) {
     const first = Value.Errors(GatewayFile, document)[0];
@@ -66,12 +71,33 @@ export function buildCatalog(
         `merchant ${id} is live (test_mode: false): ${variable} must be set to a secret of 16+ characters other than the sandbox one`,
       );
     }
+    // The sandbox secret is in this repository: anyone could sign callbacks, payouts and forms with it.
+    const sandbox = secret === m.sandbox_secret || KNOWN_SANDBOX_SECRETS.has(secret);
+    const refusal =
+      sandbox && exposure
+        ? defaultSecretRefusal({ setting: variable, what: `merchant ${id}'s sandbox secret` }, exposure)
+        : undefined;
+    if (refusal) throw new CatalogError(file, refusal);
+    // The prerequest's `account`: the file's values, or the merchant's public address from the
+    // environment (the file's defaults point at a local exchange, 127.0.0.1:3100).
+    const websiteVariable = merchantVariable('WEBSITE', id);
+    const iconVariable = merchantVariable('ICON', id);
+    const websiteFromEnv = merchantEnv.get(websiteVariable);
+    const website = websiteFromEnv === undefined ? m.website : httpUrl(websiteFromEnv, websiteVariable, file);
+    const iconFromEnv = merchantEnv.get(iconVariable);
+    const icon =
+      iconFromEnv !== undefined
+        ? httpUrl(iconFromEnv, iconVariable, file)
+        : websiteFromEnv !== undefined && m.website !== '' && m.icon.startsWith(m.website)
+          ? // The file's icon lives on the file's website: it moves with it.
+            `${website.replace(/\/+$/, '')}${m.icon.slice(m.website.replace(/\/+$/, '').length)}`
+          : m.icon;
     const merchant: Merchant = {
       id,
       name: m.name,
       description: m.description,
-      icon: m.icon,
-      website: m.website,
+      icon,
+      website,
       testMode: m.test_mode,
       publicKeys: new Map(Object.entries(m.public_keys)),
       callbackUrl: httpUrl(
@@ -162,8 +188,18 @@ export function buildCatalog(
   };
 }
 
-/** Reads and validates the gateway configuration file; throws CatalogError naming the problem. */
-export function loadCatalog(file: string, merchantEnv: ReadonlyMap<string, string>): Catalog {
+/** Secrets published in this repository, refused like a `sandbox_secret` wherever they come from. */
+const KNOWN_SANDBOX_SECRETS = new Set(['sandbox-exchange-secret']);
+
+/**
+ * Reads and validates the gateway configuration file; throws CatalogError naming the problem. With
+ * `exposure` (the server's), a merchant on its sandbox secret is refused off loopback or with a database.
+ */
+export function loadCatalog(
+  file: string,
+  merchantEnv: ReadonlyMap<string, string>,
+  exposure?: Exposure,
+): Catalog {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -176,5 +212,5 @@ export function loadCatalog(file: string, merchantEnv: ReadonlyMap<string, strin
   } catch (error) {
     throw new CatalogError(file, `is not valid YAML (${(error as Error).message})`);
   }
-  return buildCatalog(document, merchantEnv, file);
+  return buildCatalog(document, merchantEnv, file, exposure);
 }

@@ -89,3 +89,69 @@ describe('gateway file', () => {
     expect(() => buildCatalog({ merchants: {} }, new Map())).toThrow(CatalogError);
   });
 });
+
+describe('sandbox merchant secrets (issue 28: they are in this repository)', () => {
+  // The settings and the gateway file together, as server.ts loads them.
+  const load = (env: Record<string, string>) => {
+    const config = loadConfig(env);
+    return buildCatalog(bundledDocument(), config.merchantEnv, 'gateway.yaml', config.secretExposure);
+  };
+  const OWN = { PAYGATE_MERCHANT_SECRET_EXCHANGE: 'a-merchant-secret-of-our-own' };
+
+  it('refuses a merchant on its sandbox secret on a HOST that is not loopback or with DATABASE_URL', () => {
+    const cases: Record<string, string>[] = [
+      { HOST: '0.0.0.0' },
+      { HOST: '::' },
+      { HOST: '192.168.1.10' },
+      { DATABASE_URL: 'postgres://db/paygate' },
+      { HOST: '0.0.0.0', PAYGATE_MERCHANT_SECRET_EXCHANGE: 'sandbox-exchange-secret' },
+      { HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'false' },
+    ];
+    for (const env of cases) {
+      expect(() => load(env), JSON.stringify(env)).toThrow(
+        /merchant exchange's sandbox secret .*set PAYGATE_MERCHANT_SECRET_EXCHANGE to a secret of your own, or ALLOW_SANDBOX_SECRETS=true/,
+      );
+    }
+  });
+
+  it('accepts it with ALLOW_SANDBOX_SECRETS=true, and a secret of its own anywhere', () => {
+    expect(load({ HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'true' }).merchants.get('exchange')?.secret).toBe(
+      'sandbox-exchange-secret',
+    );
+    expect(load({ DATABASE_URL: 'postgres://db/x', ALLOW_SANDBOX_SECRETS: '1' }).merchants.size).toBe(1);
+    expect(
+      load({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', ...OWN }).merchants.get('exchange')?.secret,
+    ).toBe(OWN.PAYGATE_MERCHANT_SECRET_EXCHANGE);
+    expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'sure' })).toThrow(/ALLOW_SANDBOX_SECRETS/);
+  });
+
+  it('accepts it on loopback without DATABASE_URL (npm start, tests)', () => {
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(load({ HOST: host }).merchants.get('exchange')?.secret).toBe('sandbox-exchange-secret');
+    }
+  });
+});
+
+describe("the prerequest's account (issue 28: it showed 127.0.0.1:3100 whatever the exchange's address)", () => {
+  it('takes website and icon from PAYGATE_MERCHANT_WEBSITE_<ID> / _ICON_<ID>; the icon follows the website', () => {
+    const merchant = (env: Record<string, string>) =>
+      buildCatalog(bundledDocument(), loadConfig(env).merchantEnv).merchants.get('exchange');
+    expect(merchant({})).toMatchObject({
+      website: 'http://127.0.0.1:3100',
+      icon: 'http://127.0.0.1:3100/favicon.ico',
+    });
+    expect(merchant({ PAYGATE_MERCHANT_WEBSITE_EXCHANGE: 'https://exchange.example' })).toMatchObject({
+      website: 'https://exchange.example',
+      icon: 'https://exchange.example/favicon.ico',
+    });
+    expect(
+      merchant({
+        PAYGATE_MERCHANT_WEBSITE_EXCHANGE: 'https://exchange.example',
+        PAYGATE_MERCHANT_ICON_EXCHANGE: 'https://cdn.example/ex.png',
+      }),
+    ).toMatchObject({ website: 'https://exchange.example', icon: 'https://cdn.example/ex.png' });
+    expect(() => merchant({ PAYGATE_MERCHANT_WEBSITE_EXCHANGE: 'exchange.example' })).toThrow(
+      /PAYGATE_MERCHANT_WEBSITE_EXCHANGE/,
+    );
+  });
+});
