@@ -4,6 +4,11 @@
  * the README.
  */
 import { isAbsolute, resolve } from 'node:path';
+import {
+  defaultSecretRefusal,
+  SandboxSettingError,
+  sandboxSecretsForced,
+} from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 export type AuthConfig =
@@ -33,7 +38,10 @@ export type StorageConfig =
   | { kind: 'pglite'; dir: string };
 
 export interface Config {
-  /** `HOST` @default "0.0.0.0" */
+  /**
+   * `HOST` @default "127.0.0.1" (was 0.0.0.0: with the development JWT secret, the default, the
+   * service must not be reachable from other machines; set HOST with JWT_SECRET or JWT_JWKS_URL)
+   */
   host: string;
   /** `PORT` @default 3300 */
   port: number;
@@ -168,12 +176,38 @@ function auth(env: Env): AuthConfig {
   return { kind: 'dev-secret-file', file: resolve(dataDir(env), 'jwt-secret') };
 }
 
+/**
+ * The development secret is a default: it serves only on a loopback HOST with the embedded database,
+ * unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
+ */
+function refuseDevSecret(env: Env, auth: AuthConfig, host: string, databaseUrl: string | undefined): void {
+  let forced: boolean;
+  try {
+    forced = sandboxSecretsForced(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, 'expected true or false');
+    throw error;
+  }
+  if (auth.kind !== 'dev-secret-file') return;
+  const refusal = defaultSecretRefusal(
+    {
+      setting: 'JWT_SECRET (or JWT_JWKS_URL)',
+      what: `the development JWT secret (${auth.file}, generated on first start)`,
+    },
+    { host, databaseUrl: databaseUrl !== undefined, forced },
+  );
+  if (refusal) throw new ConfigError('JWT_SECRET', refusal);
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const authConfig = auth(env);
+  refuseDevSecret(env, authConfig, host, databaseUrl);
   const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
   const log = logSettings(env);
   const config: Config = {
-    host: text(env, 'HOST') ?? '0.0.0.0',
+    host,
     port: integer(env, 'PORT', 3300, 0, 65_535),
     basePath: basePath(env),
     storage:
@@ -182,7 +216,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
           { kind: 'pglite', dir: resolve(dataDir(env), 'pgdata') }
         : { kind: 'postgres', url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1_000) },
     jwt: {
-      auth: auth(env),
+      auth: authConfig,
       issuer: text(env, 'JWT_ISSUER'),
       audience: text(env, 'JWT_AUDIENCE'),
       clockToleranceSeconds: integer(env, 'JWT_CLOCK_TOLERANCE_SECONDS', 30, 0, 3_600),

@@ -5,7 +5,7 @@ describe('loadConfig', () => {
   it('defaults to the embedded setup', () => {
     const config = loadConfig({ INIT_CWD: '/srv/app' });
     expect(config).toMatchObject({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 3300,
       basePath: '',
       storage: { kind: 'pglite', dir: '/srv/app/data/events/pgdata' },
@@ -64,5 +64,42 @@ describe('loadConfig', () => {
   ])('fails fast on %j naming %s', (env, setting) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid setting ${setting}`);
+  });
+});
+
+describe('the development JWT secret (issue 28: a default secret never serves outside loopback)', () => {
+  const SECRET = { JWT_SECRET: 'a-jwt-secret-of-our-own-32-bytes-long!' };
+  it('is refused on a HOST that is not loopback or with DATABASE_URL, naming what to set', () => {
+    const cases: Record<string, string>[] = [
+      { HOST: '0.0.0.0' },
+      { HOST: '::' },
+      { HOST: '10.0.0.7' },
+      { DATABASE_URL: 'postgres://u@db:5432/events' },
+      { HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'false' },
+    ];
+    for (const env of cases) {
+      expect(() => loadConfig({ INIT_CWD: '/srv', ...env }), JSON.stringify(env)).toThrow(
+        /Invalid setting JWT_SECRET: the development JWT secret .*set JWT_SECRET \(or JWT_JWKS_URL\) to a secret of your own, or ALLOW_SANDBOX_SECRETS=true/,
+      );
+    }
+  });
+
+  it('is accepted with ALLOW_SANDBOX_SECRETS=true; JWT_SECRET or JWT_JWKS_URL serve anywhere', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'true' }).jwt.auth.kind).toBe(
+      'dev-secret-file',
+    );
+    expect(loadConfig({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/e', ...SECRET }).jwt.auth.kind).toBe(
+      'hmac',
+    );
+    expect(loadConfig({ HOST: '0.0.0.0', JWT_JWKS_URL: 'https://id.example/jwks.json' }).jwt.auth.kind).toBe(
+      'jwks',
+    );
+    expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'maybe' })).toThrow(/ALLOW_SANDBOX_SECRETS/);
+  });
+
+  it('is accepted on loopback with the embedded database (the default)', () => {
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(loadConfig({ HOST: host }).jwt.auth.kind).toBe('dev-secret-file');
+    }
   });
 });
