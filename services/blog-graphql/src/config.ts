@@ -1,4 +1,9 @@
 import path from 'node:path';
+import {
+  defaultSecretRefusal,
+  SandboxSettingError,
+  sandboxSecretsForced,
+} from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
@@ -55,6 +60,26 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+/**
+ * The development token is in this repository: whoever reaches the blog could write with it. It
+ * serves only on a loopback HOST unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
+ */
+function refuseDevelopmentToken(env: NodeJS.ProcessEnv, token: string, host: string): void {
+  let forced: boolean;
+  try {
+    forced = sandboxSecretsForced(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+  if (token !== DEVELOPMENT_AUTH_TOKEN) return;
+  const refusal = defaultSecretRefusal(
+    { setting: 'BLOG_AUTH_TOKEN', what: `the development token "${DEVELOPMENT_AUTH_TOKEN}"` },
+    { host, databaseUrl: false, forced },
+  );
+  if (refusal) throw new ConfigError(refusal);
+}
+
 /** Reads, validates and freezes the configuration; the only place reading `process.env`. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): BlogConfig {
   const token = env['BLOG_AUTH_TOKEN'];
@@ -62,9 +87,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     throw new ConfigError('BLOG_AUTH_TOKEN must be at least 8 characters long');
   }
   const log = logSettings(env);
+  const host = env['HOST'] || '127.0.0.1';
+  refuseDevelopmentToken(env, token || DEVELOPMENT_AUTH_TOKEN, host);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
-    host: env['HOST'] || '127.0.0.1',
+    host,
     dataDir: path.resolve(cwd, env['BLOG_DATA_DIR'] || './data/blog-graphql'),
     authToken: token || DEVELOPMENT_AUTH_TOKEN,
     usingDevelopmentToken: !token,

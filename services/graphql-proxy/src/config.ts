@@ -1,5 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  defaultSecretRefusal,
+  SandboxSettingError,
+  sandboxSecretsForced,
+} from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /**
@@ -88,6 +93,27 @@ export interface ProxyConfig {
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/**
+ * The blog's development token is in this repository: with it, the proxy hands anyone who reaches it
+ * the blog's write access. It serves only on a loopback HOST unless ALLOW_SANDBOX_SECRETS=true
+ * (@platform/default-secrets, issue 28).
+ */
+function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | undefined, host: string): void {
+  let forced: boolean;
+  try {
+    forced = sandboxSecretsForced(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+  if (authToken !== EMBEDDED_BLOG_TOKEN) return;
+  const refusal = defaultSecretRefusal(
+    { setting: 'AUTH_TOKEN', what: `AUTH_TOKEN, the blog's development token "${EMBEDDED_BLOG_TOKEN}",` },
+    { host, databaseUrl: false, forced },
+  );
+  if (refusal) throw new ConfigError(refusal);
 }
 
 /** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
@@ -206,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
+  refuseDevelopmentToken(env, authToken, host);
   const cacheScopeClaim = env['CACHE_SCOPE_CLAIM'] || undefined;
   const cacheScopeJwtSecret = env['CACHE_SCOPE_JWT_SECRET'] || undefined;
   if (

@@ -55,8 +55,49 @@ describe('loadConfig: the management API on a network address', () => {
   it('refuses to start on a non-loopback HOST without ADMIN_TOKEN', () => {
     expect(() => loadConfig({ HOST: '0.0.0.0' }, '/srv')).toThrow(/ADMIN_TOKEN/);
     expect(() => loadConfig({ HOST: '192.168.1.5' }, '/srv')).toThrow(/ADMIN_TOKEN/);
-    expect(loadConfig({ HOST: '0.0.0.0', ADMIN_TOKEN: 'a-long-admin-token' }, '/srv').host).toBe('0.0.0.0');
+    expect(
+      loadConfig(
+        { HOST: '0.0.0.0', ADMIN_TOKEN: 'a-long-admin-token', AUTH_TOKEN: 'a-blog-token-of-our-own' },
+        '/srv',
+      ).host,
+    ).toBe('0.0.0.0');
     expect(loadConfig({ HOST: '::1' }, '/srv').host).toBe('::1');
     expect(loadConfig({ HOST: 'localhost' }, '/srv').host).toBe('localhost');
+  });
+});
+
+describe("the blog's development token (issue 28: a default secret never serves outside loopback)", () => {
+  const ADMIN = { ADMIN_TOKEN: 'a-long-admin-token' };
+  it('is refused on a HOST that is not loopback, by default in embedded mode or set explicitly', () => {
+    const cases: Record<string, string>[] = [
+      { HOST: '0.0.0.0', ...ADMIN },
+      { HOST: '10.0.0.9', ...ADMIN },
+      {
+        HOST: '0.0.0.0',
+        ...ADMIN,
+        UPSTREAM_GRAPHQL_ENDPOINT: 'http://blog:4000/graphql',
+        AUTH_TOKEN: 'blog-dev-token',
+      },
+      { HOST: '0.0.0.0', ...ADMIN, ALLOW_SANDBOX_SECRETS: 'false' },
+    ];
+    for (const env of cases) {
+      expect(() => loadConfig(env, '/srv'), JSON.stringify(env)).toThrow(
+        /AUTH_TOKEN, the blog's development token "blog-dev-token", .*HOST=.*set AUTH_TOKEN to a secret of your own, or ALLOW_SANDBOX_SECRETS=true/,
+      );
+    }
+  });
+
+  it('is accepted with ALLOW_SANDBOX_SECRETS=true, and on loopback; other tokens serve anywhere', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', ...ADMIN, ALLOW_SANDBOX_SECRETS: 'true' }, '/srv').authToken).toBe(
+      'blog-dev-token',
+    );
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(loadConfig({ HOST: host }, '/srv').authToken).toBe('blog-dev-token');
+    }
+    expect(
+      loadConfig({ HOST: '0.0.0.0', ...ADMIN, UPSTREAM_GRAPHQL_ENDPOINT: 'http://blog:4000/graphql' }, '/srv')
+        .authToken,
+    ).toBeUndefined();
+    expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'perhaps' }, '/srv')).toThrow(/ALLOW_SANDBOX_SECRETS/);
   });
 });
