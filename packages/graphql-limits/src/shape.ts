@@ -40,6 +40,8 @@ export interface CompiledOperation {
   readonly breadth: number;
   /** Directives written in the document. */
   readonly directives: number;
+  /** Field selections compiled (a named fragment's once), a measure of the shape's memory. */
+  readonly fields: number;
   /** Integer default values of the operation's variables (`$first: Int = 100`). */
   readonly variableDefaults: Readonly<Record<string, number>>;
 }
@@ -99,6 +101,7 @@ class Compiler {
   private readonly definitions = new Map<string, FragmentDefinitionNode>();
   private readonly done = new Map<string, Compiled>();
   private readonly inProgress = new Set<string>();
+  fields = 0;
 
   constructor(document: DocumentNode) {
     for (const definition of document.definitions) {
@@ -133,6 +136,7 @@ class Compiler {
       if (selection.kind === Kind.FIELD) {
         const child = selection.selectionSet ? this.selectionSet(selection.selectionSet) : undefined;
         fields.push({ list: listOf(selection), child: child?.shape });
+        this.fields += 1;
         width += 1;
         depth = Math.max(depth, 1 + (child?.depth ?? 0));
         breadth = Math.max(breadth, child?.breadth ?? 0);
@@ -183,13 +187,15 @@ export function compileOperation(
   operation: OperationDefinitionNode,
 ): ({ readonly ok: true } & CompiledOperation) | CompileFailure {
   try {
-    const compiled = new Compiler(document).selectionSet(operation.selectionSet);
+    const compiler = new Compiler(document);
+    const compiled = compiler.selectionSet(operation.selectionSet);
     return {
       ok: true,
       root: compiled.shape,
       depth: compiled.depth,
       breadth: compiled.breadth,
       directives: countDirectives(document),
+      fields: compiler.fields,
       variableDefaults: integerDefaults(operation),
     };
   } catch (error) {
