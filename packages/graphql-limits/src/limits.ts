@@ -2,7 +2,7 @@ import { type DocumentNode, GraphQLError, getOperationAST, parse } from 'graphql
 import { estimateCost } from './cost.js';
 import { jsonDepth } from './json-depth.js';
 import { scanQueryText } from './lexical.js';
-import { type CompiledOperation, compileOperation } from './shape.js';
+import { type CompiledOperation, type CompileFailure, compileOperation } from './shape.js';
 
 /**
  * The limits a GraphQL request must stay within, checked before it is executed or forwarded, and what
@@ -124,6 +124,15 @@ export type Inspection =
     }
   | { readonly ok: false; readonly refusal: Refusal };
 
+/** A fragment the limits cannot measure, in graphql-js's validation words. */
+export function compileRefusal(failure: CompileFailure): Refusal {
+  const message =
+    failure.reason === 'fragmentCycle'
+      ? `Cannot spread fragment "${failure.fragment}" within itself`
+      : `Unknown fragment "${failure.fragment}"`;
+  return { code: 'GRAPHQL_VALIDATION_FAILED', message };
+}
+
 /** Variable-independent checks of one operation already compiled. */
 export function checkShape(operation: CompiledOperation, limits: QueryLimits): Refusal | undefined {
   if (operation.depth > limits.maxDepth) return exceeded('depth', operation.depth, limits.maxDepth);
@@ -151,13 +160,7 @@ export function inspectQuery(text: string, operationName: string | null, limits:
   const selected = getOperationAST(document, operationName ?? undefined);
   if (selected === null || selected === undefined) return { ok: true, document, operation: undefined };
   const compiled = compileOperation(document, selected);
-  if (!compiled.ok) {
-    const message =
-      compiled.reason === 'fragmentCycle'
-        ? `Cannot spread fragment "${compiled.fragment}" within itself`
-        : `Unknown fragment "${compiled.fragment}"`;
-    return { ok: false, refusal: { code: 'GRAPHQL_VALIDATION_FAILED', message } };
-  }
+  if (!compiled.ok) return { ok: false, refusal: compileRefusal(compiled) };
   const refusal = checkShape(compiled, limits);
   return refusal ? { ok: false, refusal } : { ok: true, document, operation: compiled };
 }

@@ -13,7 +13,7 @@ export class QueryLimitSettingError extends Error {
 const SETTINGS = [
   ['QUERY_MAX_DEPTH', 'maxDepth', 1, 1000],
   ['QUERY_MAX_BREADTH', 'maxBreadth', 1, 100_000],
-  ['QUERY_MAX_COST', 'maxCost', 1, Number.MAX_SAFE_INTEGER],
+  ['QUERY_MAX_COST', 'maxCost', 1, Number.MAX_VALUE],
   ['QUERY_MAX_TOKENS', 'maxTokens', 10, 10_000_000],
   ['QUERY_MAX_DIRECTIVES', 'maxDirectives', 0, 100_000],
   ['REQUEST_MAX_JSON_DEPTH', 'maxJsonDepth', 1, 10_000],

@@ -6,6 +6,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  visit,
 } from 'graphql';
 
 /**
@@ -59,6 +60,8 @@ interface Compiled {
   readonly width: number;
   /** The widest selection set within (this one included). */
   readonly breadth: number;
+  /** Selects `nodes` or `edges`, directly or through its fragments: a page of a list. */
+  readonly connection: boolean;
 }
 
 class Failure extends Error {
@@ -77,7 +80,7 @@ function sizeArgument(value: ValueNode | undefined): SizeArgument {
   return undefined;
 }
 
-function listOf(field: FieldNode): FieldShape['list'] {
+function listOf(field: FieldNode, child: Compiled | undefined): FieldShape['list'] {
   let first: SizeArgument;
   let last: SizeArgument;
   let paged = false;
@@ -90,11 +93,7 @@ function listOf(field: FieldNode): FieldShape['list'] {
       paged = true;
     }
   }
-  const connection =
-    field.selectionSet?.selections.some(
-      (selection) => selection.kind === Kind.FIELD && CONNECTION_FIELDS.has(selection.name.value),
-    ) ?? false;
-  return paged || connection ? { first, last } : undefined;
+  return paged || child?.connection ? { first, last } : undefined;
 }
 
 class Compiler {
@@ -132,10 +131,12 @@ class Compiler {
     let depth = 0;
     let width = 0;
     let breadth = 0;
+    let connection = false;
     for (const selection of node.selections) {
       if (selection.kind === Kind.FIELD) {
         const child = selection.selectionSet ? this.selectionSet(selection.selectionSet) : undefined;
-        fields.push({ list: listOf(selection), child: child?.shape });
+        fields.push({ list: listOf(selection, child), child: child?.shape });
+        if (CONNECTION_FIELDS.has(selection.name.value)) connection = true;
         this.fields += 1;
         width += 1;
         depth = Math.max(depth, 1 + (child?.depth ?? 0));
@@ -149,26 +150,22 @@ class Compiler {
         width += merged.width;
         depth = Math.max(depth, merged.depth);
         breadth = Math.max(breadth, merged.breadth);
+        // `posts { ...Page }` is as much a page of posts as `posts { nodes { ... } }`.
+        if (merged.connection) connection = true;
       }
     }
-    return { shape: { fields, fragments }, depth, width, breadth: Math.max(breadth, width) };
+    return { shape: { fields, fragments }, depth, width, breadth: Math.max(breadth, width), connection };
   }
 }
 
 function countDirectives(document: DocumentNode): number {
-  // Iterative over the node tree: no recursion whatever the nesting.
+  // graphql-js's visit keeps its own stack (no recursion), and skips `loc`, whose tokens link back.
   let count = 0;
-  const stack: unknown[] = [document];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (Array.isArray(node)) {
-      for (const item of node) stack.push(item);
-    } else if (node !== null && typeof node === 'object') {
-      if ((node as { kind?: unknown }).kind === Kind.DIRECTIVE) count += 1;
-      for (const value of Object.values(node))
-        if (value !== null && typeof value === 'object') stack.push(value);
-    }
-  }
+  visit(document, {
+    Directive() {
+      count += 1;
+    },
+  });
   return count;
 }
 
@@ -186,18 +183,37 @@ export function compileOperation(
   document: DocumentNode,
   operation: OperationDefinitionNode,
 ): ({ readonly ok: true } & CompiledOperation) | CompileFailure {
+  const all = compileOperations(document, [operation]);
+  return all.ok ? { ok: true, ...(all.operations.get(operation) as CompiledOperation) } : all;
+}
+
+/**
+ * Compiles several operations of one document with one fragment memo, so a document of many
+ * operations spreading one large fragment compiles that fragment once, not once per operation.
+ */
+export function compileOperations(
+  document: DocumentNode,
+  operations: readonly OperationDefinitionNode[],
+):
+  | { readonly ok: true; readonly operations: ReadonlyMap<OperationDefinitionNode, CompiledOperation> }
+  | CompileFailure {
   try {
     const compiler = new Compiler(document);
-    const compiled = compiler.selectionSet(operation.selectionSet);
-    return {
-      ok: true,
-      root: compiled.shape,
-      depth: compiled.depth,
-      breadth: compiled.breadth,
-      directives: countDirectives(document),
-      fields: compiler.fields,
-      variableDefaults: integerDefaults(operation),
-    };
+    const directives = countDirectives(document);
+    const compiled = new Map<OperationDefinitionNode, CompiledOperation>();
+    for (const operation of operations) {
+      const before = compiler.fields;
+      const root = compiler.selectionSet(operation.selectionSet);
+      compiled.set(operation, {
+        root: root.shape,
+        depth: root.depth,
+        breadth: root.breadth,
+        directives,
+        fields: compiler.fields - before,
+        variableDefaults: integerDefaults(operation),
+      });
+    }
+    return { ok: true, operations: compiled };
   } catch (error) {
     if (error instanceof Failure) return error.failure;
     throw error;

@@ -56,6 +56,9 @@ describe('cost: the estimated result size', () => {
     expect(cost('query ($n: Int) { posts(first: $n) { nodes { id } } }', { n: 5 })).toBe(1 + 5 * 2);
     expect(cost('query ($n: Int) { posts(last: $n) { nodes { id } } }', {})).toBe(1 + 10 * 2);
     expect(cost('{ posts(first: -5) { nodes { id } } }')).toBe(1);
+    // A connection selected through fragments is still a page of a list.
+    expect(cost('{ posts { ... on C { nodes { id } } } }')).toBe(1 + 10 * (1 + 1));
+    expect(cost('{ posts { ...P } } fragment P on C { edges { node { id } } }')).toBe(1 + 10 * (1 + 1 + 1));
   });
 
   it('counts every alias of a field, and every spread of a fragment', () => {
