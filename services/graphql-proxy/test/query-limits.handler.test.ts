@@ -1,62 +1,10 @@
-import { DEFAULT_QUERY_LIMITS } from '@platform/graphql-limits/limits';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ResponseCache } from '../src/cache/response-cache.js';
-import { ScopeResolver } from '../src/cache/scope.js';
-import { MemoryCacheStore } from '../src/cache/store.js';
-import { DocumentAnalyser } from '../src/graphql/document.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { PersistedQueries } from '../src/graphql/persisted.js';
-import { QueryGuard } from '../src/limits/query-guard.js';
-import { ProxyMetrics } from '../src/metrics.js';
-import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
-import { MutationQueue } from '../src/queue/mutation-queue.js';
-import { MemoryQueueStore } from '../src/queue/store.js';
-import { type UpstreamClient, UpstreamMonitor } from '../src/upstream/client.js';
+import { limitedHandler as setup } from './support/limited-handler.js';
 
 // A refused request touches no store: not the cache, the persisted queries, the queue, nor the
-// upstream (so not the breaker either). SETMODE with an unavailable upstream, where an accepted
-// mutation would be queued.
-async function setup() {
-  const logger = pino({ level: 'silent' });
-  const calls: string[] = [];
-  const upstream: UpstreamClient = {
-    post: async (request) => {
-      calls.push(request.body);
-      return { kind: 'unavailable', reason: 'connection refused' };
-    },
-    close: () => undefined,
-  };
-  const cache = await ResponseCache.open(
-    new MemoryCacheStore(),
-    { maxEntries: 10, maxBytes: 1e6, memoryBytes: 1e6 },
-    logger,
-  );
-  const queue = await MutationQueue.open(new MemoryQueueStore());
-  const monitor = new UpstreamMonitor();
-  const handler = new GraphQLHandler({
-    mode: 'SETMODE',
-    authToken: undefined,
-    authTokenForQueries: false,
-    cache,
-    analyser: new DocumentAnalyser(),
-    upstream,
-    monitor,
-    queue,
-    clock: () => 1_000,
-    cacheTtlMs: 60_000,
-    staleIfErrorMs: 60_000,
-    scopes: new ScopeResolver({ claim: undefined, secret: undefined }, () => 1_000),
-    persisted: new PersistedQueries(1e6),
-    guard: new QueryGuard({ limits: DEFAULT_QUERY_LIMITS }),
-    metrics: new ProxyMetrics(),
-    typeTtlsMs: new Map(),
-    logger,
-    triggerReplay: () => undefined,
-    afterMutation: () => undefined,
-  });
-  return { handler, calls, queue, monitor };
-}
-
+// upstream (so not the breaker either).
 const request = (body: unknown) => ({ body, authorization: undefined, idempotencyKey: undefined });
 const codeOf = (answer: { body: string | Buffer }) =>
   (JSON.parse(String(answer.body)) as { errors?: Array<{ extensions?: Record<string, unknown> }> })
@@ -106,5 +54,17 @@ describe('a refused request touches no store', () => {
     const large = await handler.handle(request({ query, variables: { n: 100 } }));
     expect(codeOf(large)).toMatchObject({ code: 'QUERY_LIMIT_EXCEEDED', limit: 'cost' });
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe('settings', () => {
+  it('reads the limits and names a wrong one', () => {
+    expect(loadConfig({ QUERY_MAX_DEPTH: '8', QUERY_MAX_COST: '5000' }, '/tmp').queryLimits).toMatchObject({
+      maxDepth: 8,
+      maxCost: 5000,
+      maxBreadth: 200,
+    });
+    expect(() => loadConfig({ QUERY_MAX_TOKENS: 'many' }, '/tmp')).toThrow(ConfigError);
+    expect(() => loadConfig({ REQUEST_MAX_JSON_DEPTH: '0' }, '/tmp')).toThrow(/REQUEST_MAX_JSON_DEPTH/);
   });
 });
