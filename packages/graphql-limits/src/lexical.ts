@@ -1,7 +1,7 @@
 import { GraphQLError, Lexer, Source, TokenKind } from 'graphql';
 
 /**
- * A look at a query text before it is parsed. graphql-js's parser is recursive and builds a node per
+ * A look at a query text before it is parsed (tokens, bracket nesting, directives). graphql-js's parser is recursive and builds a node per
  * token, so a huge text or a deeply bracketed one (`{a{a{a...`) costs memory and stack before any
  * limit on the parsed document could apply. The lexer is iterative: it counts tokens and bracket
  * nesting and stops at the first one over its bound, so this look costs at most `maxTokens` tokens.
@@ -12,11 +12,13 @@ export interface LexicalBounds {
   readonly maxTokens: number;
   /** Bracket nesting (`{`, `(`, `[`) the text may reach. */
   readonly maxNesting: number;
+  /** Directives (`@name`) the text may hold. */
+  readonly maxDirectives: number;
 }
 
 export type LexicalVerdict =
-  | { readonly ok: true; readonly tokens: number; readonly nesting: number }
-  | { readonly ok: false; readonly limit: 'tokens' | 'nesting'; readonly measured: number }
+  | { readonly ok: true; readonly tokens: number; readonly nesting: number; readonly directives: number }
+  | { readonly ok: false; readonly limit: 'tokens' | 'nesting' | 'directives'; readonly measured: number }
   /** Not even valid tokens: left to the parser, which says where. */
   | { readonly ok: false; readonly limit: 'syntax'; readonly message: string };
 
@@ -28,6 +30,7 @@ export function scanQueryText(text: string, bounds: LexicalBounds): LexicalVerdi
   let tokens = 0;
   let depth = 0;
   let nesting = 0;
+  let directives = 0;
   try {
     for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
       tokens += 1;
@@ -37,10 +40,15 @@ export function scanQueryText(text: string, bounds: LexicalBounds): LexicalVerdi
         if (depth > nesting) nesting = depth;
         if (depth > bounds.maxNesting) return { ok: false, limit: 'nesting', measured: depth };
       } else if (CLOSING.has(token.kind)) depth -= 1;
+      else if (token.kind === TokenKind.AT) {
+        directives += 1;
+        if (directives > bounds.maxDirectives)
+          return { ok: false, limit: 'directives', measured: directives };
+      }
     }
   } catch (error) {
     if (error instanceof GraphQLError) return { ok: false, limit: 'syntax', message: error.message };
     throw error;
   }
-  return { ok: true, tokens, nesting };
+  return { ok: true, tokens, nesting, directives };
 }

@@ -74,9 +74,9 @@ const WHAT: Readonly<Record<LimitName, string>> = {
   depth: 'The query nests fields',
   breadth: 'One selection set of the query selects (aliases and fragments counted)',
   cost: 'The query may return (estimated from first/last and page sizes, multiplied down the nesting)',
-  tokens: 'The query text holds more than',
+  tokens: 'The query text holds',
   nesting: 'The query text nests brackets',
-  directives: 'The query holds',
+  directives: 'The query text holds',
   jsonDepth: 'The request nests JSON (variables or extensions)',
 };
 
@@ -92,7 +92,7 @@ const UNIT: Readonly<Record<LimitName, string>> = {
 
 export function exceeded(limit: LimitName, measured: number, max: number): Refusal {
   const amount =
-    limit === 'tokens' || limit === 'nesting' || limit === 'jsonDepth'
+    limit === 'tokens' || limit === 'nesting' || limit === 'jsonDepth' || limit === 'directives'
       ? `more than ${max}`
       : formatCount(measured);
   return {
@@ -137,19 +137,31 @@ export function compileRefusal(failure: CompileFailure): Refusal {
 export function checkShape(operation: CompiledOperation, limits: QueryLimits): Refusal | undefined {
   if (operation.depth > limits.maxDepth) return exceeded('depth', operation.depth, limits.maxDepth);
   if (operation.breadth > limits.maxBreadth) return exceeded('breadth', operation.breadth, limits.maxBreadth);
-  if (operation.directives > limits.maxDirectives) {
-    return exceeded('directives', operation.directives, limits.maxDirectives);
-  }
   return undefined;
+}
+
+/** The text's tokens, bracket nesting and directives, before it is parsed. */
+export function checkText(text: string, limits: QueryLimits): Refusal | undefined {
+  const bounds = {
+    maxTokens: limits.maxTokens,
+    maxNesting: maxNesting(limits),
+    maxDirectives: limits.maxDirectives,
+  };
+  const scan = scanQueryText(text, bounds);
+  if (scan.ok || scan.limit === 'syntax') return undefined;
+  const max =
+    scan.limit === 'tokens'
+      ? bounds.maxTokens
+      : scan.limit === 'nesting'
+        ? bounds.maxNesting
+        : bounds.maxDirectives;
+  return exceeded(scan.limit, scan.measured, max);
 }
 
 /** Lexes (bounded), parses and compiles the selected operation, and checks what does not depend on variables. */
 export function inspectQuery(text: string, operationName: string | null, limits: QueryLimits): Inspection {
-  const scan = scanQueryText(text, { maxTokens: limits.maxTokens, maxNesting: maxNesting(limits) });
-  if (!scan.ok && scan.limit !== 'syntax') {
-    const max = scan.limit === 'tokens' ? limits.maxTokens : maxNesting(limits);
-    return { ok: false, refusal: exceeded(scan.limit, scan.measured, max) };
-  }
+  const textRefusal = checkText(text, limits);
+  if (textRefusal) return { ok: false, refusal: textRefusal };
   let document: DocumentNode;
   try {
     document = parse(text, { noLocation: true, maxTokens: limits.maxTokens });

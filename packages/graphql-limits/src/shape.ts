@@ -6,7 +6,6 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
-  visit,
 } from 'graphql';
 
 /**
@@ -39,8 +38,6 @@ export interface CompiledOperation {
   readonly depth: number;
   /** Most fields (aliases count, fragments merged in) of any one selection set. */
   readonly breadth: number;
-  /** Directives written in the document. */
-  readonly directives: number;
   /** Field selections compiled (a named fragment's once), a measure of the shape's memory. */
   readonly fields: number;
   /** Integer default values of the operation's variables (`$first: Int = 100`). */
@@ -158,17 +155,6 @@ class Compiler {
   }
 }
 
-function countDirectives(document: DocumentNode): number {
-  // graphql-js's visit keeps its own stack (no recursion), and skips `loc`, whose tokens link back.
-  let count = 0;
-  visit(document, {
-    Directive() {
-      count += 1;
-    },
-  });
-  return count;
-}
-
 function integerDefaults(operation: OperationDefinitionNode): Record<string, number> {
   const defaults: Record<string, number> = {};
   for (const definition of operation.variableDefinitions ?? []) {
@@ -199,7 +185,6 @@ export function compileOperations(
   | CompileFailure {
   try {
     const compiler = new Compiler(document);
-    const directives = countDirectives(document);
     const compiled = new Map<OperationDefinitionNode, CompiledOperation>();
     for (const operation of operations) {
       const before = compiler.fields;
@@ -208,7 +193,6 @@ export function compileOperations(
         root: root.shape,
         depth: root.depth,
         breadth: root.breadth,
-        directives,
         fields: compiler.fields - before,
         variableDefaults: integerDefaults(operation),
       });

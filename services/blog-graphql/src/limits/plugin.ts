@@ -1,11 +1,9 @@
-import { scanQueryText } from '@platform/graphql-limits/lexical';
 import {
   checkCost,
   checkJsonDepth,
   checkShape,
+  checkText,
   compileRefusal,
-  exceeded,
-  maxNesting,
   type QueryLimits,
   type Refusal,
   refusalExtensions,
@@ -27,8 +25,8 @@ import { budgetExtensions, exhaustedMessage, ListBudget } from './list-budget.js
  * meets them:
  *
  * 1. params: `variables` and `extensions` nested deeper than REQUEST_MAX_JSON_DEPTH;
- * 2. parse: the text's tokens and bracket nesting (before graphql-js's recursive parser), then every
- *    operation's depth, breadth and directives (before validation, whose overlapping-fields rule is
+ * 2. parse: the text's tokens, bracket nesting and directives (before graphql-js's recursive parser),
+ *    then every operation's depth and breadth (before validation, whose overlapping-fields rule is
  *    quadratic in a selection set's width);
  * 3. execute: the estimated cost with the request's variables, then a ListBudget in the context that
  *    resolvers charge, and one error instead of the result when it ran out.
@@ -80,11 +78,8 @@ export function useQueryLimits(options: ExecutionLimits): Plugin<BudgetContext> 
     onParse({ setParseFn, parseFn }) {
       setParseFn((source, parseOptions) => {
         const text = typeof source === 'string' ? source : source.body;
-        const scan = scanQueryText(text, { maxTokens: limits.maxTokens, maxNesting: maxNesting(limits) });
-        if (!scan.ok && scan.limit !== 'syntax') {
-          const max = scan.limit === 'tokens' ? limits.maxTokens : maxNesting(limits);
-          throw toError(exceeded(scan.limit, scan.measured, max));
-        }
+        const refusal = checkText(text, limits);
+        if (refusal) throw toError(refusal);
         const document = parseFn(source, { ...parseOptions, maxTokens: limits.maxTokens });
         compile(document);
         return document;
