@@ -101,6 +101,33 @@ describe('the issue query through a real proxy in front of a real blog', () => {
   });
 });
 
+describe('a proxy whose own limits are lifted', () => {
+  it('forwards the issue query, the blog refuses it itself, and the breaker stays closed', {
+    timeout: 120_000,
+  }, async () => {
+    const lifted = await startProxy(path.join(dir.path, 'lifted'), {
+      UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
+      UPSTREAM_TIMEOUT_MS: '5000',
+      QUERY_MAX_DEPTH: '1000',
+      QUERY_MAX_COST: String(Number.MAX_VALUE),
+    });
+    try {
+      const before = relay.bodies.length;
+      const answer = await gql(lifted.url, issueQuery(12));
+      // It reached the blog this time, which answered with its own refusal, passed through uncached.
+      expect(relay.bodies.slice(before).some((body) => body.includes('author'))).toBe(true);
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_LIMIT_EXCEEDED' });
+      expect(answer.headers.get('x-upstream-status')).toBe('200');
+      expect(await health(lifted.url)).toMatchObject({ breaker: 'closed', cache: { entries: 0 } });
+      expect(await health(blog.url)).toMatchObject({ status: 'ok' });
+      const other = await gql(lifted.url, '{ categories(first: 3) { nodes { name } } }');
+      expect(other.body.errors).toBeUndefined();
+    } finally {
+      await lifted.close();
+    }
+  });
+});
+
 describe('hostile bodies get a client error, never INTERNAL_ERROR', () => {
   it('variables nested 20,000 levels deep', async () => {
     const before = relay.bodies.length;
