@@ -9,6 +9,7 @@ import { IdempotencyGuard } from './graphql/idempotency.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
+import { useQueryLimits } from './limits/plugin.js';
 import { BlogStore } from './store/file-store.js';
 
 export interface BlogApp {
@@ -72,6 +73,8 @@ export async function buildApp(
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/yoga-health',
     landingPage: false,
+    // issue 28: depth, breadth, cost, tokens, JSON depth and a list-item budget per request
+    plugins: [useQueryLimits({ limits: config.queryLimits, maxListItems: config.maxListItems })],
     logging: {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),

@@ -4,6 +4,8 @@ import {
   SandboxSettingError,
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
+import type { QueryLimits } from '@platform/graphql-limits/limits';
+import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
@@ -26,6 +28,10 @@ export interface BlogConfig {
   readonly idempotencyTtlSeconds: number;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** QUERY_MAX_DEPTH, QUERY_MAX_BREADTH, QUERY_MAX_COST, QUERY_MAX_TOKENS, QUERY_MAX_DIRECTIVES, REQUEST_MAX_JSON_DEPTH (issue 28; @platform/graphql-limits) */
+  readonly queryLimits: QueryLimits;
+  /** QUERY_MAX_LIST_ITEMS: list items one request may resolve. @default 10000 */
+  readonly maxListItems: number;
 }
 
 export class ConfigError extends Error {
@@ -80,6 +86,16 @@ function refuseDevelopmentToken(env: NodeJS.ProcessEnv, token: string, host: str
   if (refusal) throw new ConfigError(refusal);
 }
 
+/** The query limits (README "Query limits"), a wrong one named as every other setting. */
+function queryLimits(env: NodeJS.ProcessEnv): QueryLimits {
+  try {
+    return parseQueryLimits(env);
+  } catch (error) {
+    if (error instanceof QueryLimitSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 /** Reads, validates and freezes the configuration; the only place reading `process.env`. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): BlogConfig {
   const token = env['BLOG_AUTH_TOKEN'];
@@ -98,5 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     seed: boolean(env, 'BLOG_SEED', true),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     log,
+    queryLimits: queryLimits(env),
+    maxListItems: integer(env, 'QUERY_MAX_LIST_ITEMS', 10_000, 1, 100_000_000),
   });
 }

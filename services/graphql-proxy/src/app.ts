@@ -16,6 +16,7 @@ import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { PersistedQueries } from './graphql/persisted.js';
+import { QueryGuard } from './limits/query-guard.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
 import { ProxyMetrics } from './metrics.js';
@@ -185,6 +186,7 @@ export async function buildApp(
     staleWhileRevalidateMs: config.staleWhileRevalidateMs,
     scopes: new ScopeResolver({ claim: config.cacheScopeClaim, secret: config.cacheScopeJwtSecret }, clock),
     persisted: new PersistedQueries(config.persistedQueriesMaxBytes),
+    guard: new QueryGuard({ limits: config.queryLimits }),
     metrics,
     typeTtlsMs: config.typeTtlsMs,
     logger,

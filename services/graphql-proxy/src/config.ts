@@ -5,6 +5,8 @@ import {
   SandboxSettingError,
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
+import type { QueryLimits } from '@platform/graphql-limits/limits';
+import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /**
@@ -89,6 +91,8 @@ export interface ProxyConfig {
   readonly bodyLimitBytes: number;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** QUERY_MAX_DEPTH, QUERY_MAX_BREADTH, QUERY_MAX_COST, QUERY_MAX_TOKENS, QUERY_MAX_DIRECTIVES, REQUEST_MAX_JSON_DEPTH (issue 28; @platform/graphql-limits) */
+  readonly queryLimits: QueryLimits;
 }
 
 export class ConfigError extends Error {
@@ -189,6 +193,16 @@ function typeTtls(raw: string | undefined): ReadonlyMap<string, number> {
   return ttls;
 }
 
+/** The query limits (README "Query limits"), a wrong one named as every other setting. */
+function queryLimits(env: NodeJS.ProcessEnv): QueryLimits {
+  try {
+    return parseQueryLimits(env);
+  } catch (error) {
+    if (error instanceof QueryLimitSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
   const endpointRaw = env['UPSTREAM_GRAPHQL_ENDPOINT'];
   const embedded = endpointRaw === undefined || endpointRaw === '';
@@ -283,5 +297,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     log,
+    queryLimits: queryLimits(env),
   });
 }

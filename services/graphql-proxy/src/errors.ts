@@ -21,7 +21,11 @@ export type GraphQLErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   // issue 19: HTTP cache semantics
   | 'METHOD_NOT_ALLOWED'
-  | 'PERSISTED_QUERY_NOT_FOUND';
+  | 'PERSISTED_QUERY_NOT_FOUND'
+  // issue 28: over a query limit (QUERY_MAX_DEPTH, ..., REQUEST_MAX_JSON_DEPTH), refused before anything else
+  | 'QUERY_LIMIT_EXCEEDED'
+  // issue 28: a fragment cycle or an unknown fragment, which the limits cannot measure
+  | 'GRAPHQL_VALIDATION_FAILED';
 
 export function graphqlErrorBody(
   code: GraphQLErrorCode,

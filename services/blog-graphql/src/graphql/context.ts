@@ -2,6 +2,7 @@ import type { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { BlogFailure, Outcome } from '../domain/errors.js';
 import type { BlogState } from '../domain/model.js';
+import type { ListBudget } from '../limits/list-budget.js';
 import type { BlogStore } from '../store/file-store.js';
 
 export interface BlogContext {
@@ -13,6 +14,8 @@ export interface BlogContext {
   readonly now: () => number;
   /** Set when the request carries an Idempotency-Key: the record is reserved with the mutation. */
   readonly idempotency?: { readonly recordKey: string; readonly requestHash: string } | undefined;
+  /** List items this request may still resolve (QUERY_MAX_LIST_ITEMS), set by the limits plugin. */
+  readonly listBudget?: ListBudget;
 }
 
 export function toGraphQLError(failure: BlogFailure): GraphQLError {

@@ -8,7 +8,7 @@ import {
   toGlobalId,
   type UserRecord,
 } from '../domain/model.js';
-import { type ConnectionArgs, connectionOf } from '../domain/pagination.js';
+import { type Connection, type ConnectionArgs, connectionOf as sliceOf } from '../domain/pagination.js';
 import type { BlogContext } from './context.js';
 
 /** Read resolvers. Anonymous callers see published content only; an authenticated caller sees all. */
@@ -27,11 +27,25 @@ function byName<T extends { name: string; databaseId: number }>(items: readonly 
   return [...items].sort((a, b) => a.name.localeCompare(b.name) || a.databaseId - b.databaseId);
 }
 
+/** A page of a list, charged to the request's list budget (limits/list-budget.ts, issue 28). */
+function connectionOf<T extends { databaseId: number }>(
+  context: BlogContext,
+  items: readonly T[],
+  args: ConnectionArgs,
+): Connection<T> {
+  const page = sliceOf(items, args);
+  // Past the budget a list resolves empty; the plugin answers the request with one error instead.
+  if (context.listBudget && !context.listBudget.charge(page.nodes.length)) return sliceOf([], args);
+  return page;
+}
+
 function state(context: BlogContext): Readonly<BlogState> {
   return context.store.current;
 }
 
 function postsOf(context: BlogContext, predicate: (post: PostRecord) => boolean): PostRecord[] {
+  // A spent budget skips the filtering and sorting.
+  if (context.listBudget?.exhausted) return [];
   return newestFirst(visible(state(context).posts, context).filter(predicate));
 }
 
@@ -73,6 +87,7 @@ function termResolvers(kind: 'categories' | 'tags', idField: string, uriBase: st
       postsOf(context, (post) => post[key].includes(term.databaseId)).length,
     posts: (term: TermRecord, args: Args, context: BlogContext) =>
       connectionOf(
+        context,
         postsOf(context, (post) => post[key].includes(term.databaseId)),
         args,
       ),
@@ -92,6 +107,7 @@ export const queryResolvers = {
     uri: (user: UserRecord) => `/author/${user.slug}/`,
     posts: (user: UserRecord, args: Args, context: BlogContext) =>
       connectionOf(
+        context,
         postsOf(context, (post) => post.authorId === user.databaseId),
         args,
       ),
@@ -105,11 +121,16 @@ export const queryResolvers = {
     author,
     categories: (post: PostRecord, args: Args, context: BlogContext) =>
       connectionOf(
+        context,
         byName(state(context).categories.filter((term) => post.categoryIds.includes(term.databaseId))),
         args,
       ),
     tags: (post: PostRecord, args: Args, context: BlogContext) =>
-      connectionOf(byName(state(context).tags.filter((term) => post.tagIds.includes(term.databaseId))), args),
+      connectionOf(
+        context,
+        byName(state(context).tags.filter((term) => post.tagIds.includes(term.databaseId))),
+        args,
+      ),
   },
   Page: {
     id: (page: PageRecord) => toGlobalId('post', page.databaseId),
@@ -145,27 +166,27 @@ export const queryResolvers = {
         if (status && post.status !== status) return false;
         return true;
       });
-      return connectionOf(posts, args);
+      return connectionOf(context, posts, args);
     },
     post: (_root: unknown, args: Args, context: BlogContext) =>
       lookup(visible(state(context).posts, context), 'post', String(args['id']), String(args['idType'])) ??
       null,
     pages: (_root: unknown, args: Args, context: BlogContext) =>
-      connectionOf(newestFirst(visible(state(context).pages, context)), args),
+      connectionOf(context, newestFirst(visible(state(context).pages, context)), args),
     page: (_root: unknown, args: Args, context: BlogContext) =>
       lookup(visible(state(context).pages, context), 'post', String(args['id']), String(args['idType'])) ??
       null,
     categories: (_root: unknown, args: Args, context: BlogContext) =>
-      connectionOf(terms(context, 'categories', args), args),
+      connectionOf(context, terms(context, 'categories', args), args),
     category: (_root: unknown, args: Args, context: BlogContext) =>
       lookup(state(context).categories, 'term', String(args['id']), String(args['idType']), (t) => t.name) ??
       null,
     tags: (_root: unknown, args: Args, context: BlogContext) =>
-      connectionOf(terms(context, 'tags', args), args),
+      connectionOf(context, terms(context, 'tags', args), args),
     tag: (_root: unknown, args: Args, context: BlogContext) =>
       lookup(state(context).tags, 'term', String(args['id']), String(args['idType']), (t) => t.name) ?? null,
     users: (_root: unknown, args: Args, context: BlogContext) =>
-      connectionOf(byName(state(context).users), args),
+      connectionOf(context, byName(state(context).users), args),
     user: (_root: unknown, args: Args, context: BlogContext) =>
       lookup(state(context).users, 'user', String(args['id']), String(args['idType'])) ?? null,
     viewer: (_root: unknown, _args: Args, context: BlogContext) =>
@@ -192,6 +213,7 @@ export const queryResolvers = {
 };
 
 function terms(context: BlogContext, kind: 'categories' | 'tags', args: Args): TermRecord[] {
+  if (context.listBudget?.exhausted) return [];
   const where = (args['where'] ?? {}) as Record<string, unknown>;
   const search = typeof where['search'] === 'string' ? where['search'].toLowerCase() : undefined;
   const key = kind === 'categories' ? 'categoryIds' : 'tagIds';

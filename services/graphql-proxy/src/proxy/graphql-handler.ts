@@ -8,6 +8,8 @@ import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
 import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
 import type { PersistedQueries } from '../graphql/persisted.js';
+import type { QueryGuard } from '../limits/query-guard.js';
+import { refusalAnswer } from '../limits/refusal.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { QueuedPayload } from '../queue/store.js';
@@ -56,6 +58,8 @@ export interface GraphQLHandlerDeps {
   readonly logger: Logger;
   readonly scopes: ScopeResolver;
   readonly persisted: PersistedQueries;
+  /** Depth, breadth, cost, token and JSON-depth limits (issue 28), checked before anything else. */
+  readonly guard?: QueryGuard;
   readonly metrics: ProxyMetrics;
   /** CACHE_TTL_BY_TYPE in ms, by type name. */
   readonly typeTtlsMs: ReadonlyMap<string, number>;
@@ -107,9 +111,15 @@ export class GraphQLHandler {
   constructor(private readonly deps: GraphQLHandlerDeps) {}
 
   async handle(request: ProxyRequest): Promise<ProxyAnswer> {
+    const { guard } = this.deps;
+    const tooDeep = guard?.checkBody(request.body);
+    if (tooDeep) return refusalAnswer(tooDeep);
     const parsed = parseRequest(request.body, this.deps.persisted);
     if (!parsed.ok) return error(parsed.code, parsed.message);
     const { query, variables, operationName } = parsed;
+    const refused = guard?.check(query, operationName, variables);
+    if (refused) return refusalAnswer(refused);
+    if (parsed.persist !== undefined) this.deps.persisted.set(parsed.persist, query);
     const analysis = this.deps.analyser.analyse(query, operationName);
     if (!analysis.ok) return error(analysis.code, analysis.message);
     const payload: QueuedPayload = { query, variables, operationName };

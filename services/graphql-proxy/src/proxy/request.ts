@@ -12,6 +12,8 @@ export type ParsedRequest =
       readonly query: string;
       readonly variables: Record<string, unknown> | null;
       readonly operationName: string | null;
+      /** The sha256 of a query sent with its hash: remembered by the caller once the query is accepted. */
+      readonly persist?: string;
     }
   | {
       readonly ok: false;
@@ -41,16 +43,21 @@ export function parseRequest(body: unknown, persisted: PersistedQueries): Parsed
     return bad('"operationName" must be a string');
   }
   const resolved = queryText(query, extensions, persisted);
-  if (typeof resolved !== 'string') return resolved;
+  if (typeof resolved !== 'string' && !('persist' in resolved)) return resolved;
   return {
     ok: true,
-    query: resolved,
+    query: typeof resolved === 'string' ? resolved : resolved.query,
     variables: (variables as Record<string, unknown> | null | undefined) ?? null,
     operationName: (operationName as string | null | undefined) ?? null,
+    ...(typeof resolved === 'string' ? {} : { persist: resolved.persist }),
   };
 }
 
-function queryText(query: unknown, extensions: unknown, persisted: PersistedQueries): string | ParsedRequest {
+function queryText(
+  query: unknown,
+  extensions: unknown,
+  persisted: PersistedQueries,
+): string | { query: string; persist: string } | ParsedRequest {
   const extension =
     extensions !== null && typeof extensions === 'object'
       ? (extensions as Record<string, unknown>)['persistedQuery']
@@ -74,6 +81,6 @@ function queryText(query: unknown, extensions: unknown, persisted: PersistedQuer
   }
   if (!hasQuery) return bad('The body must carry a "query" string');
   if (PersistedQueries.hash(query as string) !== hash) return bad('provided sha does not match query');
-  persisted.set(hash, query as string);
-  return query as string;
+  // Remembered by the handler once the query passed the limits (issue 28: a refused query touches no store).
+  return { query: query as string, persist: hash };
 }
