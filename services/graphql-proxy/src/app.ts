@@ -9,11 +9,13 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { AnswerCache } from './cache/answer-cache.js';
 import { ResponseCache } from './cache/response-cache.js';
 import { ScopeResolver } from './cache/scope.js';
 import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
+import { openFleet } from './fleet/open.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { PersistedQueries } from './graphql/persisted.js';
 import { LocalDb } from './local/local-db.js';
@@ -79,15 +81,18 @@ export async function buildApp(
   logger: Logger,
   clock: () => number = Date.now,
 ): Promise<ProxyApp> {
-  const cache = await ResponseCache.open(
-    await FileCacheStore.open(config.cacheDir),
-    {
-      maxEntries: config.cacheMaxEntries,
-      maxBytes: config.cacheMaxBytes,
-      memoryBytes: config.cacheMemoryBytes,
-    },
-    logger,
-  );
+  const fleet = openFleet(config, logger, clock);
+  const cache: AnswerCache =
+    fleet?.cache ??
+    (await ResponseCache.open(
+      await FileCacheStore.open(config.cacheDir),
+      {
+        maxEntries: config.cacheMaxEntries,
+        maxBytes: config.cacheMaxBytes,
+        memoryBytes: config.cacheMemoryBytes,
+      },
+      logger,
+    ));
   const queue = await MutationQueue.open(
     await FileQueueStore.open(config.queueDir, (file) =>
       logger.error({ file }, 'corrupt queue record set aside'),
@@ -163,7 +168,7 @@ export async function buildApp(
     logger,
     onConfirmed: (item, data) => {
       const analysis = analyser.analyse(item.payload.query, item.payload.operationName);
-      cache.invalidate(
+      void cache.invalidate(
         analysis.ok ? mutationTags(analysis.operation, item.payload.variables, data) : new Set(['*']),
       );
     },
@@ -279,6 +284,7 @@ export async function buildApp(
       await replayer.idle();
       await local.flush();
       upstream.close();
+      await fleet?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { FleetSettingError, type FleetSettings, parseFleetSettings } from './fleet/settings.js';
 
 /**
  * Proxy settings. Names and defaults follow part B of the spec, except where noted (`@deviation`).
@@ -84,6 +85,17 @@ export interface ProxyConfig {
   readonly bodyLimitBytes: number;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** CACHE_STORE, QUEUE_STORE, REDIS_* , INSTANCE_ID, QUEUE_LEASE_MS: see fleet/settings.ts. */
+  readonly fleet: FleetSettings;
+}
+
+function fleetSettings(env: NodeJS.ProcessEnv): FleetSettings {
+  try {
+    return parseFleetSettings(env);
+  } catch (error) {
+    if (error instanceof FleetSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 export class ConfigError extends Error {
@@ -256,5 +268,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     log,
+    fleet: fleetSettings(env),
   });
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AnswerCache } from '../cache/answer-cache.js';
 import { CacheKeyMemo } from '../cache/key.js';
 import { freshness, parseCacheControl, storedLifetime, tagsInData } from '../cache/policy.js';
-import { type CachedAnswer, etagOf, type ResponseCache } from '../cache/response-cache.js';
+import { type CachedAnswer, etagOf } from '../cache/response-cache.js';
 import { ScopeResolver } from '../cache/scope.js';
 import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
@@ -41,7 +42,7 @@ export interface GraphQLHandlerDeps {
   readonly authToken: string | undefined;
   /** Send AUTH_TOKEN with queries of callers without credentials (AUTH_TOKEN_FOR_QUERIES). */
   readonly authTokenForQueries: boolean;
-  readonly cache: ResponseCache;
+  readonly cache: AnswerCache;
   readonly analyser: DocumentAnalyser;
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
@@ -149,7 +150,8 @@ export class GraphQLHandler {
       metrics.hits += 1;
       return this.cachedAnswer(key, scope, known, known.body, false);
     }
-    const cached = known ? await cache.get(key) : undefined;
+    // A shared (Redis) cache has no local index: every lookup asks it (one round trip).
+    const cached = known || cache.shared ? await cache.get(key) : undefined;
     const now = clock();
     const ttl = cached?.ttlMs ?? cacheTtlMs;
     const state = cached?.body ? freshness(cached, now, ttl, staleIfErrorMs, swrMs) : 'unusable';
@@ -320,7 +322,7 @@ export class GraphQLHandler {
     });
     if (outcome.kind === 'answered') {
       if (!hasErrors(outcome.body) && outcome.status < 400) {
-        const invalidated = this.deps.cache.invalidate(
+        const invalidated = await this.deps.cache.invalidate(
           mutationTags(operation, payload.variables, outcome.body.data),
         );
         this.deps.logger.debug(

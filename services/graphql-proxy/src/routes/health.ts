@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ResponseCache } from '../cache/response-cache.js';
+import type { AnswerCache } from '../cache/answer-cache.js';
 import type { ProxyConfig } from '../config.js';
 import type { LocalDb } from '../local/local-db.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
@@ -13,7 +13,7 @@ export function healthRoutes(
     queue: MutationQueue;
     local: LocalDb;
     monitor: UpstreamMonitor;
-    cache: ResponseCache;
+    cache: AnswerCache;
   },
 ): void {
   app.get('/health', async () => {
@@ -47,7 +47,7 @@ export function healthRoutes(
             code: blocked.lastError?.code ?? null,
           }
         : null,
-      cache: { entries: cache.stats.entries, bytes: cache.stats.bytes },
+      cache: await cache.sizes().catch(() => ({ entries: null, bytes: null })),
       localData: {
         posts: counts.posts,
         pages: counts.pages,
