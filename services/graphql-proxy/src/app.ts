@@ -21,10 +21,14 @@ import { PersistedQueries } from './graphql/persisted.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
 import { ProxyMetrics } from './metrics.js';
+import { FleetReplayer } from './proxy/fleet-replayer.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
+import { LocalQueueAccess, type QueueAccess } from './queue/access.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
+import { RedisQueue } from './queue/redis-queue.js';
+import type { QueuedMutation } from './queue/store.js';
 import { FileQueueStore } from './queue/store.js';
 import { cacheRoutes } from './routes/cache.js';
 import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
@@ -41,7 +45,7 @@ import {
 
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
-  readonly replayer: Replayer;
+  readonly replayer: Replayer | FleetReplayer;
   /** Starts the background work (probe timer, first sync, replay of a queue left from a previous run). */
   startBackground(): void;
   close(): Promise<void>;
@@ -99,6 +103,21 @@ export async function buildApp(
     ),
   );
   const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
+  // QUEUE_STORE=redis: one queue for the fleet, replayed under a lease (the file queue stays unused).
+  const redisQueue =
+    fleet && config.fleet.queueStore === 'redis'
+      ? new RedisQueue(fleet.client, config.fleet.redisKeyPrefix, fleet.instanceId, config.queueOutcomesKept)
+      : undefined;
+  if (redisQueue && queue.size > 0) {
+    logger.warn(
+      { queueDir: config.queueDir, queued: queue.size },
+      'QUEUE_STORE=redis: mutations left in the file queue are not replayed',
+    );
+  }
+  const queueAccess: QueueAccess = redisQueue ?? new LocalQueueAccess(queue, outcomes);
+  // The fleet's queue as last read, for the optimistic local data (refreshed on every queue event).
+  let fleetQueued: readonly QueuedMutation[] = [];
+  const queuedNow = (): readonly QueuedMutation[] => (redisQueue ? fleetQueued : queue.list());
   const local = await LocalDb.open(config.localDbPath, logger);
   const metrics = new ProxyMetrics();
   const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
@@ -131,11 +150,7 @@ export async function buildApp(
     close: () => upstream.close(),
   };
   const sync = (explicit = false): Promise<SyncResult> =>
-    local.sync(
-      () => fetchCollections(explicit ? recorded : guarded, authorization),
-      () => queue.list(),
-      clock,
-    );
+    local.sync(() => fetchCollections(explicit ? recorded : guarded, authorization), queuedNow, clock);
   // Several mutations in a row lead to one sync, a moment after the last of them.
   let syncTimer: NodeJS.Timeout | undefined;
   const syncInBackground = () => {
@@ -155,7 +170,7 @@ export async function buildApp(
     if (change.kind === 'append') local.appendPending(change.item);
     else local.queueChanged(() => queue.list());
   });
-  const replayer = new Replayer({
+  const fileReplayer = new Replayer({
     queue,
     outcomes,
     upstream,
@@ -174,6 +189,51 @@ export async function buildApp(
     },
     afterReplay: syncInBackground,
   });
+  const fleetReplayer =
+    fleet && redisQueue
+      ? new FleetReplayer({
+          queue: redisQueue,
+          events: fleet.events,
+          upstream,
+          monitor,
+          authToken: config.authToken,
+          clock,
+          retryBaseMs: config.retryBaseMs,
+          retryMaxMs: config.retryMaxMs,
+          probeIntervalMs: config.probeIntervalMs,
+          leaseMs: config.fleet.queueLeaseMs,
+          instanceId: fleet.instanceId,
+          logger,
+          onConfirmed: (item, data) => {
+            const analysis = analyser.analyse(item.payload.query, item.payload.operationName);
+            return Promise.resolve(
+              cache.invalidate(
+                analysis.ok ? mutationTags(analysis.operation, item.payload.variables, data) : new Set(['*']),
+              ),
+            );
+          },
+          afterReplay: syncInBackground,
+        })
+      : undefined;
+  const replayer: Replayer | FleetReplayer = fleetReplayer ?? fileReplayer;
+  let refreshing: NodeJS.Timeout | undefined;
+  const refreshFleetQueue = () => {
+    if (!redisQueue || refreshing) return;
+    refreshing = setTimeout(() => {
+      refreshing = undefined;
+      redisQueue.list().then(
+        (list) => {
+          fleetQueued = list;
+          local.queueChanged(() => fleetQueued);
+        },
+        () => undefined, // Redis down: the local view keeps the last known queue
+      );
+    }, 50);
+    refreshing.unref();
+  };
+  fleet?.events.on((message) => {
+    if (message.kind === 'queue') refreshFleetQueue();
+  });
   const handler = new GraphQLHandler({
     mode: config.mode,
     authToken: config.authToken,
@@ -182,7 +242,7 @@ export async function buildApp(
     analyser,
     upstream,
     monitor,
-    queue,
+    queue: queueAccess,
     queueMaxItems: config.queueMaxItems,
     clock,
     cacheTtlMs: config.cacheTtlMs,
@@ -260,10 +320,10 @@ export async function buildApp(
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
 
-  healthRoutes(app, { config, queue, local, monitor, cache });
-  queueRoutes(app, { queue, outcomes, replayer, clock });
+  healthRoutes(app, { config, queue: queueAccess, local, monitor, cache });
+  queueRoutes(app, { queue: queueAccess, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
-  cacheRoutes(app, { cache, metrics, monitor, queue });
+  cacheRoutes(app, { cache, metrics, monitor, queue: queueAccess });
 
   let started = false;
   return {
@@ -274,12 +334,14 @@ export async function buildApp(
       started = true;
       replayer.start();
       if (config.localSyncOnStart) syncInBackground();
-      if (queue.size > 0) void replayer.replay(true);
+      if (redisQueue) refreshFleetQueue();
+      else if (queue.size > 0) void replayer.replay(true);
       else void local.applyQueue(queue.list());
     },
     async close() {
       replayer.stop();
       if (syncTimer) clearTimeout(syncTimer);
+      if (refreshing) clearTimeout(refreshing);
       await app.close();
       await replayer.idle();
       await local.flush();

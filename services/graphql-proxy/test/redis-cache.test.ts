@@ -71,7 +71,7 @@ describe('RedisResponseCache', () => {
   it("moves every instance's epoch on a purge, through the fleet channel", async () => {
     const subscriber = await connect();
     await subscriber.subscribe('{ev}:events');
-    const events = new FleetEvents(subscriber, '{ev}:events', logger);
+    const events = new FleetEvents(subscriber, undefined, '{ev}:events', logger);
     const a = await instance('ev', 'a', events);
     const b = await instance('ev', 'b');
     const before = a.epoch;

@@ -25,6 +25,8 @@ export class FleetEvents {
 
   constructor(
     subscriber: RedisClient,
+    /** The connection that publishes (a subscribed one cannot). */
+    private readonly publisher: RedisClient | undefined,
     readonly channel: string,
     private readonly logger: Logger,
   ) {
@@ -55,5 +57,10 @@ export class FleetEvents {
 
   on(listener: (message: FleetMessage) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Publishes a message (scripts publish their own from inside Redis). */
+  async publish(message: FleetMessage): Promise<void> {
+    await this.publisher?.publish(this.channel, JSON.stringify(message));
   }
 }

@@ -40,7 +40,7 @@ export function openFleet(config: ProxyConfig, logger: Logger, clock: () => numb
   });
   connectInBackground(client, onError);
   connectInBackground(subscriber, () => undefined);
-  const events = new FleetEvents(subscriber, keys.key('events'), logger);
+  const events = new FleetEvents(subscriber, client, keys.key('events'), logger);
   const cache =
     settings.cacheStore === 'redis'
       ? new RedisResponseCache({

@@ -10,7 +10,7 @@ import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
 import type { AnalysedOperation, DocumentAnalyser } from '../graphql/document.js';
 import type { PersistedQueries } from '../graphql/persisted.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
   guardedPost,
@@ -46,7 +46,7 @@ export interface GraphQLHandlerDeps {
   readonly analyser: DocumentAnalyser;
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
-  readonly queue: MutationQueue;
+  readonly queue: QueueAccess;
   /** QUEUE_MAX_ITEMS: a mutation that would make the queue longer is refused with QUEUE_FULL. */
   readonly queueMaxItems?: number;
   readonly clock: () => number;
@@ -300,17 +300,7 @@ export class GraphQLHandler {
     // SETMODE keeps mutations in order (README, "Queue ordering contract"): while older ones wait in
     // the queue, a new one waits behind them; while the head is a mutation the upstream rejected, no
     // later one can be sent until an operator retries or discards it, so a new one is refused at once.
-    if (mode === 'SETMODE' && queue.size > 0) {
-      const blocked = queue.blockedBy();
-      if (blocked) {
-        return error(
-          'QUEUE_BLOCKED',
-          `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
-            `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
-            'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
-          { mode, blockedBy: blocked.id, queuedMutations: queue.size },
-        );
-      }
+    if (mode === 'SETMODE' && (await queue.size()) > 0) {
       const answer = await this.enqueue(payload, idempotencyKey, request.authorization, 'behind-queue');
       this.deps.triggerReplay();
       return answer;
@@ -359,16 +349,36 @@ export class GraphQLHandler {
     reason: QueueReason,
   ): Promise<ProxyAnswer> {
     const maxItems = this.deps.queueMaxItems ?? Number.POSITIVE_INFINITY;
-    if (this.deps.queue.size >= maxItems) {
+    const mode = this.deps.mode;
+    // The queue decides QUEUE_BLOCKED and QUEUE_FULL atomically with the append (one queue may serve
+    // a whole fleet of proxies).
+    const result = await this.deps.queue.append(
+      payload,
+      idempotencyKey,
+      authorization,
+      this.deps.clock(),
+      maxItems,
+    );
+    if (result.kind === 'blocked') {
+      const blocked = result.by;
+      return error(
+        'QUEUE_BLOCKED',
+        `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
+          `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
+          'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
+        { mode, blockedBy: blocked.id, queuedMutations: result.size },
+      );
+    }
+    if (result.kind === 'full') {
       return error(
         'QUEUE_FULL',
         `The mutation was not sent or queued: the queue holds its maximum of ${maxItems} mutations ` +
           '(QUEUE_MAX_ITEMS). Try again once the upstream is back and the queue drained.',
-        { maxItems, queuedMutations: this.deps.queue.size },
+        { maxItems, queuedMutations: result.size },
       );
     }
-    const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
-    this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
+    const item = result.item;
+    this.deps.logger.info({ queueId: item.id }, 'mutation queued');
     return {
       headers: {
         'x-cache': 'MISS',

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { AnswerCache, PurgeSelector } from '../cache/answer-cache.js';
 import { HttpError } from '../errors.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { UpstreamMonitor } from '../upstream/client.js';
 
 const PurgeBody = Type.Object(
@@ -24,7 +24,7 @@ const PurgeBody = Type.Object(
  */
 export function cacheRoutes(
   app: FastifyInstance,
-  deps: { cache: AnswerCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: MutationQueue },
+  deps: { cache: AnswerCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: QueueAccess },
 ): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   typed.post('/cache/purge', { schema: { body: PurgeBody } }, async (request) => {
@@ -57,7 +57,7 @@ export function cacheRoutes(
     reply.type('text/plain; version=0.0.4; charset=utf-8');
     return deps.metrics.render({
       breakerOpen: deps.monitor.breakerState === 'open',
-      queueDepth: deps.queue.size,
+      queueDepth: await deps.queue.size().catch(() => 0),
       cacheEntries: stats.entries,
       cacheBytes: stats.bytes,
     });
