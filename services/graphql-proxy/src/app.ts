@@ -16,6 +16,7 @@ import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
 import { openFleet } from './fleet/open.js';
+import { fleetView, startHeartbeat } from './fleet/view.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { PersistedQueries } from './graphql/persisted.js';
 import { LocalDb } from './local/local-db.js';
@@ -320,12 +321,31 @@ export async function buildApp(
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
 
-  healthRoutes(app, { config, queue: queueAccess, local, monitor, cache });
+  healthRoutes(app, {
+    config,
+    queue: queueAccess,
+    local,
+    monitor,
+    cache,
+    ...(fleet
+      ? {
+          fleet: () =>
+            fleetView(
+              fleet,
+              redisQueue,
+              fleetReplayer?.replaying ?? false,
+              config.fleet.cacheStore,
+              config.fleet.queueStore,
+            ),
+        }
+      : {}),
+  });
   queueRoutes(app, { queue: queueAccess, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
   cacheRoutes(app, { cache, metrics, monitor, queue: queueAccess });
 
   let started = false;
+  let stopHeartbeat: (() => void) | undefined;
   return {
     fastify: app,
     replayer,
@@ -333,6 +353,19 @@ export async function buildApp(
       if (started) return;
       started = true;
       replayer.start();
+      if (fleet) {
+        const startedAt = new Date(clock()).toISOString();
+        stopHeartbeat = startHeartbeat(fleet, () => {
+          const address = app.server.address();
+          return {
+            id: fleet.instanceId,
+            pid: process.pid,
+            port: address !== null && typeof address === 'object' ? address.port : undefined,
+            mode: config.mode,
+            startedAt,
+          };
+        });
+      }
       if (config.localSyncOnStart) syncInBackground();
       if (redisQueue) refreshFleetQueue();
       else if (queue.size > 0) void replayer.replay(true);
@@ -340,6 +373,7 @@ export async function buildApp(
     },
     async close() {
       replayer.stop();
+      stopHeartbeat?.();
       if (syncTimer) clearTimeout(syncTimer);
       if (refreshing) clearTimeout(refreshing);
       await app.close();

@@ -14,16 +14,21 @@ export function healthRoutes(
     local: LocalDb;
     monitor: UpstreamMonitor;
     cache: AnswerCache;
+    /** The fleet part (CACHE_STORE or QUEUE_STORE redis): Redis state, instances, replayer. */
+    fleet?: () => Promise<Record<string, unknown>>;
   },
 ): void {
   app.get('/health', async () => {
     const { config, queue, local, monitor, cache } = deps;
     const counts = local.counts();
     const queued = await queue.list().catch(() => undefined);
+    const fleet = deps.fleet ? await deps.fleet() : undefined;
+    // Degraded: the shared stores (Redis) cannot be reached; the instance answers from what it can.
+    const degraded = fleet !== undefined && fleet['redis'] !== 'up';
     const blocked = queued?.[0]?.status === 'rejected' ? queued[0] : undefined;
     return {
       ok: true,
-      status: 'ok',
+      status: degraded ? 'degraded' : 'ok',
       mode: config.mode,
       upstream: config.upstreamEndpoint ? 'configured' : 'missing',
       upstreamState: monitor.state,
@@ -51,6 +56,7 @@ export function healthRoutes(
           }
         : null,
       cache: await cache.sizes().catch(() => ({ entries: null, bytes: null })),
+      ...(fleet ? { fleet, pid: process.pid } : {}),
       localData: {
         posts: counts.posts,
         pages: counts.pages,
