@@ -26,6 +26,7 @@ import { FleetReplayer } from './proxy/fleet-replayer.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
 import { LocalQueueAccess, type QueueAccess } from './queue/access.js';
+import { QueueEventHub } from './queue/events.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
 import { RedisQueue } from './queue/redis-queue.js';
@@ -37,6 +38,7 @@ import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { queueRoutes } from './routes/queue.js';
+import { queueEventRoutes } from './routes/queue-events.js';
 import {
   createUpstreamClient,
   guardedPost,
@@ -103,7 +105,12 @@ export async function buildApp(
       logger.error({ file }, 'corrupt queue record set aside'),
     ),
   );
-  const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
+  // Queue events for GET /queue/events: from the fleet channel, or from this instance's queue.
+  const queueEvents = new QueueEventHub();
+  const outcomes = queueEvents.followLocal(
+    queue,
+    await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept),
+  );
   // QUEUE_STORE=redis: one queue for the fleet, replayed under a lease (the file queue stays unused).
   const redisQueue =
     fleet && config.fleet.queueStore === 'redis'
@@ -232,6 +239,7 @@ export async function buildApp(
     }, 50);
     refreshing.unref();
   };
+  if (fleet && redisQueue) queueEvents.followFleet(fleet.events);
   fleet?.events.on((message) => {
     if (message.kind === 'queue') refreshFleetQueue();
   });
@@ -340,6 +348,7 @@ export async function buildApp(
         }
       : {}),
   });
+  queueEventRoutes(app, queueEvents);
   queueRoutes(app, { queue: queueAccess, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
   cacheRoutes(app, { cache, metrics, monitor, queue: queueAccess });
@@ -376,6 +385,7 @@ export async function buildApp(
       stopHeartbeat?.();
       if (syncTimer) clearTimeout(syncTimer);
       if (refreshing) clearTimeout(refreshing);
+      queueEvents.close();
       await app.close();
       await replayer.idle();
       await local.flush();

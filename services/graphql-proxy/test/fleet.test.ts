@@ -3,6 +3,7 @@ import { useRedis } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Balancer, startBalancer } from './support/balancer.js';
 import { eventually, getJson, gql, postTitles } from './support/client.js';
+import { type EventStream, openEventStream } from './support/events.js';
 import {
   BLOG_TOKEN,
   type Blog,
@@ -117,6 +118,8 @@ describe('a fleet of three proxies on one Redis', () => {
   });
 
   it('replays mutations queued through all three in one order, and another instance takes over when the replayer is SIGKILLed', async () => {
+    // Every instance streams every instance's queue events.
+    const streams = await Promise.all(proxies.map((proxy) => openEventStream(`${proxy.url}/queue/events`)));
     await blog.stop();
     const titles = Array.from({ length: 8 }, (_, n) => `fleet-q-${n}`);
     const ids: string[] = [];
@@ -182,6 +185,14 @@ describe('a fleet of three proxies on one Redis', () => {
       const outcome = await getJson<{ status: string }>(`${survivor.url}/queue/${id}`);
       expect(outcome.body.status).toBe('sent');
     }
+    // A client listening on a surviving instance learnt of each mutation: queued, then sent.
+    const heard = (streams[(victim + 1) % 3] as EventStream).events;
+    for (const id of ids) {
+      const mine = heard.filter((event) => event.data['id'] === id).map((event) => event.event);
+      expect(mine[0]).toBe('queued');
+      expect(mine).toContain('sent');
+    }
+    for (const stream of streams) stream.close();
     await proxies[victim]?.stop();
     await proxies[victim]?.start();
   }, 180_000);
