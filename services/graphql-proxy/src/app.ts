@@ -19,6 +19,7 @@ import { openFleet } from './fleet/open.js';
 import { fleetView, startHeartbeat } from './fleet/view.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { PersistedQueries } from './graphql/persisted.js';
+import { LocalAnswers } from './local/local-answer.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
 import { ProxyMetrics } from './metrics.js';
@@ -30,7 +31,7 @@ import { QueueEventHub } from './queue/events.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
 import { RedisQueue } from './queue/redis-queue.js';
-import type { QueuedMutation } from './queue/store.js';
+import type { QueuedMutation, QueuedPayload } from './queue/store.js';
 import { FileQueueStore } from './queue/store.js';
 import { cacheRoutes } from './routes/cache.js';
 import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
@@ -266,6 +267,17 @@ export async function buildApp(
     afterMutation: () => {
       if (config.mode === 'SETMODE') syncInBackground();
     },
+    ...(config.mode === 'CRUDMODE'
+      ? {}
+      : {
+          localAnswer: (() => {
+            const answers = new LocalAnswers(
+              () => local.synced,
+              () => local.lastUpdated,
+            );
+            return (payload: QueuedPayload) => answers.answer(payload, clock());
+          })(),
+        }),
   });
 
   const graphqlListener = createGraphQLListener({

@@ -64,6 +64,13 @@ export interface GraphQLHandlerDeps {
   readonly triggerReplay: () => void;
   /** Called after a mutation succeeded upstream (SETMODE schedules a local sync). */
   readonly afterMutation: () => void;
+  /**
+   * SETMODE and GETMODE: answers a query from the local copy of the blog's data when the cache
+   * cannot and the upstream is offline (`x-cache: LOCAL`); undefined when the local copy cannot.
+   */
+  readonly localAnswer?: (
+    payload: QueuedPayload,
+  ) => Promise<{ body: string; ageSeconds: number } | undefined>;
 }
 
 export const OFFLINE_CACHE_MISS_MESSAGE =
@@ -187,6 +194,22 @@ export class GraphQLHandler {
     if (cached?.body && freshness(cached, clock(), ttl, staleIfErrorMs) !== 'unusable') {
       metrics.staleServed += 1;
       return this.cachedAnswer(key, scope, cached, cached.body, true);
+    }
+    // Offline and not in the cache: the local copy of the blog's data, for anonymous callers only
+    // (it cannot check a caller's credentials, and answers what anyone may read).
+    if (this.deps.localAnswer && ScopeResolver.isShared(scope)) {
+      const local = await this.deps.localAnswer(payload);
+      if (local) {
+        return {
+          headers: {
+            'x-cache': 'LOCAL',
+            'x-cache-key': key,
+            'cache-control': 'no-store',
+            age: String(local.ageSeconds),
+          },
+          body: local.body,
+        };
+      }
     }
     return {
       headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'cache-control': 'no-store' },
