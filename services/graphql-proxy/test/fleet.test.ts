@@ -208,6 +208,9 @@ describe('a fleet of three proxies on one Redis', () => {
     expect(down.status).toBe('degraded');
     expect(down.fleet.redis).toBe('down');
     expect(down.queueState).toBe('unknown');
+    // Without the queue an instance cannot tell whether older mutations wait: nothing sent or queued.
+    const refused = await gql(p0.url, CREATE, { input: { title: 'fleet-redis-down' } });
+    expect(refused.body.errors?.[0]?.extensions?.['code']).toBe('QUEUE_UNAVAILABLE');
     await redis.restart();
     await eventually(
       'Redis to be used again',

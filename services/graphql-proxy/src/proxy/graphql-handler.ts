@@ -323,7 +323,13 @@ export class GraphQLHandler {
     // SETMODE keeps mutations in order (README, "Queue ordering contract"): while older ones wait in
     // the queue, a new one waits behind them; while the head is a mutation the upstream rejected, no
     // later one can be sent until an operator retries or discards it, so a new one is refused at once.
-    if (mode === 'SETMODE' && (await queue.size()) > 0) {
+    let waiting: number;
+    try {
+      waiting = mode === 'SETMODE' ? await queue.size() : 0;
+    } catch (failure) {
+      return this.queueUnavailable(failure);
+    }
+    if (waiting > 0) {
       const answer = await this.enqueue(payload, idempotencyKey, request.authorization, 'behind-queue');
       this.deps.triggerReplay();
       return answer;
@@ -365,6 +371,17 @@ export class GraphQLHandler {
     return this.enqueue(payload, idempotencyKey, request.authorization, 'upstream-unavailable');
   }
 
+  /** The queue's store (Redis, in a fleet) cannot be reached: the mutation is neither sent nor queued. */
+  private queueUnavailable(failure: unknown): ProxyAnswer {
+    this.deps.logger.error({ err: failure }, 'mutation queue unavailable');
+    return error(
+      'QUEUE_UNAVAILABLE',
+      'The mutation was not sent or queued: the mutation queue cannot be reached now (it keeps ' +
+        'mutations in order across the proxies). Try again shortly.',
+      { mode: this.deps.mode },
+    );
+  }
+
   private async enqueue(
     payload: QueuedPayload,
     idempotencyKey: string,
@@ -375,13 +392,18 @@ export class GraphQLHandler {
     const mode = this.deps.mode;
     // The queue decides QUEUE_BLOCKED and QUEUE_FULL atomically with the append (one queue may serve
     // a whole fleet of proxies).
-    const result = await this.deps.queue.append(
-      payload,
-      idempotencyKey,
-      authorization,
-      this.deps.clock(),
-      maxItems,
-    );
+    let result: Awaited<ReturnType<QueueAccess['append']>>;
+    try {
+      result = await this.deps.queue.append(
+        payload,
+        idempotencyKey,
+        authorization,
+        this.deps.clock(),
+        maxItems,
+      );
+    } catch (failure) {
+      return this.queueUnavailable(failure);
+    }
     if (result.kind === 'blocked') {
       const blocked = result.by;
       return error(
