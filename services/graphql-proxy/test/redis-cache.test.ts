@@ -85,6 +85,7 @@ describe('RedisResponseCache', () => {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
     });
+    client.on('error', () => undefined); // never connected: every command fails at once
     const cache = new RedisResponseCache({
       client,
       events: undefined,
