@@ -32,7 +32,7 @@ import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
 import { RedisQueue } from './queue/redis-queue.js';
 import type { QueuedMutation, QueuedPayload } from './queue/store.js';
-import { FileQueueStore } from './queue/store.js';
+import { FileQueueStore, MemoryQueueStore } from './queue/store.js';
 import { cacheRoutes } from './routes/cache.js';
 import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
@@ -180,7 +180,9 @@ export async function buildApp(
     else local.queueChanged(() => queue.list());
   });
   const fileReplayer = new Replayer({
-    queue,
+    // With QUEUE_STORE=redis this one is never started: an empty queue keeps its onOnline hook from
+    // replaying mutations left in QUEUE_DIR behind the fleet's back.
+    queue: redisQueue ? await MutationQueue.open(new MemoryQueueStore()) : queue,
     outcomes,
     upstream,
     monitor,
