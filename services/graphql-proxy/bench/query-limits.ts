@@ -8,7 +8,9 @@ import { PersistedQueries } from '../src/graphql/persisted.js';
 import { QueryGuard } from '../src/limits/query-guard.js';
 import { ProxyMetrics } from '../src/metrics.js';
 import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
+import { LocalQueueAccess } from '../src/queue/access.js';
 import { MutationQueue } from '../src/queue/mutation-queue.js';
+import { MemoryOutcomeLog } from '../src/queue/outcomes.js';
 import { MemoryQueueStore } from '../src/queue/store.js';
 import { type UpstreamClient, UpstreamMonitor } from '../src/upstream/client.js';
 
@@ -57,7 +59,7 @@ async function handler(guarded: boolean): Promise<GraphQLHandler> {
     analyser: new DocumentAnalyser(),
     upstream,
     monitor: new UpstreamMonitor(),
-    queue: await MutationQueue.open(new MemoryQueueStore()),
+    queue: new LocalQueueAccess(await MutationQueue.open(new MemoryQueueStore()), new MemoryOutcomeLog()),
     clock: () => 1_000,
     cacheTtlMs: 3_600_000,
     staleIfErrorMs: 3_600_000,

@@ -9,28 +9,38 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { AnswerCache } from './cache/answer-cache.js';
 import { ResponseCache } from './cache/response-cache.js';
 import { ScopeResolver } from './cache/scope.js';
 import { FileCacheStore } from './cache/store.js';
 import type { ProxyConfig } from './config.js';
 import { HttpError, type HttpErrorCode, httpStatus } from './errors.js';
+import { openFleet } from './fleet/open.js';
+import { fleetView, startHeartbeat } from './fleet/view.js';
 import { DocumentAnalyser } from './graphql/document.js';
 import { PersistedQueries } from './graphql/persisted.js';
 import { QueryGuard } from './limits/query-guard.js';
+import { LocalAnswers } from './local/local-answer.js';
 import { LocalDb } from './local/local-db.js';
 import { fetchCollections, type SyncResult } from './local/sync.js';
 import { ProxyMetrics } from './metrics.js';
+import { FleetReplayer } from './proxy/fleet-replayer.js';
 import { GraphQLHandler, mutationTags } from './proxy/graphql-handler.js';
 import { Replayer } from './proxy/replayer.js';
+import { LocalQueueAccess, type QueueAccess } from './queue/access.js';
+import { QueueEventHub } from './queue/events.js';
 import { MutationQueue } from './queue/mutation-queue.js';
 import { FileOutcomeLog } from './queue/outcomes.js';
-import { FileQueueStore } from './queue/store.js';
+import { RedisQueue } from './queue/redis-queue.js';
+import type { QueuedMutation, QueuedPayload } from './queue/store.js';
+import { FileQueueStore, MemoryQueueStore } from './queue/store.js';
 import { cacheRoutes } from './routes/cache.js';
 import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
 import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
 import { queueRoutes } from './routes/queue.js';
+import { queueEventRoutes } from './routes/queue-events.js';
 import {
   createUpstreamClient,
   guardedPost,
@@ -40,7 +50,7 @@ import {
 
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
-  readonly replayer: Replayer;
+  readonly replayer: Replayer | FleetReplayer;
   /** Starts the background work (probe timer, first sync, replay of a queue left from a previous run). */
   startBackground(): void;
   close(): Promise<void>;
@@ -80,21 +90,44 @@ export async function buildApp(
   logger: Logger,
   clock: () => number = Date.now,
 ): Promise<ProxyApp> {
-  const cache = await ResponseCache.open(
-    await FileCacheStore.open(config.cacheDir),
-    {
-      maxEntries: config.cacheMaxEntries,
-      maxBytes: config.cacheMaxBytes,
-      memoryBytes: config.cacheMemoryBytes,
-    },
-    logger,
-  );
+  const fleet = openFleet(config, logger, clock);
+  const cache: AnswerCache =
+    fleet?.cache ??
+    (await ResponseCache.open(
+      await FileCacheStore.open(config.cacheDir),
+      {
+        maxEntries: config.cacheMaxEntries,
+        maxBytes: config.cacheMaxBytes,
+        memoryBytes: config.cacheMemoryBytes,
+      },
+      logger,
+    ));
   const queue = await MutationQueue.open(
     await FileQueueStore.open(config.queueDir, (file) =>
       logger.error({ file }, 'corrupt queue record set aside'),
     ),
   );
-  const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
+  // Queue events for GET /queue/events: from the fleet channel, or from this instance's queue.
+  const queueEvents = new QueueEventHub();
+  const outcomes = queueEvents.followLocal(
+    queue,
+    await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept),
+  );
+  // QUEUE_STORE=redis: one queue for the fleet, replayed under a lease (the file queue stays unused).
+  const redisQueue =
+    fleet && config.fleet.queueStore === 'redis'
+      ? new RedisQueue(fleet.client, config.fleet.redisKeyPrefix, fleet.instanceId, config.queueOutcomesKept)
+      : undefined;
+  if (redisQueue && queue.size > 0) {
+    logger.warn(
+      { queueDir: config.queueDir, queued: queue.size },
+      'QUEUE_STORE=redis: mutations left in the file queue are not replayed',
+    );
+  }
+  const queueAccess: QueueAccess = redisQueue ?? new LocalQueueAccess(queue, outcomes);
+  // The fleet's queue as last read, for the optimistic local data (refreshed on every queue event).
+  let fleetQueued: readonly QueuedMutation[] = [];
+  const queuedNow = (): readonly QueuedMutation[] => (redisQueue ? fleetQueued : queue.list());
   const local = await LocalDb.open(config.localDbPath, logger);
   const metrics = new ProxyMetrics();
   const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
@@ -127,11 +160,7 @@ export async function buildApp(
     close: () => upstream.close(),
   };
   const sync = (explicit = false): Promise<SyncResult> =>
-    local.sync(
-      () => fetchCollections(explicit ? recorded : guarded, authorization),
-      () => queue.list(),
-      clock,
-    );
+    local.sync(() => fetchCollections(explicit ? recorded : guarded, authorization), queuedNow, clock);
   // Several mutations in a row lead to one sync, a moment after the last of them.
   let syncTimer: NodeJS.Timeout | undefined;
   const syncInBackground = () => {
@@ -151,8 +180,10 @@ export async function buildApp(
     if (change.kind === 'append') local.appendPending(change.item);
     else local.queueChanged(() => queue.list());
   });
-  const replayer = new Replayer({
-    queue,
+  const fileReplayer = new Replayer({
+    // With QUEUE_STORE=redis this one is never started: an empty queue keeps its onOnline hook from
+    // replaying mutations left in QUEUE_DIR behind the fleet's back.
+    queue: redisQueue ? await MutationQueue.open(new MemoryQueueStore()) : queue,
     outcomes,
     upstream,
     monitor,
@@ -164,11 +195,57 @@ export async function buildApp(
     logger,
     onConfirmed: (item, data) => {
       const analysis = analyser.analyse(item.payload.query, item.payload.operationName);
-      cache.invalidate(
+      void cache.invalidate(
         analysis.ok ? mutationTags(analysis.operation, item.payload.variables, data) : new Set(['*']),
       );
     },
     afterReplay: syncInBackground,
+  });
+  const fleetReplayer =
+    fleet && redisQueue
+      ? new FleetReplayer({
+          queue: redisQueue,
+          events: fleet.events,
+          upstream,
+          monitor,
+          authToken: config.authToken,
+          clock,
+          retryBaseMs: config.retryBaseMs,
+          retryMaxMs: config.retryMaxMs,
+          probeIntervalMs: config.probeIntervalMs,
+          leaseMs: config.fleet.queueLeaseMs,
+          instanceId: fleet.instanceId,
+          logger,
+          onConfirmed: (item, data) => {
+            const analysis = analyser.analyse(item.payload.query, item.payload.operationName);
+            return Promise.resolve(
+              cache.invalidate(
+                analysis.ok ? mutationTags(analysis.operation, item.payload.variables, data) : new Set(['*']),
+              ),
+            );
+          },
+          afterReplay: syncInBackground,
+        })
+      : undefined;
+  const replayer: Replayer | FleetReplayer = fleetReplayer ?? fileReplayer;
+  let refreshing: NodeJS.Timeout | undefined;
+  const refreshFleetQueue = () => {
+    if (!redisQueue || refreshing) return;
+    refreshing = setTimeout(() => {
+      refreshing = undefined;
+      redisQueue.list().then(
+        (list) => {
+          fleetQueued = list;
+          local.queueChanged(() => fleetQueued);
+        },
+        () => undefined, // Redis down: the local view keeps the last known queue
+      );
+    }, 50);
+    refreshing.unref();
+  };
+  if (fleet && redisQueue) queueEvents.followFleet(fleet.events);
+  fleet?.events.on((message) => {
+    if (message.kind === 'queue') refreshFleetQueue();
   });
   const handler = new GraphQLHandler({
     mode: config.mode,
@@ -178,7 +255,7 @@ export async function buildApp(
     analyser,
     upstream,
     monitor,
-    queue,
+    queue: queueAccess,
     queueMaxItems: config.queueMaxItems,
     clock,
     cacheTtlMs: config.cacheTtlMs,
@@ -194,6 +271,17 @@ export async function buildApp(
     afterMutation: () => {
       if (config.mode === 'SETMODE') syncInBackground();
     },
+    ...(config.mode === 'CRUDMODE'
+      ? {}
+      : {
+          localAnswer: (() => {
+            const answers = new LocalAnswers(
+              () => local.synced,
+              () => local.lastUpdated,
+            );
+            return (payload: QueuedPayload) => answers.answer(payload, clock());
+          })(),
+        }),
   });
 
   const graphqlListener = createGraphQLListener({
@@ -257,12 +345,32 @@ export async function buildApp(
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
 
-  healthRoutes(app, { config, queue, local, monitor, cache });
-  queueRoutes(app, { queue, outcomes, replayer, clock });
+  healthRoutes(app, {
+    config,
+    queue: queueAccess,
+    local,
+    monitor,
+    cache,
+    ...(fleet
+      ? {
+          fleet: () =>
+            fleetView(
+              fleet,
+              redisQueue,
+              fleetReplayer?.replaying ?? false,
+              config.fleet.cacheStore,
+              config.fleet.queueStore,
+            ),
+        }
+      : {}),
+  });
+  queueEventRoutes(app, queueEvents);
+  queueRoutes(app, { queue: queueAccess, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
-  cacheRoutes(app, { cache, metrics, monitor, queue });
+  cacheRoutes(app, { cache, metrics, monitor, queue: queueAccess });
 
   let started = false;
+  let stopHeartbeat: (() => void) | undefined;
   return {
     fastify: app,
     replayer,
@@ -270,17 +378,35 @@ export async function buildApp(
       if (started) return;
       started = true;
       replayer.start();
+      if (fleet) {
+        const startedAt = new Date(clock()).toISOString();
+        stopHeartbeat = startHeartbeat(fleet, () => {
+          const address = app.server.address();
+          return {
+            id: fleet.instanceId,
+            pid: process.pid,
+            port: address !== null && typeof address === 'object' ? address.port : undefined,
+            mode: config.mode,
+            startedAt,
+          };
+        });
+      }
       if (config.localSyncOnStart) syncInBackground();
-      if (queue.size > 0) void replayer.replay(true);
+      if (redisQueue) refreshFleetQueue();
+      else if (queue.size > 0) void replayer.replay(true);
       else void local.applyQueue(queue.list());
     },
     async close() {
       replayer.stop();
+      stopHeartbeat?.();
       if (syncTimer) clearTimeout(syncTimer);
+      if (refreshing) clearTimeout(refreshing);
+      queueEvents.close();
       await app.close();
       await replayer.idle();
       await local.flush();
       upstream.close();
+      await fleet?.close();
     },
   };
 }

@@ -8,6 +8,7 @@ import {
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { FleetSettingError, type FleetSettings, parseFleetSettings } from './fleet/settings.js';
 
 /**
  * Proxy settings. Names and defaults follow part B of the spec, except where noted (`@deviation`).
@@ -93,6 +94,17 @@ export interface ProxyConfig {
   readonly log: LogSettings;
   /** QUERY_MAX_DEPTH, QUERY_MAX_BREADTH, QUERY_MAX_COST, QUERY_MAX_TOKENS, QUERY_MAX_DIRECTIVES, REQUEST_MAX_JSON_DEPTH (issue 28; @platform/graphql-limits) */
   readonly queryLimits: QueryLimits;
+  /** CACHE_STORE, QUEUE_STORE, REDIS_* , INSTANCE_ID, QUEUE_LEASE_MS: see fleet/settings.ts. */
+  readonly fleet: FleetSettings;
+}
+
+function fleetSettings(env: NodeJS.ProcessEnv): FleetSettings {
+  try {
+    return parseFleetSettings(env);
+  } catch (error) {
+    if (error instanceof FleetSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 export class ConfigError extends Error {
@@ -298,5 +310,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     log,
     queryLimits: queryLimits(env),
+    fleet: fleetSettings(env),
   });
 }

@@ -17,6 +17,8 @@ export type GraphQLErrorCode =
   | 'QUEUE_BLOCKED'
   // issue 19: QUEUE_MAX_ITEMS mutations are queued already
   | 'QUEUE_FULL'
+  // issue 32: QUEUE_STORE=redis and Redis cannot be reached: nothing sent, nothing queued
+  | 'QUEUE_UNAVAILABLE'
   // issue 19: the body is larger than BODY_LIMIT_BYTES (answered with HTTP 413)
   | 'PAYLOAD_TOO_LARGE'
   // issue 19: HTTP cache semantics

@@ -7,7 +7,9 @@ import { DocumentAnalyser } from '../src/graphql/document.js';
 import { PersistedQueries } from '../src/graphql/persisted.js';
 import { ProxyMetrics } from '../src/metrics.js';
 import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
+import { LocalQueueAccess } from '../src/queue/access.js';
 import { MutationQueue } from '../src/queue/mutation-queue.js';
+import { MemoryOutcomeLog } from '../src/queue/outcomes.js';
 import { MemoryQueueStore } from '../src/queue/store.js';
 import { type UpstreamClient, UpstreamMonitor, type UpstreamOutcome } from '../src/upstream/client.js';
 
@@ -40,7 +42,7 @@ async function handlerWith(upstream: UpstreamClient) {
     analyser: new DocumentAnalyser(),
     upstream,
     monitor: new UpstreamMonitor(),
-    queue: await MutationQueue.open(new MemoryQueueStore()),
+    queue: new LocalQueueAccess(await MutationQueue.open(new MemoryQueueStore()), new MemoryOutcomeLog()),
     clock: () => 1_000,
     cacheTtlMs: 60_000,
     staleIfErrorMs: 60_000,

@@ -119,7 +119,13 @@ describe('offline and back', () => {
     expect(cached.status).toBe(200);
     expect(cached.headers.get('x-cache')).toBe('HIT');
     expect(cached.body).toEqual(warm.body);
-    const uncached = await gql(setProxy.url, '{ pages { nodes { id title } } }');
+    // Issue 32: an anonymous query is now answered from the local copy of the blog's data
+    // (x-cache: LOCAL); a caller with credentials, whom the local copy cannot serve, still gets the miss.
+    const local = await gql(setProxy.url, '{ pages { nodes { id title } } }');
+    expect(local.headers.get('x-cache')).toBe('LOCAL');
+    const uncached = await gql(setProxy.url, '{ pages { nodes { id title } } }', undefined, {
+      authorization: `Bearer ${BLOG_TOKEN}`,
+    });
     expect(uncached.status).toBe(200);
     expect(uncached.body.errors?.[0]).toEqual({
       message: 'Upstream GraphQL is unavailable and cache miss occurred for this query.',

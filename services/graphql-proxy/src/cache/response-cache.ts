@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { type AnswerCache, type PurgeSelector, purgeMatches } from './answer-cache.js';
 import { touches } from './policy.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
@@ -41,7 +42,9 @@ interface WriteSlot {
   done: Promise<void>;
 }
 
-export class ResponseCache {
+export class ResponseCache implements AnswerCache {
+  /** Entries live in this process (bodies in memory, files on disk). */
+  readonly shared = false;
   private readonly index = new Map<string, CachedAnswer>();
   private bytes = 0;
   private memoryBytes = 0;
@@ -189,6 +192,15 @@ export class ResponseCache {
       }
     }
     return victims.length;
+  }
+
+  /** `purge` by a selector of the purge API. */
+  purgeBy(selector: PurgeSelector): Promise<number> {
+    return this.purge((answer) => purgeMatches(selector, answer));
+  }
+
+  async sizes(): Promise<{ entries: number; bytes: number }> {
+    return { entries: this.index.size, bytes: this.bytes };
   }
 
   private async persistInvalidation(answer: CachedAnswer): Promise<void> {

@@ -91,6 +91,11 @@ export class LocalDb {
     return this.state.data;
   }
 
+  /** The collections as last synchronised from the upstream (without the queued mutations). */
+  get synced(): LocalCollections {
+    return this.state.synced;
+  }
+
   get lastUpdated(): string | null {
     return this.state.lastUpdated;
   }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AnswerCache } from '../cache/answer-cache.js';
 import { CacheKeyMemo } from '../cache/key.js';
 import { freshness, parseCacheControl, storedLifetime, tagsInData } from '../cache/policy.js';
-import { type CachedAnswer, etagOf, type ResponseCache } from '../cache/response-cache.js';
+import { type CachedAnswer, etagOf } from '../cache/response-cache.js';
 import { ScopeResolver } from '../cache/scope.js';
 import type { GraphQLMode } from '../config.js';
 import { type GraphQLErrorCode, graphqlErrorBody } from '../errors.js';
@@ -11,7 +12,7 @@ import type { PersistedQueries } from '../graphql/persisted.js';
 import type { QueryGuard } from '../limits/query-guard.js';
 import { refusalAnswer } from '../limits/refusal.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
   guardedPost,
@@ -43,11 +44,11 @@ export interface GraphQLHandlerDeps {
   readonly authToken: string | undefined;
   /** Send AUTH_TOKEN with queries of callers without credentials (AUTH_TOKEN_FOR_QUERIES). */
   readonly authTokenForQueries: boolean;
-  readonly cache: ResponseCache;
+  readonly cache: AnswerCache;
   readonly analyser: DocumentAnalyser;
   readonly upstream: UpstreamClient;
   readonly monitor: UpstreamMonitor;
-  readonly queue: MutationQueue;
+  readonly queue: QueueAccess;
   /** QUEUE_MAX_ITEMS: a mutation that would make the queue longer is refused with QUEUE_FULL. */
   readonly queueMaxItems?: number;
   readonly clock: () => number;
@@ -67,6 +68,13 @@ export interface GraphQLHandlerDeps {
   readonly triggerReplay: () => void;
   /** Called after a mutation succeeded upstream (SETMODE schedules a local sync). */
   readonly afterMutation: () => void;
+  /**
+   * SETMODE and GETMODE: answers a query from the local copy of the blog's data when the cache
+   * cannot and the upstream is offline (`x-cache: LOCAL`); undefined when the local copy cannot.
+   */
+  readonly localAnswer?: (
+    payload: QueuedPayload,
+  ) => Promise<{ body: string; ageSeconds: number } | undefined>;
 }
 
 export const OFFLINE_CACHE_MISS_MESSAGE =
@@ -159,7 +167,8 @@ export class GraphQLHandler {
       metrics.hits += 1;
       return this.cachedAnswer(key, scope, known, known.body, false);
     }
-    const cached = known ? await cache.get(key) : undefined;
+    // A shared (Redis) cache has no local index: every lookup asks it (one round trip).
+    const cached = known || cache.shared ? await cache.get(key) : undefined;
     const now = clock();
     const ttl = cached?.ttlMs ?? cacheTtlMs;
     const state = cached?.body ? freshness(cached, now, ttl, staleIfErrorMs, swrMs) : 'unusable';
@@ -195,6 +204,22 @@ export class GraphQLHandler {
     if (cached?.body && freshness(cached, clock(), ttl, staleIfErrorMs) !== 'unusable') {
       metrics.staleServed += 1;
       return this.cachedAnswer(key, scope, cached, cached.body, true);
+    }
+    // Offline and not in the cache: the local copy of the blog's data, for anonymous callers only
+    // (it cannot check a caller's credentials, and answers what anyone may read).
+    if (this.deps.localAnswer && ScopeResolver.isShared(scope)) {
+      const local = await this.deps.localAnswer(payload);
+      if (local) {
+        return {
+          headers: {
+            'x-cache': 'LOCAL',
+            'x-cache-key': key,
+            'cache-control': 'no-store',
+            age: String(local.ageSeconds),
+          },
+          body: local.body,
+        };
+      }
     }
     return {
       headers: { 'x-cache': 'MISS', 'x-cache-key': key, 'cache-control': 'no-store' },
@@ -308,17 +333,13 @@ export class GraphQLHandler {
     // SETMODE keeps mutations in order (README, "Queue ordering contract"): while older ones wait in
     // the queue, a new one waits behind them; while the head is a mutation the upstream rejected, no
     // later one can be sent until an operator retries or discards it, so a new one is refused at once.
-    if (mode === 'SETMODE' && queue.size > 0) {
-      const blocked = queue.blockedBy();
-      if (blocked) {
-        return error(
-          'QUEUE_BLOCKED',
-          `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
-            `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
-            'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
-          { mode, blockedBy: blocked.id, queuedMutations: queue.size },
-        );
-      }
+    let waiting: number;
+    try {
+      waiting = mode === 'SETMODE' ? await queue.size() : 0;
+    } catch (failure) {
+      return this.queueUnavailable(failure);
+    }
+    if (waiting > 0) {
       const answer = await this.enqueue(payload, idempotencyKey, request.authorization, 'behind-queue');
       this.deps.triggerReplay();
       return answer;
@@ -330,7 +351,7 @@ export class GraphQLHandler {
     });
     if (outcome.kind === 'answered') {
       if (!hasErrors(outcome.body) && outcome.status < 400) {
-        const invalidated = this.deps.cache.invalidate(
+        const invalidated = await this.deps.cache.invalidate(
           mutationTags(operation, payload.variables, outcome.body.data),
         );
         this.deps.logger.debug(
@@ -360,6 +381,17 @@ export class GraphQLHandler {
     return this.enqueue(payload, idempotencyKey, request.authorization, 'upstream-unavailable');
   }
 
+  /** The queue's store (Redis, in a fleet) cannot be reached: the mutation is neither sent nor queued. */
+  private queueUnavailable(failure: unknown): ProxyAnswer {
+    this.deps.logger.error({ err: failure }, 'mutation queue unavailable');
+    return error(
+      'QUEUE_UNAVAILABLE',
+      'The mutation was not sent or queued: the mutation queue cannot be reached now (it keeps ' +
+        'mutations in order across the proxies). Try again shortly.',
+      { mode: this.deps.mode },
+    );
+  }
+
   private async enqueue(
     payload: QueuedPayload,
     idempotencyKey: string,
@@ -367,16 +399,41 @@ export class GraphQLHandler {
     reason: QueueReason,
   ): Promise<ProxyAnswer> {
     const maxItems = this.deps.queueMaxItems ?? Number.POSITIVE_INFINITY;
-    if (this.deps.queue.size >= maxItems) {
+    const mode = this.deps.mode;
+    // The queue decides QUEUE_BLOCKED and QUEUE_FULL atomically with the append (one queue may serve
+    // a whole fleet of proxies).
+    let result: Awaited<ReturnType<QueueAccess['append']>>;
+    try {
+      result = await this.deps.queue.append(
+        payload,
+        idempotencyKey,
+        authorization,
+        this.deps.clock(),
+        maxItems,
+      );
+    } catch (failure) {
+      return this.queueUnavailable(failure);
+    }
+    if (result.kind === 'blocked') {
+      const blocked = result.by;
+      return error(
+        'QUEUE_BLOCKED',
+        `The mutation was not sent or queued: the upstream rejected queued mutation ${blocked.id} ` +
+          `(${blocked.lastError?.message ?? 'rejected'}), and later mutations wait until it is retried ` +
+          'or discarded (POST /queue/{id}/retry, DELETE /queue/{id}).',
+        { mode, blockedBy: blocked.id, queuedMutations: result.size },
+      );
+    }
+    if (result.kind === 'full') {
       return error(
         'QUEUE_FULL',
         `The mutation was not sent or queued: the queue holds its maximum of ${maxItems} mutations ` +
           '(QUEUE_MAX_ITEMS). Try again once the upstream is back and the queue drained.',
-        { maxItems, queuedMutations: this.deps.queue.size },
+        { maxItems, queuedMutations: result.size },
       );
     }
-    const item = await this.deps.queue.append(payload, idempotencyKey, authorization, this.deps.clock());
-    this.deps.logger.info({ queueId: item.id, queued: this.deps.queue.size }, 'mutation queued');
+    const item = result.item;
+    this.deps.logger.info({ queueId: item.id }, 'mutation queued');
     return {
       headers: {
         'x-cache': 'MISS',

@@ -9,7 +9,12 @@ export interface ReplayResult {
   flushed: number;
   remaining: number;
   /** Why the replay stopped before emptying the queue. */
-  stoppedBy?: { id: string; reason: 'rejected' | 'unavailable' | 'backoff'; message?: string | undefined };
+  /** `leased`: another instance of the fleet holds the replay lease (QUEUE_STORE=redis). */
+  stoppedBy?: {
+    id: string;
+    reason: 'rejected' | 'unavailable' | 'backoff' | 'leased';
+    message?: string | undefined;
+  };
 }
 
 export interface ReplayerDeps {

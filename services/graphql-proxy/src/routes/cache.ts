@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ResponseCache } from '../cache/response-cache.js';
+import type { AnswerCache, PurgeSelector } from '../cache/answer-cache.js';
 import { HttpError } from '../errors.js';
 import type { ProxyMetrics } from '../metrics.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { UpstreamMonitor } from '../upstream/client.js';
 
 const PurgeBody = Type.Object(
@@ -24,33 +24,40 @@ const PurgeBody = Type.Object(
  */
 export function cacheRoutes(
   app: FastifyInstance,
-  deps: { cache: ResponseCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: MutationQueue },
+  deps: { cache: AnswerCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: QueueAccess },
 ): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   typed.post('/cache/purge', { schema: { body: PurgeBody } }, async (request) => {
     const { key, type, id, all } = request.body;
-    let purged: number;
+    let selector: PurgeSelector;
     if (all === true && key === undefined && type === undefined && id === undefined) {
-      purged = await deps.cache.purge(() => true);
+      selector = { kind: 'all' };
     } else if (key !== undefined && type === undefined && id === undefined && all === undefined) {
-      purged = await deps.cache.purge((answer) => answer.key === key);
+      selector = { kind: 'key', key };
     } else if (type !== undefined && key === undefined && all === undefined) {
-      const idTag = id === undefined ? undefined : `id:${id}`;
-      purged = await deps.cache.purge(
-        (answer) => answer.tags.includes(type) && (idTag === undefined || answer.tags.includes(idTag)),
-      );
+      selector = { kind: 'type', type, id };
     } else {
       throw new HttpError('BAD_REQUEST', 'Send one of {key}, {type}, {type, id} or {all: true}');
+    }
+    let purged: number;
+    try {
+      purged = await deps.cache.purgeBy(selector);
+    } catch (error) {
+      request.log.error({ err: error }, 'purge failed');
+      throw new HttpError(
+        'UPSTREAM_UNAVAILABLE',
+        'The shared cache (Redis) is unavailable; nothing was purged',
+      );
     }
     return { purged };
   });
 
   app.get('/metrics', async (_request, reply) => {
-    const stats = deps.cache.stats;
+    const stats = await deps.cache.sizes().catch(() => ({ entries: 0, bytes: 0 }));
     reply.type('text/plain; version=0.0.4; charset=utf-8');
     return deps.metrics.render({
       breakerOpen: deps.monitor.breakerState === 'open',
-      queueDepth: deps.queue.size,
+      queueDepth: await deps.queue.size().catch(() => 0),
       cacheEntries: stats.entries,
       cacheBytes: stats.bytes,
     });

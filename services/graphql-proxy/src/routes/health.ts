@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { ResponseCache } from '../cache/response-cache.js';
+import type { AnswerCache } from '../cache/answer-cache.js';
 import type { ProxyConfig } from '../config.js';
 import type { LocalDb } from '../local/local-db.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { UpstreamMonitor } from '../upstream/client.js';
 
 /** GET /health: the original's fields (clients poll them) plus upstream state and cache size. */
@@ -10,19 +10,25 @@ export function healthRoutes(
   app: FastifyInstance,
   deps: {
     config: ProxyConfig;
-    queue: MutationQueue;
+    queue: QueueAccess;
     local: LocalDb;
     monitor: UpstreamMonitor;
-    cache: ResponseCache;
+    cache: AnswerCache;
+    /** The fleet part (CACHE_STORE or QUEUE_STORE redis): Redis state, instances, replayer. */
+    fleet?: () => Promise<Record<string, unknown>>;
   },
 ): void {
   app.get('/health', async () => {
     const { config, queue, local, monitor, cache } = deps;
     const counts = local.counts();
-    const blocked = queue.blockedBy();
+    const queued = await queue.list().catch(() => undefined);
+    const fleet = deps.fleet ? await deps.fleet() : undefined;
+    // Degraded: the shared stores (Redis) cannot be reached; the instance answers from what it can.
+    const degraded = fleet !== undefined && fleet['redis'] !== 'up';
+    const blocked = queued?.[0]?.status === 'rejected' ? queued[0] : undefined;
     return {
       ok: true,
-      status: 'ok',
+      status: degraded ? 'degraded' : 'ok',
       mode: config.mode,
       upstream: config.upstreamEndpoint ? 'configured' : 'missing',
       upstreamState: monitor.state,
@@ -35,11 +41,13 @@ export function healthRoutes(
       cacheDir: config.cacheDir,
       queueDir: config.queueDir,
       localDbPath: config.localDbPath,
-      queuedMutations: queue.size,
-      rejectedMutations: queue.list().filter((item) => item.status === 'rejected').length,
+      // null: the queue (Redis) cannot be read now.
+      queuedMutations: queued?.length ?? null,
+      rejectedMutations: queued?.filter((item) => item.status === 'rejected').length ?? null,
       // `blocked`: the upstream rejected the head of the queue; nothing behind it is sent, and new
       // SETMODE mutations are refused with QUEUE_BLOCKED until it is retried or discarded.
-      queueState: blocked ? 'blocked' : queue.size > 0 ? 'pending' : 'empty',
+      queueState:
+        queued === undefined ? 'unknown' : blocked ? 'blocked' : queued.length > 0 ? 'pending' : 'empty',
       blockedBy: blocked
         ? {
             id: blocked.id,
@@ -47,7 +55,8 @@ export function healthRoutes(
             code: blocked.lastError?.code ?? null,
           }
         : null,
-      cache: { entries: cache.stats.entries, bytes: cache.stats.bytes },
+      cache: await cache.sizes().catch(() => ({ entries: null, bytes: null })),
+      ...(fleet ? { fleet, pid: process.pid } : {}),
       localData: {
         posts: counts.posts,
         pages: counts.pages,

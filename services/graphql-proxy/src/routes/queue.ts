@@ -2,10 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { HttpError } from '../errors.js';
-import type { Replayer } from '../proxy/replayer.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
-import type { OutcomeLog } from '../queue/outcomes.js';
+import type { ReplayResult } from '../proxy/replayer.js';
+import type { QueueAccess } from '../queue/access.js';
 import type { QueuedMutation } from '../queue/store.js';
+
+/** Starts a replay now (this instance's replayer; in a fleet, the one holding the replay lease). */
+export interface ReplayControl {
+  replay(force: boolean): Promise<ReplayResult>;
+}
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
@@ -32,25 +36,26 @@ function view(item: QueuedMutation) {
  */
 export function queueRoutes(
   app: FastifyInstance,
-  deps: { queue: MutationQueue; outcomes: OutcomeLog; replayer: Replayer; clock: () => number },
+  deps: { queue: QueueAccess; replayer: ReplayControl; clock: () => number },
 ): void {
-  const { queue, outcomes, replayer, clock } = deps;
+  const { queue, replayer, clock } = deps;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/queue', async () => ({ mutations: queue.list().map(view) }));
+  app.get('/queue', async () => ({ mutations: (await queue.list()).map(view) }));
 
   // pending / rejected while queued (a rejected one with the upstream's errors); sent (with the
   // upstream's answer) or discarded once it left the queue.
   typed.get('/queue/:id', { schema: { params: IdParams } }, async (request) => {
-    const item = queue.find(request.params.id);
-    if (item) {
+    const found = await queue.find(request.params.id);
+    if (found) {
+      const { item, position } = found;
       return {
         ...view(item),
-        position: queue.position(item),
+        position,
         ...(item.status === 'rejected' ? { errors: item.lastError?.errors ?? [] } : {}),
       };
     }
-    const outcome = outcomes.get(request.params.id);
+    const outcome = await queue.outcome(request.params.id);
     if (!outcome) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
     return outcome;
   });
@@ -59,7 +64,10 @@ export function queueRoutes(
     const result = await replayer.replay(true);
     // `failed`: mutations this flush tried and could not send (the replay stops at the first one);
     // `remaining`: still queued.
-    const failed = result.stoppedBy && result.stoppedBy.reason !== 'backoff' ? 1 : 0;
+    const failed =
+      result.stoppedBy && result.stoppedBy.reason !== 'backoff' && result.stoppedBy.reason !== 'leased'
+        ? 1
+        : 0;
     return {
       message: result.stoppedBy
         ? `Flushed ${result.flushed} queued mutation(s); stopped at ${result.stoppedBy.id} (${result.stoppedBy.reason}), ${result.remaining} remaining`
@@ -72,27 +80,17 @@ export function queueRoutes(
   });
 
   typed.post('/queue/:id/retry', { schema: { params: IdParams } }, async (request) => {
-    const item = queue.find(request.params.id);
-    if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
-    if (item.status !== 'rejected')
+    const retried = await queue.retry(request.params.id, clock());
+    if (retried === 'not-found') throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
+    if (retried === 'not-rejected')
       throw new HttpError('CONFLICT', 'Only a rejected mutation can be retried');
-    await queue.retry(item, clock());
     const result = await replayer.replay(true);
-    return { retried: item.id, flushed: result.flushed, remaining: result.remaining };
+    return { retried: request.params.id, flushed: result.flushed, remaining: result.remaining };
   });
 
   typed.delete('/queue/:id', { schema: { params: IdParams } }, async (request) => {
-    const item = queue.find(request.params.id);
+    const item = await queue.discard(request.params.id, clock());
     if (!item) throw new HttpError('NOT_FOUND', 'No queued mutation has this id');
-    await queue.remove(item);
-    await outcomes.record({
-      id: item.id,
-      status: 'discarded',
-      at: new Date(clock()).toISOString(),
-      createdAt: item.createdAt,
-      attempts: item.attempts,
-      ...(item.lastError?.errors ? { errors: item.lastError.errors } : {}),
-    });
     void replayer.replay(true);
     return { discarded: view(item) };
   });

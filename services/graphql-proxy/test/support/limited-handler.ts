@@ -8,7 +8,9 @@ import { PersistedQueries } from '../../src/graphql/persisted.js';
 import { QueryGuard } from '../../src/limits/query-guard.js';
 import { ProxyMetrics } from '../../src/metrics.js';
 import { GraphQLHandler } from '../../src/proxy/graphql-handler.js';
+import { LocalQueueAccess } from '../../src/queue/access.js';
 import { MutationQueue } from '../../src/queue/mutation-queue.js';
+import { MemoryOutcomeLog } from '../../src/queue/outcomes.js';
 import { MemoryQueueStore } from '../../src/queue/store.js';
 import { type UpstreamClient, UpstreamMonitor } from '../../src/upstream/client.js';
 
@@ -41,7 +43,7 @@ export async function limitedHandler(limits: QueryLimits = DEFAULT_QUERY_LIMITS)
     analyser: new DocumentAnalyser(),
     upstream,
     monitor,
-    queue,
+    queue: new LocalQueueAccess(queue, new MemoryOutcomeLog()),
     clock: () => 1_000,
     cacheTtlMs: 60_000,
     staleIfErrorMs: 60_000,

@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+import type { RedisClient } from './redis.js';
+
+/**
+ * A Lua script run with EVALSHA (one round trip), loaded with EVAL the first time a server does not
+ * know it (a new or restarted Redis). Scripts run atomically: the fleet's only coordination.
+ */
+export class RedisScript {
+  private readonly sha: string;
+
+  constructor(private readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(
+    client: RedisClient,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}
