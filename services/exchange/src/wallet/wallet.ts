@@ -1,6 +1,6 @@
 /**
  * The crypto wallet: deposit addresses, deposit scanning and crediting, withdrawal requests and
- * their sending, behind the routes of src/routes/wallet-*.ts. One background loop (every `pollMs`)
+ * their sending, behind the routes of src/src/wallet/{wallets,deposits,withdrawals}.ts. One background loop (every `pollMs`)
  * scans each custodied coin and processes withdrawals; `tick()` runs one round on demand.
  */
 import { findAccount } from '../accounts/store.js';

@@ -5,7 +5,7 @@ import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
 import { balancesOf } from '../ledger/store.js';
 import { amountToNumber } from '../money/decimal.js';
-import { EmptyBody } from './account.js';
+import { EmptyBody } from '../accounts/account.js';
 
 const Wallet = Type.Tuple(
   [
