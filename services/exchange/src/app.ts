@@ -15,6 +15,8 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { accountRoutes } from './accounts/account.js';
 import { v2MemberRoutes } from './accounts/v2-members.js';
 import { ApiKeyCache } from './auth/key-cache.js';
+import type { ClusterConfig } from './cluster/config.js';
+import { registerCluster } from './cluster/register.js';
 import type { FailureLimits } from './codes/limits.js';
 import { registerTransferCodes } from './codes/register.js';
 import { defaultFeedConfig, defaultPaygateConfig, type FeedConfig, type PaygateConfig } from './config.js';
@@ -94,6 +96,8 @@ export interface AppOptions {
   readonly limits?: RequestLimitsOptions;
   /** Proxies whose `X-Forwarded-For` names the client (Fastify `trustProxy`). @default none: the socket address */
   readonly trustedProxies?: readonly string[];
+  /** This app is a node of a cluster (src/cluster/, README "Running a cluster"). @default none: one process */
+  readonly cluster?: ClusterConfig;
 }
 
 /**
@@ -123,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     now,
     ...(options.fees ? { fees: options.fees } : {}),
     ...(options.orderPipelineDepth ? { pipelineDepth: options.orderPipelineDepth } : {}),
+    ...(options.cluster ? { clusterNode: options.cluster.nodeId } : {}),
     ...(options.bookSnapshots
       ? { snapshots: { ...options.bookSnapshots, report: (event) => logSnapshotEvent(app.log, event) } }
       : {}),
@@ -130,6 +135,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await orders.close();
   });
+  if (options.cluster) {
+    await registerCluster(app, {
+      db: options.db,
+      orders,
+      config: options.cluster,
+      secretBox: options.secretBox,
+    });
+  }
   const marketStats = await MarketStats.start({ db: options.db, orders, now: now() });
   app.addHook('onClose', async () => {
     marketStats.close();

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
+import { type ClusterConfig, clusterConfig } from './cluster/config.js';
 import { codeFailureLimitsConfig } from './codes/config.js';
 import type { FailureLimits } from './codes/limits.js';
 import { type MasterKeySource, parseMasterKey } from './crypto/config.js';
@@ -74,6 +75,8 @@ export interface Config {
    * or `loopback`, `linklocal`, `uniquelocal`. @default none: the socket address (`TRUSTED_PROXIES`)
    */
   readonly trustedProxies: readonly string[];
+  /** This process is a node of a cluster (`NODE_ID`, `NODE_URL`, src/cluster/config.ts). @default none: one process */
+  readonly cluster: ClusterConfig | undefined;
 }
 
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
@@ -168,5 +171,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     feed: feedConfig(env),
     limits: requestLimitsConfig(env, cwd),
     trustedProxies: trustedProxies(env),
+    cluster: clusterConfig(env, storage.kind),
   });
 }
