@@ -40,6 +40,8 @@ export interface StartClusterOptions {
   /** Environment of every node (besides DATABASE_URL, NODE_ID, NODE_URL, PORT). */
   readonly env?: NodeJS.ProcessEnv;
   readonly healthPath?: string;
+  /** How long one node may take to become healthy. @default 180000 (tsx start-ups on a loaded machine) */
+  readonly startTimeoutMs?: number;
   readonly onOutput?: (node: string, text: string) => void;
 }
 
@@ -96,6 +98,7 @@ export async function startServiceCluster(options: StartClusterOptions): Promise
           env: { ...options.env, DATABASE_URL: viaFront.toString(), NODE_ID: id, NODE_URL: nodeUrl },
           port: 0,
           healthPath: options.healthPath ?? '/health',
+          timeoutMs: options.startTimeoutMs ?? 180_000,
           ...(options.onOutput ? { onOutput: (text: string) => options.onOutput?.(id, text) } : {}),
         });
         pid = childPid(proc.pid!);

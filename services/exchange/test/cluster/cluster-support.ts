@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -54,11 +54,20 @@ export async function startExchangeCluster(
       SEED_DEMO: 'false',
       LOG_LEVEL: 'warn',
       RATE_LIMITS_ENABLED: 'false',
-      CLUSTER_LEASE_MS: '2000',
-      CLUSTER_TICK_MS: '200',
-      CLUSTER_HANDOVER_WAIT_MS: '3000',
+      // Leases long enough for a node starved by a loaded 2-core machine to renew in time.
+      CLUSTER_LEASE_MS: '5000',
+      CLUSTER_TICK_MS: '250',
+      CLUSTER_HANDOVER_WAIT_MS: '5000',
       DATABASE_POOL_SIZE: '4',
+      LOG_FORMAT: 'json',
     },
+    // CLUSTER_TEST_LOG_DIR=<folder>: every node's output is kept there (node-1.log, ...).
+    ...(process.env.CLUSTER_TEST_LOG_DIR
+      ? {
+          onOutput: (node: string, text: string) =>
+            appendFileSync(path.join(process.env.CLUSTER_TEST_LOG_DIR!, `${node}.log`), text),
+        }
+      : {}),
   });
   return {
     ...cluster,

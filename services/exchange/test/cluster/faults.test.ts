@@ -81,7 +81,7 @@ describe.each(testSeeds([29]))('exchange cluster faults, %s', (seed) => {
     console.log(
       `failover (SIGKILL to first accepted order), ms: ${failovers.map((f) => f.toFixed(0)).join(', ')}`,
     );
-    expect(Math.max(...failovers)).toBeLessThan(15_000);
+    expect(Math.max(...failovers)).toBeLessThan(20_000);
   }, 300_000);
 
   it(`SIGSTOP of an owner past its lease, then SIGCONT, ${seedName(seed)}`, async () => {
@@ -93,7 +93,7 @@ describe.each(testSeeds([29]))('exchange cluster faults, %s', (seed) => {
       `SELECT epoch::text FROM market_leases WHERE market = 'ethuah'`,
     );
     victim.signal('SIGSTOP');
-    await sleep(4_000);
+    await sleep(8_000);
     const after = await db.query<{ owner: string; epoch: string }>(
       `SELECT owner, epoch::text FROM market_leases WHERE market = 'ethuah'`,
     );
@@ -112,7 +112,7 @@ describe.each(testSeeds([29]))('exchange cluster faults, %s', (seed) => {
     await acks(record, 20);
     const victim = node(await ownerOf(db, 'btcuah'));
     victim.cutDatabase();
-    await sleep(4_000);
+    await sleep(8_000);
     expect(await ownerOf(db, 'btcuah')).not.toBe(victim.id);
     await acks(record, 20);
     victim.reconnect();
