@@ -5,6 +5,7 @@ import type { DeferredNonce } from '../http/request-context.js';
 import type { OrderOutcome, OrderRequest } from '../orders/requests.js';
 import { type OrderService, unavailable } from '../orders/service.js';
 import { type MarketWriter, NotOwnerError } from '../orders/writer.js';
+import { BACKGROUND_JOBS, type BackgroundJob, background } from './background.js';
 import type { ClusterConfig } from './config.js';
 import { logTails, wholeTail } from './follow.js';
 import {
@@ -14,6 +15,7 @@ import {
   ForwardFailed,
   startForwardServer,
 } from './forward.js';
+import { holdJobs, releaseJobs } from './jobs.js';
 import {
   claimLeases,
   ensureLeases,
@@ -51,6 +53,8 @@ export class ClusterNode {
   private readonly client: ForwardClient;
   private server: { close: () => Promise<void> } | undefined;
   private lastShed = 0;
+  /** The background jobs this node runs (cluster_jobs leases). */
+  private jobs = new Set<BackgroundJob>();
 
   private constructor(
     private readonly db: Database,
@@ -81,6 +85,7 @@ export class ClusterNode {
       onError: (error) => options.log.error({ err: error }, 'a forwarded order failed'),
     });
     options.orders.remote = (writer, request, nonce) => node.remote(writer, request, nonce);
+    background.use((job) => node.jobs.has(job) && performance.now() < node.validUntil);
     await node.tick();
     node.scheduleTick();
     node.scheduleFollow();
@@ -119,6 +124,7 @@ export class ClusterNode {
       for (const writer of this.writers()) applied[writer.market.id] = writer.commandSeq;
       await heartbeat(this.db, nodeId, nodeUrl, applied);
       const held = await renewLeases(this.db, nodeId, leaseMs);
+      this.jobs = this.closed ? new Set() : await holdJobs(this.db, nodeId, BACKGROUND_JOBS, leaseMs);
       this.validUntil = started + leaseMs - this.config.tickMs;
       for (const writer of this.writers()) {
         const epoch = writer.epoch;
@@ -318,6 +324,8 @@ export class ClusterNode {
         );
       }
     }
+    background.use(() => false);
+    await releaseJobs(this.db, this.config.nodeId).catch(() => {});
     this.client.close();
     await this.server?.close();
   }

@@ -197,6 +197,11 @@ export class MarketWriter {
     log: readonly { readonly seq: number; readonly commands: readonly Command[] }[],
   ): Promise<void> {
     if (this.lease || !this.idleNow) return;
+    if (this.stale) {
+      // A batch's outcome was unknown when the database went away: the engine is rebuilt first.
+      await this.rebuild();
+      this.stale = false;
+    }
     for (const row of log) {
       if (row.seq <= this.seq) continue;
       const first = row.seq - row.commands.length + 1;

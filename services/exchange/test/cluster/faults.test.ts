@@ -133,5 +133,5 @@ describe.each(testSeeds([29]))('exchange cluster faults, %s', (seed) => {
     await acks(record, 10);
     await load.stop();
     expect(await checkInvariants(db, cluster, record, MARKETS)).toEqual([]);
-  }, 300_000);
+  }, 900_000);
 });
