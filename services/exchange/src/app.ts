@@ -12,7 +12,11 @@ import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { accountRoutes } from './accounts/account.js';
+import { v2MemberRoutes } from './accounts/v2-members.js';
 import { ApiKeyCache } from './auth/key-cache.js';
+import type { ClusterConfig } from './cluster/config.js';
+import { registerCluster } from './cluster/register.js';
 import type { FailureLimits } from './codes/limits.js';
 import { registerTransferCodes } from './codes/register.js';
 import { defaultFeedConfig, defaultPaygateConfig, type FeedConfig, type PaygateConfig } from './config.js';
@@ -26,30 +30,28 @@ import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { type RequestLimitsOptions, registerRequestLimits } from './limits/register.js';
+import { linkRoutes } from './mail/link-routes.js';
 import { ActionLinks } from './mail/links.js';
 import type { Mailer } from './mail/mailer.js';
 import { createOutboxMailer } from './mail/outbox.js';
+import { currencyRoutes } from './market-data/currencies.js';
+import { exchangeRateRoutes } from './market-data/exchange-rates.js';
+import { feeRoutes } from './market-data/fees.js';
+import { marketDataRoutes } from './market-data/market-data.js';
+import { marketRoutes } from './market-data/markets.js';
+import { timestampRoutes } from './market-data/timestamp.js';
 import { MarketStats } from './market-stats/market-stats.js';
 import { CommitFeed } from './orders/commits.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
+import { v2OrderRoutes } from './orders/v2-orders.js';
+import { v3OrderRoutes } from './orders/v3-orders.js';
 import type { ReferenceData } from './reference/load.js';
-import { accountRoutes } from './routes/account.js';
-import { currencyRoutes } from './routes/currencies.js';
-import { exchangeRateRoutes } from './routes/exchange-rates.js';
-import { feeRoutes } from './routes/fees.js';
-import { linkRoutes } from './routes/links.js';
-import { marketDataRoutes } from './routes/market-data.js';
-import { marketRoutes } from './routes/markets.js';
-import { timestampRoutes } from './routes/timestamp.js';
-import { v2MemberRoutes } from './routes/v2-members.js';
-import { v2OrderRoutes } from './routes/v2-orders.js';
-import { v3OrderRoutes } from './routes/v3-orders.js';
-import { walletRoutes } from './routes/wallets.js';
 import type { SnapshotSettings } from './snapshots/book-snapshots.js';
 import { logSnapshotEvent } from './snapshots/log.js';
 import { walletMethodRoutes } from './wallet/setup.js';
 import type { Wallet } from './wallet/wallet.js';
+import { walletRoutes } from './wallet/wallets.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -94,6 +96,8 @@ export interface AppOptions {
   readonly limits?: RequestLimitsOptions;
   /** Proxies whose `X-Forwarded-For` names the client (Fastify `trustProxy`). @default none: the socket address */
   readonly trustedProxies?: readonly string[];
+  /** This app is a node of a cluster (src/cluster/, README "Running a cluster"). @default none: one process */
+  readonly cluster?: ClusterConfig;
 }
 
 /**
@@ -123,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     now,
     ...(options.fees ? { fees: options.fees } : {}),
     ...(options.orderPipelineDepth ? { pipelineDepth: options.orderPipelineDepth } : {}),
+    ...(options.cluster ? { clusterNode: options.cluster.nodeId } : {}),
     ...(options.bookSnapshots
       ? { snapshots: { ...options.bookSnapshots, report: (event) => logSnapshotEvent(app.log, event) } }
       : {}),
@@ -130,6 +135,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await orders.close();
   });
+  if (options.cluster) {
+    await registerCluster(app, {
+      db: options.db,
+      orders,
+      config: options.cluster,
+      secretBox: options.secretBox,
+    });
+  }
   const marketStats = await MarketStats.start({ db: options.db, orders, now: now() });
   app.addHook('onClose', async () => {
     marketStats.close();

@@ -47,6 +47,7 @@ const app = await buildApp({
   mail: { mailer, publicUrl: () => linkBase, linkTtlMs: config.mail.linkTtlMs },
   limits: await createRequestLimits(config.limits),
   trustedProxies: config.trustedProxies,
+  ...(config.cluster ? { cluster: config.cluster } : {}),
 });
 app.log.info(
   config.limits.enabled ? { rules: config.limits.file, failureMode: config.limits.failureMode } : {},

@@ -2,7 +2,7 @@ import type { FastifyRequest, onSendHookHandler, preValidationHookHandler } from
 import { consumeNonce, findApiKey, type NonceOutcome, type Protocol, type Scope } from '../apikeys/store.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Sql } from '../db/database.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errorBody } from '../errors.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { ApiKeyCache, KnownKey } from './key-cache.js';
 import { checkNonce, signatureMatches, signV2, signV3 } from './signature.js';
@@ -149,11 +149,19 @@ function deferTo(
  * that it cannot be replayed.
  */
 export function recordDeferredNonce(deps: AuthDeps): onSendHookHandler {
-  return async (request, _reply, payload) => {
+  return async (request, reply, payload) => {
     const nonce = request.deferredNonce;
     if (nonce && !nonce.consumed) {
       nonce.consumed = true;
-      await consumeNonce(deps.db, nonce.keyId, nonce.protocol, nonce.value);
+      try {
+        await consumeNonce(deps.db, nonce.keyId, nonce.protocol, nonce.value);
+      } catch (error) {
+        // The database is out of reach (a cluster node cut off): the request was not run here;
+        // 503 says so instead of Fastify's 500 for a failed hook.
+        request.log.warn({ err: error }, 'could not record a nonce');
+        void reply.code(503).header('retry-after', '1').type('application/json; charset=utf-8');
+        return JSON.stringify(errorBody('unavailable', 'the database is out of reach; try again shortly'));
+      }
     }
     return payload;
   };

@@ -18,6 +18,7 @@ import {
   type Scope,
   setApiKeyEnabled,
 } from '../apikeys/store.js';
+import { CLUSTER_USAGE, ClusterCommandError, clusterStatus, marketCommand } from '../cluster/operator.js';
 import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
@@ -54,7 +55,8 @@ export const USAGE = `usage: exchange-admin <command>
   deposit simulate <currency> <address> <amount> [--memo <m>] [--confirmations <n>]
                                  sandbox custody: an incoming transfer appears; prints its txid
   deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
-${CODE_USAGE}`;
+${CODE_USAGE}
+${CLUSTER_USAGE}`;
 
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
@@ -249,6 +251,18 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       }
       return 0;
     }
+    case 'cluster status':
+      ctx.print(await clusterStatus(ctx.db));
+      return 0;
+    case 'market move':
+    case 'market pin':
+      try {
+        ctx.print(await marketCommand(ctx.db, sub as 'move' | 'pin', rest[0], rest[1]));
+      } catch (error) {
+        if (error instanceof ClusterCommandError) throw new CliError(error.message);
+        throw error;
+      }
+      return 0;
     default:
       if (command === 'balances') {
         const target = await account(ctx, sub);

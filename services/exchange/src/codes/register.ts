@@ -1,3 +1,4 @@
+import { background } from '../cluster/background.js';
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
 import { registerHistorySource } from '../wallet/history.js';
@@ -43,6 +44,8 @@ export function registerTransferCodes(
   transferCodeRoutes(app, deps, codes);
   let sweeping: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
+    // In a cluster one node expires codes at a time (src/cluster/background.ts).
+    if (!background.mayRun('code-expiry')) return;
     sweeping = expireUnconfirmed(codes, confirmationDeps).catch((error: unknown) => {
       app.log.error({ err: error }, 'expiring unconfirmed transfer codes failed');
     });

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { background } from '../cluster/background.js';
 import type { Sql } from '../db/database.js';
 import {
   releaseWithdrawal,
@@ -81,7 +82,8 @@ export class PayoutDispatcher {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.kick();
+      // In a cluster one node dispatches at a time (src/cluster/background.ts).
+      if (background.mayRun('fiat-payouts')) this.kick();
       this.schedule();
     }, this.pollMs);
     this.timer.unref();

@@ -1,15 +1,15 @@
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
-import { fiatDepositRoutes } from '../routes/fiat-deposit.js';
-import { fundSourceRoutes } from '../routes/fund-sources.js';
-import { paygateCallbackRoutes } from '../routes/paygate-callback.js';
-import { paygateReturnRoutes } from '../routes/paygate-return.js';
 import { mailConfirmation, WITHDRAWAL_LINK_PURPOSE } from '../wallet/confirmation-mail.js';
 import type { FiatWithdrawals } from '../wallet/fiat-port.js';
 import type { WithdrawalConfirmation } from '../wallet/wallet.js';
 import { releaseWithdrawal, transitionWithdrawal } from '../wallet/withdrawal-store.js';
 import { PaygateClient } from './client.js';
 import type { FiatDeps } from './deps.js';
+import { fiatDepositRoutes } from './fiat-deposit.js';
+import { fundSourceRoutes } from './fund-source-routes.js';
+import { paygateCallbackRoutes } from './paygate-callback.js';
+import { paygateReturnRoutes } from './paygate-return.js';
 import { PayoutDispatcher, type PayoutDispatcherOptions } from './payouts.js';
 import { fiatWithdrawals } from './withdrawals.js';
 

@@ -38,6 +38,8 @@ export class BatchPipeline {
   constructor(
     private readonly db: Database,
     readonly depth = PIPELINE_DEPTH,
+    /** A cluster node's id: its own chain row (node_chains) instead of the single one. */
+    private readonly node?: string,
   ) {
     this.sql = db.ordered();
   }
@@ -61,7 +63,7 @@ export class BatchPipeline {
   async prepare(): Promise<void> {
     if (this.head !== undefined) return;
     await this.quiet();
-    this.head = await chainHead(this.db);
+    this.head = await chainHead(this.db, this.node);
   }
 
   /**

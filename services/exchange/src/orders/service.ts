@@ -1,5 +1,6 @@
 import { systemAccountId } from '../accounts/store.js';
-import type { Database } from '../db/database.js';
+import { type Database, sqlState } from '../db/database.js';
+import { ApiError } from '../errors.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { ReferenceData } from '../reference/load.js';
 import { BookSnapshots, type SnapshotEvent, type SnapshotSettings } from '../snapshots/book-snapshots.js';
@@ -9,7 +10,7 @@ import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from 
 import { BatchPipeline } from './pipeline.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
 import { lastIds, orderById } from './store.js';
-import { MarketWriter } from './writer.js';
+import { MarketWriter, NotOwnerError } from './writer.js';
 
 export interface OrderServiceOptions {
   readonly db: Database;
@@ -30,6 +31,23 @@ export interface OrderServiceOptions {
    * book took to rebuild). @default none: every book is replayed from its whole log, unreported
    */
   readonly snapshots?: SnapshotSettings & { readonly report?: (event: SnapshotEvent) => void };
+  /**
+   * This node's id in a cluster (src/cluster/): every market starts followed, not written, until the
+   * cluster gives this node its lease (MarketWriter.takeOver). @default none: one process, every market written here
+   */
+  readonly clusterNode?: string;
+}
+
+/** Where a cluster node sends a request for a market it does not write (src/cluster/forward.ts). */
+export type RemoteEntry = (
+  writer: MarketWriter,
+  request: OrderRequest,
+  nonce?: DeferredNonce,
+) => Promise<OrderOutcome>;
+
+/** A request met a market without a writer (a cluster between owners): 503 `unavailable`. */
+export function unavailable(market: string): ApiError {
+  return new ApiError('unavailable', `market ${market} is changing hands; try again shortly`);
 }
 
 /**
@@ -40,6 +58,8 @@ export class OrderService {
   private closed = false;
   /** The snapshot timer (BookSnapshots settings.intervalMs), when running. */
   private snapshotTimer: NodeJS.Timeout | undefined;
+  /** In a cluster: where requests for markets written by another node go. */
+  remote: RemoteEntry | undefined;
 
   private constructor(
     readonly markets: ReadonlyMap<string, TradingMarket>,
@@ -61,7 +81,7 @@ export class OrderService {
     const ids = await lastIds(options.db);
     let orderId = ids.order;
     let tradeId = ids.trade;
-    const pipeline = new BatchPipeline(options.db, options.pipelineDepth);
+    const pipeline = new BatchPipeline(options.db, options.pipelineDepth, options.clusterNode);
     const commits = options.commits ?? new CommitFeed();
     const snapshots = options.snapshots
       ? new BookSnapshots(options.db, options.snapshots, options.snapshots.report)
@@ -74,6 +94,7 @@ export class OrderService {
       ...(checkpointEvery ? { checkpointEvery } : {}),
       ...(snapshots ? { snapshots } : {}),
       commits,
+      ...(options.clusterNode !== undefined ? { clusterNode: options.clusterNode } : {}),
       now: options.now,
       feeAccountId: await systemAccountId(options.db, 'fees'),
       nextOrderId: () => {
@@ -125,7 +146,48 @@ export class OrderService {
     const writer = this.writer(market);
     if (!writer) throw new Error(`unknown market ${market}`);
     if (this.closed) throw new Error('the order service is closed');
-    return writer.submit(request, nonce);
+    return this.submit(writer, request, nonce);
+  }
+
+  /** Queues a request at the market's writer here, or sends it where the market is written (cluster). */
+  private async submit(
+    writer: MarketWriter,
+    request: OrderRequest,
+    nonce?: DeferredNonce,
+  ): Promise<OrderOutcome> {
+    const market = writer.market.id;
+    if (!writer.owned) {
+      if (!this.remote) throw unavailable(market);
+      return this.remote(writer, request, nonce);
+    }
+    return this.submitHere(writer, request, nonce);
+  }
+
+  /** Queues a request at the market's writer here (a cluster's own markets: 503 when the lease is gone). */
+  async submitHere(
+    writer: MarketWriter,
+    request: OrderRequest,
+    nonce?: DeferredNonce,
+  ): Promise<OrderOutcome> {
+    const market = writer.market.id;
+    try {
+      return await writer.submit(request, nonce);
+    } catch (error) {
+      // The lease was lost with the request queued or in flight: refused, never written (SVC02), or
+      // the database went out of reach (its outcome unknown: the nonce keeps a retry from running it twice).
+      if (
+        this.remote &&
+        (error instanceof NotOwnerError || sqlState(error) === 'SVC02' || sqlState(error) === undefined)
+      ) {
+        throw unavailable(market);
+      }
+      throw error;
+    }
+  }
+
+  /** The writers of every market (the cluster takes them over and follows them). */
+  allWriters(): IterableIterator<MarketWriter> {
+    return this.writers.values();
   }
 
   /**
@@ -139,7 +201,7 @@ export class OrderService {
     if (!stored || stored.accountId !== accountId) {
       return { ok: false, code: 'ORDER_NOT_FOUND', message: `order ${orderId} not found` };
     }
-    return this.writers.get(stored.market)!.submit({ type: 'cancel', accountId, orderId }, nonce);
+    return this.submit(this.writers.get(stored.market)!, { type: 'cancel', accountId, orderId }, nonce);
   }
 
   /**

@@ -140,6 +140,21 @@ export interface BatchEffects {
   readonly nonces: ReadonlyMap<number, NonceUse>;
   /** The batch chain (007_batch_chain.sql): the value the batch before left, and the one this one leaves. */
   readonly chain: { readonly prev: number; readonly next: number };
+  /**
+   * In a cluster (src/cluster/): the node's own chain row (node_chains) replaces the single one, and
+   * the statement commits only while the node holds the market's lease at `epoch` (refused with
+   * SQLSTATE SVC02 otherwise), recording the batch's last sequence number and ids in the lease row.
+   */
+  readonly fence?: BatchFence;
+}
+
+/** What fences one batch of a cluster node (030_cluster.sql). */
+export interface BatchFence {
+  readonly node: string;
+  readonly epoch: number;
+  /** The largest order and trade ids the batch used (or the market's last ones). */
+  readonly lastOrderId: number;
+  readonly lastTradeId: number;
 }
 
 /** What the database holds after a batch: the older orders it changed, and the balances it moved. */
@@ -160,6 +175,22 @@ export interface BatchWritten {
  * itself (SQLSTATE SVC01) and nothing of the batch is written; the writer then recomputes it on
  * fresh values.
  */
+const SINGLE_CHAIN = `h AS (
+       UPDATE batch_chain SET seq = $57 WHERE id = 1 AND seq = $56 RETURNING 1
+     )`;
+// A cluster node's chain row, and the lease fence: checked under the row's lock, so a takeover (which
+// bumps the epoch) waits for a batch in progress, and a batch after the takeover finds the new epoch.
+const CLUSTER_CHAIN = `h AS (
+       UPDATE node_chains SET seq = $57 WHERE node_id = $58 AND seq = $56 RETURNING 1
+     ), f AS (
+       UPDATE market_leases
+          SET seq = greatest(seq, $14::bigint), last_order_id = greatest(last_order_id, $60::bigint),
+              last_trade_id = greatest(last_trade_id, $61::bigint)
+        WHERE market = $13::text AND owner = $58::text AND epoch = $59::bigint AND expires_at > clock_timestamp()
+       RETURNING 1
+     )`;
+const CLUSTER_FENCE = 'WHEN NOT EXISTS (SELECT 1 FROM f) THEN to_json(cluster_fenced($13::text)) ';
+
 export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWritten> {
   // Keys in id order, so that concurrent statements lock them in one order.
   const nonces = [...batch.nonces.entries()].sort(([a], [b]) => a - b);
@@ -188,10 +219,8 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), h AS (
-       UPDATE batch_chain SET seq = $57 WHERE id = 1 AND seq = $56 RETURNING 1
-     )
-     SELECT CASE WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
+     ), ${batch.fence ? CLUSTER_CHAIN : SINGLE_CHAIN}
+     SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
          'balances', (SELECT json_agg(json_build_object('account_id', account_id, 'currency', currency,
@@ -219,6 +248,9 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       nonces.length,
       batch.chain.prev,
       batch.chain.next,
+      ...(batch.fence
+        ? [batch.fence.node, batch.fence.epoch, batch.fence.lastOrderId, batch.fence.lastTradeId]
+        : []),
     ],
   );
   const result = rows[0]!.result;
@@ -287,7 +319,15 @@ export interface KeyNonces {
  * hold. Missing balances and keys are absent from the maps.
  */
 /** The value the last committed batch left in the batch chain (007_batch_chain.sql). */
-export async function chainHead(db: Sql): Promise<number> {
+export async function chainHead(db: Sql, node?: string): Promise<number> {
+  if (node !== undefined) {
+    const { rows } = await db.query<{ seq: string }>(
+      `INSERT INTO node_chains (node_id) VALUES ($1) ON CONFLICT (node_id) DO UPDATE SET seq = node_chains.seq
+       RETURNING seq::text`,
+      [node],
+    );
+    return Number(rows[0]?.seq ?? 0);
+  }
   const { rows } = await db.query<{ seq: number }>('SELECT seq FROM batch_chain WHERE id = 1');
   return rows[0]?.seq ?? 0;
 }

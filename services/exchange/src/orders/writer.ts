@@ -2,6 +2,7 @@ import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import { netEntry } from '../ledger/entry.js';
 import { MatchingEngine } from '../matching/engine.js';
+import type { Command } from '../matching/types.js';
 import type { BookSnapshots, Restored } from '../snapshots/book-snapshots.js';
 import { type ComputeContext, computeBatch } from './batch-compute.js';
 import type { BatchInputs } from './batch-inputs.js';
@@ -43,6 +44,34 @@ export interface WriterContext extends ComputeContext {
   readonly commits?: CommitFeed;
   /** Durable snapshots of the engines: restored from at start-up, given each committed checkpoint. */
   readonly snapshots?: BookSnapshots;
+  /** A cluster node's id (src/cluster/): the writer then writes only while it holds the market's lease. */
+  readonly clusterNode?: string;
+}
+
+/** This node's lease of a market in a cluster (src/cluster/leases.ts), as the writer uses it. */
+export interface WriterLease {
+  readonly epoch: number;
+  /** The market's id slot: its order and trade ids are congruent to it modulo ID_STRIDE. */
+  readonly slot: number;
+  lastOrderId: number;
+  lastTradeId: number;
+}
+
+/** Markets' ids interleave in a cluster: market `slot` takes the ids congruent to `slot` modulo this. */
+export const ID_STRIDE = 1024;
+
+/** The next id after `last` in `slot`. */
+export function nextIdInSlot(last: number, slot: number): number {
+  const id = last - (last % ID_STRIDE) + slot;
+  return id > last ? id : id + ID_STRIDE;
+}
+
+/** A request reached the writer of a market this node does not own (a cluster node lost its lease). */
+export class NotOwnerError extends Error {
+  constructor(market: string) {
+    super(`market ${market} is not written by this node`);
+    this.name = 'NotOwnerError';
+  }
 }
 
 /**
@@ -90,6 +119,10 @@ export class MarketWriter {
    * statements that failed (a conflict, a failed batch before them in the chain, a database error).
    */
   readonly stats = { batches: 0, requests: 0, failed: 0 };
+  /** In a cluster: this node's lease of the market; undefined while it only follows the market. */
+  private lease: WriterLease | undefined;
+  /** A planned handover: new requests go elsewhere while the queued ones are written. */
+  private handingOver = false;
 
   constructor(
     readonly market: TradingMarket,
@@ -123,6 +156,104 @@ export class MarketWriter {
     return this.seq;
   }
 
+  /** Whether requests may be queued here: always outside a cluster, with the market's lease in one. */
+  get owned(): boolean {
+    return this.ctx.clusterNode === undefined || (this.lease !== undefined && !this.handingOver);
+  }
+
+  /** Whether queued requests may be written (the lease is held, or there is no cluster). */
+  private get writable(): boolean {
+    return this.ctx.clusterNode === undefined || this.lease !== undefined;
+  }
+
+  /**
+   * A planned handover (cluster): takes no new request, writes the queued ones, then leaves the
+   * lease (returns its epoch, which the caller gives up in the database).
+   */
+  async handOver(): Promise<number | undefined> {
+    this.handingOver = true;
+    await this.drained();
+    const epoch = this.lease?.epoch;
+    this.release();
+    return epoch;
+  }
+
+  /** The epoch of this node's lease of the market, when it holds it. */
+  get epoch(): number | undefined {
+    return this.lease?.epoch;
+  }
+
+  /** Whether nothing is queued, computing or in flight. */
+  get idleNow(): boolean {
+    return !this.running && this.flying === 0 && this.failures.length === 0 && this.queue.length === 0;
+  }
+
+  /**
+   * A follower's step (cluster): applies the committed batches logged after this copy, in order,
+   * and publishes them to the followers of committed batches, with the log's sequence numbers.
+   * Only while the market is not written here (the engine is then the committed state).
+   */
+  async follow(
+    log: readonly { readonly seq: number; readonly commands: readonly Command[] }[],
+  ): Promise<void> {
+    if (this.lease || !this.idleNow) return;
+    if (this.stale) {
+      // A batch's outcome was unknown when the database went away: the engine is rebuilt first.
+      await this.rebuild();
+      this.stale = false;
+    }
+    for (const row of log) {
+      if (row.seq <= this.seq) continue;
+      const first = row.seq - row.commands.length + 1;
+      if (first !== this.seq + 1) break;
+      for (const command of row.commands) {
+        const result = this.engine.apply(command);
+        if (!result.ok)
+          throw new Error(`market ${this.market.id}: logged command refused on follow (${result.code})`);
+      }
+      this.seq = row.seq;
+      this.checkpoints.committed(
+        row.commands,
+        this.checkpoints.taken(this.engine, row.commands.length, row.seq),
+      );
+      const levels = this.engine.takeChangedLevels();
+      if (this.ctx.commits?.followed) {
+        this.ctx.commits.publish({
+          market: this.market,
+          seq: row.seq,
+          trades: [],
+          orders: [],
+          balances: new Map(),
+          levels,
+          lastPrice: this.engine.lastPrice,
+        });
+      }
+    }
+  }
+
+  /**
+   * Takes the market over (cluster): `log` is the tail committed after this copy, read after the
+   * lease was taken (so nothing can be committed after it by the node before). Requests are taken
+   * from then on.
+   */
+  async takeOver(
+    lease: WriterLease,
+    log: readonly { readonly seq: number; readonly commands: readonly Command[] }[],
+  ): Promise<void> {
+    await this.drained();
+    await this.follow(log);
+    this.checkpoints.reset(this.engine, this.seq);
+    this.lease = lease;
+  }
+
+  /** The lease is lost (cluster): queued requests are refused; batches in flight are fenced out. */
+  release(): void {
+    const market = this.market.id;
+    this.lease = undefined;
+    this.handingOver = false;
+    for (const pending of this.queue.splice(0)) pending.reject(new NotOwnerError(market));
+  }
+
   /**
    * Rebuilds the engine from storage: the newest valid durable snapshot and the commands logged
    * after it, or the whole command log from an empty book.
@@ -146,6 +277,8 @@ export class MarketWriter {
    */
   offerSnapshot(): boolean {
     const snapshots = this.ctx.snapshots;
+    // In a cluster only the writer of a market stores its snapshots.
+    if (this.ctx.clusterNode !== undefined && !this.lease) return false;
     if (!snapshots || this.running || this.flying > 0 || this.failures.length > 0 || this.stale) return false;
     if (this.queue.length > 0 || this.seq <= this.snapshotSeq) return false;
     const checkpoint = { snapshot: this.engine.snapshot(), seq: this.seq };
@@ -157,6 +290,7 @@ export class MarketWriter {
 
   /** Queues a request; a deferred nonce is recorded (or refused as reused) in the request's batch. */
   submit(request: OrderRequest, nonce?: DeferredNonce): Promise<OrderOutcome> {
+    if (!this.owned) return Promise.reject(new NotOwnerError(this.market.id));
     return new Promise((resolve, reject) => {
       this.queue.push({ request, nonce, resolve, reject, failedBatches: 0 });
       if (!this.running) void this.drain();
@@ -213,6 +347,10 @@ export class MarketWriter {
     if (this.failures.length > 0) return;
     const batch = this.queue.splice(0, MAX_BATCH);
     if (batch.length === 0) return;
+    if (!this.writable) {
+      for (const pending of batch) pending.reject(new NotOwnerError(this.market.id));
+      return;
+    }
     const inputs = this.ctx.inputs;
     const pipeline = this.ctx.pipeline;
     let needs: BatchNeeds;
@@ -267,7 +405,26 @@ export class MarketWriter {
     if (wanted && this.flying === 0) this.committedView = captureView(this.engine);
     const work = new BatchWork();
     for (const key of needs.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
-    const results = computeBatch(this.ctx, this.market, this.engine, batch, work);
+    const lease = this.lease;
+    const results = computeBatch(
+      lease
+        ? {
+            ...this.ctx,
+            nextOrderId: () => {
+              lease.lastOrderId = nextIdInSlot(lease.lastOrderId, lease.slot);
+              return lease.lastOrderId;
+            },
+            nextTradeId: () => {
+              lease.lastTradeId = nextIdInSlot(lease.lastTradeId, lease.slot);
+              return lease.lastTradeId;
+            },
+          }
+        : this.ctx,
+      this.market,
+      this.engine,
+      batch,
+      work,
+    );
     this.seq += work.commands.length;
     const lastSeq = this.seq;
     // Taken whether followed or not, so that the engine's record of changed levels stays one batch's.
@@ -298,6 +455,16 @@ export class MarketWriter {
       changed: [...work.changed.values()],
       trades: work.trades,
       nonces: work.nonces,
+      ...(this.ctx.clusterNode !== undefined && lease
+        ? {
+            fence: {
+              node: this.ctx.clusterNode,
+              epoch: lease.epoch,
+              lastOrderId: lease.lastOrderId,
+              lastTradeId: lease.lastTradeId,
+            },
+          }
+        : {}),
     });
     this.flying += 1;
     // What later batches are computed on: the funds and nonces this one will leave.

@@ -11,12 +11,12 @@ import type { Database } from '../db/database.js';
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
 import type { ReferenceData } from '../reference/load.js';
-import { assetsHistoryRoutes } from '../routes/assets-history.js';
-import { depositRoutes } from '../routes/deposits.js';
-import { withdrawalRoutes } from '../routes/withdrawals.js';
+import { assetsHistoryRoutes } from './assets-history.js';
 import { mailConfirmation, WITHDRAWAL_LINK_PURPOSE } from './confirmation-mail.js';
 import type { WalletLog } from './context.js';
+import { depositRoutes } from './deposits.js';
 import { Wallet, type WithdrawalConfirmation } from './wallet.js';
+import { withdrawalRoutes } from './withdrawals.js';
 
 export interface WalletSetup {
   readonly db: Database;

@@ -1,9 +1,11 @@
 /**
  * The crypto wallet: deposit addresses, deposit scanning and crediting, withdrawal requests and
- * their sending, behind the routes of src/routes/wallet-*.ts. One background loop (every `pollMs`)
+ * their sending, behind the routes of src/src/wallet/{wallets,deposits,withdrawals}.ts. One background loop (every `pollMs`)
  * scans each custodied coin and processes withdrawals; `tick()` runs one round on demand.
  */
+
 import { findAccount } from '../accounts/store.js';
+import { background } from '../cluster/background.js';
 import type { Custody } from '../custody/custody.js';
 import { SandboxCustody } from '../custody/sandbox.js';
 import type { Database, Sql } from '../db/database.js';
@@ -280,14 +282,15 @@ export class Wallet {
 
   /** Runs a round soon (a withdrawal was queued). */
   private kick(): void {
-    if (this.timer && !this.closed) void this.tick();
+    if (this.timer && !this.closed && background.mayRun('wallet')) void this.tick();
   }
 
   /** Starts the background loop. */
   start(): void {
     const loop = () => {
       if (this.closed) return;
-      void this.tick().finally(() => {
+      // In a cluster one node scans and sends at a time (src/cluster/background.ts).
+      void (background.mayRun('wallet') ? this.tick() : Promise.resolve()).finally(() => {
         if (!this.closed) this.timer = setTimeout(loop, this.options.pollMs ?? 2_000);
       });
     };

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/database.js';
 import { registerErrorHandler } from '../../src/http/error-handler.js';
 import { ErrorResponse } from '../../src/http/schemas.js';
+import { linkRoutes } from '../../src/mail/link-routes.js';
 import { ActionLinks, type LinkAction } from '../../src/mail/links.js';
-import { linkRoutes } from '../../src/routes/links.js';
 import { newAccount } from '../support/accounts.js';
 import type { Target } from '../support/targets.js';
 

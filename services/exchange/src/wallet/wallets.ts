@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
+import { EmptyBody } from '../accounts/account.js';
 import { v3Auth } from '../auth/authenticate.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
 import { balancesOf } from '../ledger/store.js';
 import { amountToNumber } from '../money/decimal.js';
-import { EmptyBody } from './account.js';
 
 const Wallet = Type.Tuple(
   [

@@ -1,0 +1,177 @@
+import type { Database, Sql } from '../db/database.js';
+import { sqlState } from '../db/database.js';
+
+// The cluster's state in PostgreSQL (030_cluster.sql). Every expiry is computed and compared with the
+// database's clock (clock_timestamp()), never a node's.
+
+/** A market lease this node took (claim) or holds. */
+export interface TakenLease {
+  readonly market: string;
+  readonly epoch: number;
+  readonly slot: number;
+  readonly lastOrderId: number;
+  readonly lastTradeId: number;
+}
+
+/** Who writes a market, as the cluster's tables say. */
+export interface MarketOwner {
+  readonly market: string;
+  readonly owner: string | null;
+  readonly epoch: number;
+  /** The owner's NODE_URL. */
+  readonly url: string | null;
+  /** The lease has not expired. */
+  readonly live: boolean;
+  readonly pinnedTo: string | null;
+  readonly movingTo: string | null;
+  readonly seq: number;
+}
+
+/** Creates the lease row of every market that has none (ids continue after the stored ones). */
+export async function ensureLeases(db: Database, markets: readonly string[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.query(
+        `INSERT INTO market_leases (market, id_slot, last_order_id, last_trade_id)
+         SELECT m.market, (SELECT coalesce(max(id_slot), -1) FROM market_leases) + m.n,
+                (SELECT coalesce(max(id), 0) FROM orders), (SELECT coalesce(max(id), 0) FROM trades)
+           FROM (SELECT market, row_number() OVER (ORDER BY market) AS n
+                   FROM unnest($1::text[]) AS w(market)
+                  WHERE NOT EXISTS (SELECT 1 FROM market_leases l WHERE l.market = w.market)) m
+         ON CONFLICT (market) DO NOTHING`,
+        [markets],
+      );
+      return;
+    } catch (error) {
+      // Two nodes starting at once chose the same slot: the second tries again.
+      if (sqlState(error) !== '23505' || attempt >= 10) throw error;
+    }
+  }
+}
+
+/** This node is alive (and how far its copy of each market is). */
+export async function heartbeat(
+  db: Sql,
+  node: string,
+  url: string,
+  applied: Record<string, number>,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO cluster_nodes (node_id, url, applied) VALUES ($1, $2, $3::jsonb)
+     ON CONFLICT (node_id) DO UPDATE SET url = $2, heartbeat_at = clock_timestamp(), applied = $3::jsonb`,
+    [node, url, JSON.stringify(applied)],
+  );
+}
+
+/** Renews every unexpired lease this node holds; returns them (market → epoch). */
+export async function renewLeases(db: Sql, node: string, leaseMs: number): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ market: string; epoch: string }>(
+    `UPDATE market_leases SET expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
+      WHERE owner = $1 AND expires_at > clock_timestamp()
+     RETURNING market, epoch::text`,
+    [node, leaseMs],
+  );
+  return new Map(rows.map((row) => [row.market, Number(row.epoch)]));
+}
+
+/**
+ * Takes markets without a live owner: first those pinned or being moved to this node, then up to
+ * this node's fair share (markets / live nodes, rounded up) of the others not pinned or moving to
+ * another live node. Each taken lease gets the next epoch, which fences out the previous owner.
+ */
+export async function claimLeases(
+  db: Sql,
+  node: string,
+  leaseMs: number,
+  aliveMs: number,
+): Promise<TakenLease[]> {
+  const { rows } = await db.query<{
+    market: string;
+    epoch: string;
+    id_slot: number;
+    last_order_id: string;
+    last_trade_id: string;
+  }>(
+    `WITH alive AS (
+       SELECT node_id FROM cluster_nodes WHERE heartbeat_at > clock_timestamp() - $3::int * interval '1 millisecond'
+     ), free AS (
+       SELECT market, pinned_to, moving_to FROM market_leases
+        WHERE owner IS NULL OR expires_at <= clock_timestamp() OR (moving_to = $1 AND owner IS NULL)
+     ), mine AS (
+       SELECT market FROM free WHERE pinned_to = $1 OR moving_to = $1
+     ), share AS (
+       SELECT greatest(ceil((SELECT count(*) FROM market_leases)::numeric / greatest((SELECT count(*) FROM alive), 1))
+                       - (SELECT count(*) FROM market_leases WHERE owner = $1 AND expires_at > clock_timestamp()), 0) AS n
+     ), others AS (
+       SELECT market FROM free
+        WHERE (pinned_to IS NULL OR pinned_to NOT IN (SELECT node_id FROM alive))
+          AND (moving_to IS NULL OR moving_to NOT IN (SELECT node_id FROM alive))
+          AND market NOT IN (SELECT market FROM mine)
+        ORDER BY market LIMIT (SELECT n FROM share)
+     ), wanted AS (
+       SELECT l.market FROM market_leases l
+        WHERE l.market IN (SELECT market FROM mine UNION ALL SELECT market FROM others)
+          AND (l.owner IS NULL OR l.expires_at <= clock_timestamp())
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE market_leases l
+        SET owner = $1, epoch = l.epoch + 1, moving_to = NULL,
+            expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
+       FROM wanted WHERE l.market = wanted.market
+     RETURNING l.market, l.epoch::text, l.id_slot, l.last_order_id::text, l.last_trade_id::text`,
+    [node, leaseMs, aliveMs],
+  );
+  return rows.map((row) => ({
+    market: row.market,
+    epoch: Number(row.epoch),
+    slot: row.id_slot,
+    lastOrderId: Number(row.last_order_id),
+    lastTradeId: Number(row.last_trade_id),
+  }));
+}
+
+/** Gives a lease up (after its writer drained): the next claim of any node takes it at once. */
+export async function releaseLease(db: Sql, node: string, market: string, epoch: number): Promise<void> {
+  await db.query(
+    `UPDATE market_leases SET owner = NULL, expires_at = '-infinity'
+      WHERE market = $1 AND owner = $2 AND epoch = $3`,
+    [market, node, epoch],
+  );
+}
+
+/** Every market's owner and lease, as stored now. */
+export async function marketOwners(db: Sql): Promise<MarketOwner[]> {
+  const { rows } = await db.query<{
+    market: string;
+    owner: string | null;
+    epoch: string;
+    url: string | null;
+    live: boolean;
+    pinned_to: string | null;
+    moving_to: string | null;
+    seq: string;
+  }>(
+    `SELECT l.market, l.owner, l.epoch::text, n.url, (l.owner IS NOT NULL AND l.expires_at > clock_timestamp()) AS live,
+            l.pinned_to, l.moving_to, l.seq::text
+       FROM market_leases l LEFT JOIN cluster_nodes n ON n.node_id = l.owner ORDER BY l.market`,
+  );
+  return rows.map((row) => ({
+    market: row.market,
+    owner: row.owner,
+    epoch: Number(row.epoch),
+    url: row.url,
+    live: row.live,
+    pinnedTo: row.pinned_to,
+    movingTo: row.moving_to,
+    seq: Number(row.seq),
+  }));
+}
+
+/** Live nodes (heartbeat within `aliveMs`). */
+export async function liveNodeCount(db: Sql, aliveMs: number): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM cluster_nodes WHERE heartbeat_at > clock_timestamp() - $1::int * interval '1 millisecond'`,
+    [aliveMs],
+  );
+  return Number(rows[0]?.n ?? 1);
+}

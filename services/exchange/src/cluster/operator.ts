@@ -1,0 +1,71 @@
+import type { Sql } from '../db/database.js';
+import { marketOwners } from './leases.js';
+
+export const CLUSTER_USAGE = `  cluster status                                nodes (alive, heartbeat age), markets (owner, epoch, pin,
+                                 planned move, last committed seq) and each node's lag per market
+  market move <market> <node>                   planned handover: the owner writes what it queued, then
+                                 <node> takes the market (no order refused; held up to CLUSTER_HANDOVER_WAIT_MS)
+  market pin <market> <node>|none               keeps the market on <node> while it is alive (none: unpin)`;
+
+/** A refusal of a cluster command (unknown market or node). */
+export class ClusterCommandError extends Error {}
+
+/** `cluster status`: what the cluster's tables say now (times by the database's clock). */
+export async function clusterStatus(db: Sql, leaseMs = 3_000) {
+  const { rows: nodes } = await db.query<{
+    node_id: string;
+    url: string;
+    age_ms: string;
+    applied: Record<string, number>;
+  }>(
+    `SELECT node_id, url, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint::text AS age_ms, applied
+       FROM cluster_nodes ORDER BY node_id`,
+  );
+  const markets = await marketOwners(db);
+  const alive = (age: number) => age <= leaseMs;
+  return {
+    nodes: nodes.map((node) => ({
+      node: node.node_id,
+      url: node.url,
+      alive: alive(Number(node.age_ms)),
+      heartbeatAgeMs: Number(node.age_ms),
+      owns: markets.filter((m) => m.live && m.owner === node.node_id).map((m) => m.market),
+      // Committed batches of each market this node's copy has not applied yet (as of its last heartbeat).
+      lag: Object.fromEntries(
+        markets.map((m) => [m.market, Math.max(0, m.seq - (node.applied[m.market] ?? 0))]),
+      ),
+    })),
+    markets: markets.map((m) => ({
+      market: m.market,
+      owner: m.live ? m.owner : null,
+      epoch: m.epoch,
+      pinnedTo: m.pinnedTo,
+      movingTo: m.movingTo,
+      seq: m.seq,
+    })),
+  };
+}
+
+/** `market move` and `market pin`. */
+export async function marketCommand(
+  db: Sql,
+  action: 'move' | 'pin',
+  market: string | undefined,
+  node: string | undefined,
+) {
+  if (!market || !node) throw new ClusterCommandError(`usage: market ${action} <market> <node>`);
+  if (!(action === 'pin' && node === 'none')) {
+    const { rows } = await db.query('SELECT 1 FROM cluster_nodes WHERE node_id = $1', [node]);
+    if (rows.length === 0) throw new ClusterCommandError(`no node "${node}" has joined the cluster`);
+  }
+  const column = action === 'move' ? 'moving_to' : 'pinned_to';
+  const { rows } = await db.query<{ market: string }>(
+    `UPDATE market_leases SET ${column} = $2 WHERE market = $1 RETURNING market`,
+    [market.toLowerCase(), action === 'pin' && node === 'none' ? null : node],
+  );
+  if (rows.length === 0) throw new ClusterCommandError(`no market "${market}" in the cluster`);
+  return {
+    market: market.toLowerCase(),
+    [action === 'move' ? 'movingTo' : 'pinnedTo']: node === 'none' ? null : node,
+  };
+}

@@ -1,0 +1,51 @@
+import { boolean, integer } from '../settings/parse.js';
+
+/** The live WebSocket feed at `/v3/ws` (src/feed/, docs/feed.md). */
+export interface FeedConfig {
+  /** Serve the feed (and keep its books up to date with every batch). @default true (`FEED_ENABLED`) */
+  readonly enabled: boolean;
+  /** Open feed connections at once; one more is refused with 503 before the upgrade. @default 10000 (`FEED_MAX_CONNECTIONS`) */
+  readonly maxConnections: number;
+  /**
+   * Open feed connections at once from one client address (the request's `ip`); one more is refused
+   * with 429 rate_limited before the upgrade. @default 100 (`FEED_MAX_CONNECTIONS_PER_ADDRESS`)
+   */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * How often the API keys of authenticated connections are checked; a key disabled or revoked since
+   * its `auth` loses its private channels at the next check. @default 5000 (`FEED_KEY_CHECK_INTERVAL_MS`)
+   */
+  readonly keyCheckIntervalMs: number;
+  /** Subscriptions one connection may hold. @default 50 (`FEED_MAX_SUBSCRIPTIONS`) */
+  readonly maxSubscriptions: number;
+  /** Largest client frame in bytes; a larger one closes the connection with 1009. @default 4096 (`FEED_MAX_FRAME_BYTES`) */
+  readonly maxFrameBytes: number;
+  /** Bytes queued for a client beyond which it is dropped as a slow consumer (4008). @default 1048576 (`FEED_MAX_BUFFERED_BYTES`) */
+  readonly maxBufferedBytes: number;
+  /** Sustained client frames per second; above it the connection is closed with 1008. @default 10 (`FEED_MESSAGES_PER_SECOND`) */
+  readonly messagesPerSecond: number;
+  /** Client frames allowed at once before the rate applies. @default 50 (`FEED_MESSAGE_BURST`) */
+  readonly messageBurst: number;
+  /** Shortest interval between two ticker frames of a market. @default 1000 (`FEED_TICKER_INTERVAL_MS`) */
+  readonly tickerIntervalMs: number;
+}
+
+export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
+  return Object.freeze({
+    enabled: boolean(env, 'FEED_ENABLED', true),
+    maxConnections: integer(env, 'FEED_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'FEED_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    keyCheckIntervalMs: integer(env, 'FEED_KEY_CHECK_INTERVAL_MS', 5_000, 20, 3_600_000),
+    maxSubscriptions: integer(env, 'FEED_MAX_SUBSCRIPTIONS', 50, 1, 10_000),
+    maxFrameBytes: integer(env, 'FEED_MAX_FRAME_BYTES', 4_096, 256, 1_048_576),
+    maxBufferedBytes: integer(env, 'FEED_MAX_BUFFERED_BYTES', 1_048_576, 16_384, 1_073_741_824),
+    messagesPerSecond: integer(env, 'FEED_MESSAGES_PER_SECOND', 10, 1, 100_000),
+    messageBurst: integer(env, 'FEED_MESSAGE_BURST', 50, 1, 100_000),
+    tickerIntervalMs: integer(env, 'FEED_TICKER_INTERVAL_MS', 1_000, 50, 3_600_000),
+  });
+}
+
+/** The feed settings with every default (tests and in-process apps). */
+export function defaultFeedConfig(): FeedConfig {
+  return feedConfig({});
+}

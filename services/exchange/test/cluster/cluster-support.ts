@@ -1,0 +1,244 @@
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type ServiceCluster, startServiceCluster } from '@platform/testkit/cluster';
+import { issueApiKey } from '../../src/apikeys/store.js';
+import { parseMasterKey } from '../../src/config.js';
+import { createSecretBox } from '../../src/crypto/secret-box.js';
+import type { Database } from '../../src/db/database.js';
+import { reconcile } from '../../src/ledger/reconcile.js';
+import { credit, newAccount } from '../support/accounts.js';
+import { clientSignV2, nextNonce } from '../support/signing.js';
+
+export const MASTER_KEY = 'cd'.repeat(32);
+const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Trader {
+  readonly accountId: number;
+  readonly apiKey: string;
+  readonly secret: string;
+}
+
+const FUNDS = { btc: 10n ** 12n, eth: 10n ** 14n, uah: 10n ** 16n };
+
+/** Accounts funded in btc, eth and uah with a trading key sealed with MASTER_KEY. */
+export async function fundedTraders(db: Database, count: number): Promise<Trader[]> {
+  const box = createSecretBox(parseMasterKey(MASTER_KEY, 'MASTER_KEY'));
+  const traders: Trader[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const account = await newAccount(db);
+    for (const [currency, amount] of Object.entries(FUNDS)) await credit(db, account.id, currency, amount);
+    const { key, secret } = await issueApiKey(db, box, account.id, ['read', 'trade']);
+    traders.push({ accountId: account.id, apiKey: key.publicKey, secret });
+  }
+  return traders;
+}
+
+/** A cluster of exchange processes on `databaseUrl` with short leases (tests). */
+export async function startExchangeCluster(
+  size: number,
+  databaseUrl: string,
+): Promise<ServiceCluster & { cwd: string }> {
+  mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
+  const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'cluster-'));
+  const cluster = await startServiceCluster({
+    size,
+    entry: path.join(serviceDir, 'src/server.ts'),
+    cwd,
+    databaseUrl,
+    env: {
+      MASTER_KEY,
+      MASTER_KEY_FILE: '',
+      DATA_DIR: path.join(cwd, 'data'),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMITS_ENABLED: 'false',
+      // Leases long enough for a node starved by a loaded 2-core machine to renew in time.
+      CLUSTER_LEASE_MS: '5000',
+      CLUSTER_TICK_MS: '250',
+      CLUSTER_HANDOVER_WAIT_MS: '5000',
+      DATABASE_POOL_SIZE: '4',
+      LOG_FORMAT: 'json',
+    },
+    // CLUSTER_TEST_LOG_DIR=<folder>: every node's output is kept there (node-1.log, ...).
+    ...(process.env.CLUSTER_TEST_LOG_DIR
+      ? {
+          onOutput: (node: string, text: string) =>
+            appendFileSync(path.join(process.env.CLUSTER_TEST_LOG_DIR!, `${node}.log`), text),
+        }
+      : {}),
+  });
+  return {
+    ...cluster,
+    cwd,
+    async close() {
+      await cluster.close();
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Deterministic pseudo-random numbers in [0, 1) from a seed. */
+export function seeded(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+}
+
+/** What the load saw: acknowledged orders and every answer's status. */
+export interface LoadRecord {
+  readonly acked: Map<number, number>;
+  readonly statuses: Map<number, number>;
+  /** Answers that were neither 201 nor a 503 with retry-after. */
+  readonly bad: string[];
+  /** Time of each acknowledgement (performance.now()) per market. */
+  readonly ackTimes: { market: string; at: number }[];
+}
+
+export function newRecord(): LoadRecord {
+  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [] };
+}
+
+/**
+ * Crossing load: each trader sends v2 limit orders one after the other (nonces increase) to a
+ * random running node, buying and selling around one price, until `stop()`.
+ */
+export function crossingLoad(
+  cluster: ServiceCluster,
+  traders: readonly Trader[],
+  markets: readonly string[],
+  random: () => number,
+  record: LoadRecord,
+): { stop: () => Promise<void> } {
+  let stopped = false;
+  const run = async (trader: Trader) => {
+    while (!stopped) {
+      const running = cluster.nodes.filter((node) => node.process?.isRunning());
+      const node = running[Math.floor(random() * running.length)];
+      if (!node) {
+        await sleep(50);
+        continue;
+      }
+      const market = markets[Math.floor(random() * markets.length)]!;
+      const params = {
+        market,
+        side: random() < 0.5 ? 'buy' : 'sell',
+        volume: '0.01',
+        price: String(1_500_000 + Math.floor(random() * 7 - 3) * 1_000),
+        access_key: trader.apiKey,
+        tonce: nextNonce(),
+      };
+      const body = new URLSearchParams({
+        ...params,
+        signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
+      });
+      let response: Response;
+      try {
+        response = await fetch(`${node.url}/api/v2/orders`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+          signal: AbortSignal.timeout(15_000),
+        });
+      } catch {
+        // A killed or stopped node: this order may or may not be stored (not acknowledged).
+        await sleep(20);
+        continue;
+      }
+      const text = await response.text().catch(() => '');
+      record.statuses.set(response.status, (record.statuses.get(response.status) ?? 0) + 1);
+      if (response.status === 201) {
+        record.acked.set((JSON.parse(text) as { id: number }).id, trader.accountId);
+        record.ackTimes.push({ market, at: performance.now() });
+      } else if (response.status === 503 && response.headers.get('retry-after')) {
+        await sleep(100);
+      } else {
+        record.bad.push(`${response.status} ${text}`);
+      }
+    }
+  };
+  const all = Promise.all(traders.map(run));
+  return {
+    async stop() {
+      stopped = true;
+      await all;
+    },
+  };
+}
+
+/** The node writing `market` now (live lease), if any. */
+export async function ownerOf(db: Database, market: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ owner: string | null }>(
+    `SELECT owner FROM market_leases WHERE market = $1 AND expires_at > clock_timestamp()`,
+    [market],
+  );
+  return rows[0]?.owner ?? undefined;
+}
+
+/** Every invariant after a fault; returns the problems found (empty: all hold). */
+export async function checkInvariants(
+  db: Database,
+  cluster: ServiceCluster,
+  record: LoadRecord,
+  markets: readonly string[],
+): Promise<string[]> {
+  const problems: string[] = [];
+  const ids = [...record.acked.keys()];
+  const { rows } = await db.query<{ id: string; account_id: number }>(
+    'SELECT id::text, account_id FROM orders WHERE id = ANY($1::bigint[])',
+    [ids],
+  );
+  const stored = new Map(rows.map((row) => [Number(row.id), row.account_id]));
+  for (const [id, account] of record.acked) {
+    if (stored.get(id) !== account)
+      problems.push(`acknowledged order ${id} is not stored for account ${account}`);
+  }
+  // Each order's fills are exactly its trades: a trade settled twice would show.
+  const fills = await db.query<{ id: string }>(
+    `SELECT o.id::text FROM orders o
+       LEFT JOIN (SELECT order_id, sum(amount) AS amount, count(*) AS n FROM (
+                    SELECT buy_order_id AS order_id, amount FROM trades
+                    UNION ALL SELECT sell_order_id, amount FROM trades) t GROUP BY order_id) f ON f.order_id = o.id
+      WHERE o.executed <> coalesce(f.amount, 0) OR o.trades_count <> coalesce(f.n, 0)`,
+  );
+  for (const row of fills.rows) problems.push(`order ${row.id}: fills differ from its trades`);
+  const negative = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM balances b JOIN accounts a ON a.id = b.account_id
+      WHERE a.system_code IS DISTINCT FROM 'external' AND (b.available < 0 OR b.locked < 0)`,
+  );
+  if (negative.rows[0]!.n > 0) problems.push(`${negative.rows[0]!.n} negative balances`);
+  const report = await reconcile(db);
+  problems.push(...report.problems.map((p) => `reconcile: ${JSON.stringify(p)}`));
+  for (const bad of record.bad) problems.push(`answer ${bad}`);
+  // Every running node shows the same book, which is not crossed and holds the waiting orders.
+  for (const market of markets) {
+    const waiting = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM orders WHERE market = $1 AND state = 'wait'`,
+      [market],
+    );
+    let books: string[] = [];
+    for (let attempt = 0; attempt < 60; attempt += 1) {
+      books = [];
+      for (const node of cluster.nodes) {
+        if (!node.process?.isRunning()) continue;
+        const book = (await (await fetch(`${node.url}/v3/book/${market}`)).json()) as number[][];
+        const bids = book.filter((level) => level[1]! > 0);
+        const asks = book.filter((level) => level[1]! < 0);
+        if (bids.length > 0 && asks.length > 0 && bids[0]![0]! >= asks[0]![0]!) {
+          problems.push(`${node.id}: book of ${market} is crossed`);
+        }
+        const count = book.reduce((sum, level) => sum + level[2]!, 0);
+        books.push(`${count === waiting.rows[0]!.n}:${JSON.stringify(book)}`);
+      }
+      if (new Set(books).size === 1 && books[0]!.startsWith('true')) break;
+      await sleep(250);
+    }
+    if (new Set(books).size !== 1 || !books[0]!.startsWith('true')) {
+      problems.push(`nodes disagree on the book of ${market} or with the stored waiting orders`);
+    }
+  }
+  return problems;
+}

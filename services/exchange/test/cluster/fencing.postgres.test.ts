@@ -1,0 +1,64 @@
+import { useTestDatabase } from '@platform/testkit/fixtures';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wholeTail } from '../../src/cluster/follow.js';
+import { claimLeases, ensureLeases, heartbeat } from '../../src/cluster/leases.js';
+import type { Database } from '../../src/db/database.js';
+import { openStorage } from '../../src/db/open.js';
+import { syncCurrencies } from '../../src/ledger/store.js';
+import { OrderService } from '../../src/orders/service.js';
+import { credit, newAccount } from '../support/accounts.js';
+import { reference } from '../support/targets.js';
+
+// The fence of a cluster's batches (030_cluster.sql, writeBatch): a writer whose lease was taken
+// over (epoch bumped) commits nothing more for that market, while its request is refused cleanly.
+const database = useTestDatabase('exchange_fencing');
+
+describe('cluster fencing (PostgreSQL)', () => {
+  let db: Database;
+  let service: OrderService;
+  let accountId: number;
+  beforeAll(async () => {
+    db = await openStorage({ kind: 'postgres', url: database.url, poolSize: 4 });
+    await syncCurrencies(db, reference);
+    accountId = (await newAccount(db)).id;
+    await credit(db, accountId, 'uah', 10n ** 16n);
+    service = await OrderService.start({ db, reference, now: Date.now, clusterNode: 'a' });
+    await ensureLeases(db, [...service.markets.keys()]);
+    await heartbeat(db, 'a', 'http://127.0.0.1:1', {});
+  });
+  afterAll(async () => {
+    await service?.close();
+    await db?.close();
+  });
+
+  const order = { type: 'limit', accountId: 0, side: 'buy', price: 1_000_000n, amount: 1_000n } as const;
+
+  it('writes while it holds the lease, and not one batch after another node took it', async () => {
+    const writer = service.writer('btcuah')!;
+    // Not owned yet: a request is refused (503 unavailable), nothing queued.
+    await expect(service.place('btcuah', { ...order, accountId })).rejects.toMatchObject({
+      errorName: 'unavailable',
+    });
+    const taken = (await claimLeases(db, 'a', 60_000, 60_000)).find((lease) => lease.market === 'btcuah')!;
+    await writer.takeOver({ ...taken }, await wholeTail(db, 'btcuah', writer.commandSeq));
+    const first = await service.place('btcuah', { ...order, accountId });
+    expect(first.ok).toBe(true);
+    // Ids of the market are congruent to its slot modulo 1024.
+    if (first.ok) expect(first.order.id % 1024).toBe(taken.slot);
+
+    // Another node takes the market over (as after this one paused past its lease).
+    await db.query(`UPDATE market_leases SET owner = 'b', epoch = epoch + 1 WHERE market = 'btcuah'`);
+    const before = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM orders WHERE market = 'btcuah'`,
+    );
+    await expect(service.place('btcuah', { ...order, accountId })).rejects.toMatchObject({ code: 'SVC02' });
+    const after = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM orders WHERE market = 'btcuah'`,
+    );
+    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
+    const { rows } = await db.query<{ seq: string }>(
+      `SELECT max(seq)::text AS seq FROM engine_commands WHERE market = 'btcuah'`,
+    );
+    expect(Number(rows[0]!.seq)).toBe(writer.commandSeq);
+  });
+});
