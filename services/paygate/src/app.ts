@@ -16,6 +16,7 @@ import type { RouteDeps } from './http/deps.js';
 import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import { registerIdempotency } from './idempotency/hooks.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
@@ -115,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   registerErrorHandler(app);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
+  registerIdempotency(app, { db: options.db, catalog: options.catalog, now });
   drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);

@@ -23,7 +23,13 @@ export type ErrorName =
   | 'payout_not_found'
   | 'unknown_merchant'
   | 'bad_signature'
-  | 'stale_timestamp';
+  | 'stale_timestamp'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_use'
+  | 'invalid_idempotency_key'
+  | 'refund_not_found'
+  | 'refund_exceeds_paid'
+  | 'invoice_not_paid';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -73,6 +79,18 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 4011, status: 401 };
     case 'stale_timestamp':
       return { code: 4012, status: 401 };
+    case 'idempotency_key_reused':
+      return { code: 4101, status: 409 };
+    case 'idempotency_key_in_use':
+      return { code: 4102, status: 409 };
+    case 'invalid_idempotency_key':
+      return { code: 4103, status: 400 };
+    case 'refund_not_found':
+      return { code: 4104, status: 404 };
+    case 'refund_exceeds_paid':
+      return { code: 4105, status: 422 };
+    case 'invoice_not_paid':
+      return { code: 4106, status: 409 };
   }
 }
 
