@@ -20,6 +20,7 @@ import { registerIdempotency } from './idempotency/hooks.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
+import { refundRoutes } from './refunds/routes.js';
 import { assetRoutes } from './routes/assets.js';
 import { hostedPageRoutes } from './routes/hosted-page.js';
 import { invoiceRoutes } from './routes/invoices.js';
@@ -144,6 +145,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   invoiceRoutes(app, deps);
   hostedPageRoutes(app, deps);
   merchantRoutes(app, deps);
+  refundRoutes(app, deps);
   assetRoutes(app, deps);
   if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
   return { app, worker };

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type DeliveryOptions, deliverDueCallbacks } from '../callbacks/deliver.js';
 import { purgeExpiredKeys } from '../idempotency/store.js';
+import { settleDueRefunds } from '../refunds/refunds.js';
 import type { PaymentDeps } from './deps.js';
 import { expireDueInvoices } from './invoices.js';
 import { settleDuePayouts } from './payouts.js';
@@ -26,6 +27,7 @@ export class Worker {
   async runOnce(): Promise<void> {
     await expireDueInvoices(this.deps);
     await settleDuePayouts(this.deps);
+    await settleDueRefunds(this.deps);
     await deliverDueCallbacks(this.delivery);
     await purgeExpiredKeys(this.deps.db, new Date(this.deps.now()));
   }
