@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { type DeliveryOptions, deliverDueCallbacks } from '../callbacks/deliver.js';
+import { CallbackDispatcher, type DeliveryOptions } from '../callbacks/deliver.js';
+import { assignPositions } from '../events/store.js';
 import { purgeExpiredKeys } from '../idempotency/store.js';
 import { settleDueRefunds } from '../refunds/refunds.js';
 import type { PaymentDeps } from './deps.js';
@@ -7,28 +8,36 @@ import { expireDueInvoices } from './invoices.js';
 import { settleDuePayouts } from './payouts.js';
 
 /**
- * The gateway's background loop: expires unpaid invoices, settles due payouts and delivers due
- * callbacks, every `intervalMs`. Everything it works on is in the database, so a restart resumes
- * where the last process stopped.
+ * The gateway's background loop: expires unpaid invoices, settles due payouts and refunds, numbers
+ * new events and starts due callbacks, every `intervalMs`. Everything it works on is in the
+ * database, so a restart resumes where the last process stopped.
  */
 export class Worker {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
+  readonly #dispatcher: CallbackDispatcher;
 
   constructor(
     private readonly deps: PaymentDeps,
-    private readonly delivery: DeliveryOptions,
+    delivery: DeliveryOptions,
     private readonly intervalMs: number,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.#dispatcher = new CallbackDispatcher(delivery);
+  }
 
-  /** One pass of every duty (tests call it directly). */
-  async runOnce(): Promise<void> {
+  /**
+   * One pass of every duty (tests call it directly). `waitForCallbacks: false` (the loop) returns
+   * while callbacks are still in flight, so a slow receiver never holds up the next pass.
+   */
+  async runOnce(options: { waitForCallbacks?: boolean } = {}): Promise<void> {
     await expireDueInvoices(this.deps);
     await settleDuePayouts(this.deps);
     await settleDueRefunds(this.deps);
-    await deliverDueCallbacks(this.delivery);
+    await assignPositions(this.deps.db);
+    const started = await this.#dispatcher.dispatch();
+    if (options.waitForCallbacks ?? true) await Promise.all(started);
     await purgeExpiredKeys(this.deps.db, new Date(this.deps.now()));
   }
 
@@ -41,7 +50,7 @@ export class Worker {
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#running = this.runOnce()
+      this.#running = this.runOnce({ waitForCallbacks: false })
         .catch((error: unknown) => this.log.error({ err: error }, 'background pass failed'))
         .finally(() => {
           this.#running = undefined;
@@ -50,10 +59,11 @@ export class Worker {
     }, this.intervalMs);
   }
 
-  /** Stops the loop and waits for a pass in progress to finish. */
+  /** Stops the loop and waits for a pass and the callbacks in flight to finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#running;
+    await this.#dispatcher.drain();
   }
 }

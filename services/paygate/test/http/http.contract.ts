@@ -616,6 +616,7 @@ export function httpContract(target: Target): void {
           test_mode: true,
           occurred_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
           failure_reason: null,
+          sequence: 3,
         });
       });
 

@@ -43,6 +43,7 @@ ALTER TABLE callback_outbox ADD COLUMN sequence integer NOT NULL DEFAULT 1;
 ALTER TABLE callback_outbox ADD COLUMN position bigint UNIQUE;
 ALTER TABLE callback_outbox ADD COLUMN dead_at timestamptz;
 CREATE SEQUENCE callback_position;
+CREATE INDEX callback_outbox_object_sequence ON callback_outbox (object_type, object_id, sequence);
 CREATE INDEX callback_outbox_unpositioned ON callback_outbox (id) WHERE position IS NULL;
 CREATE INDEX callback_outbox_by_position ON callback_outbox (merchant_id, position);
 CREATE INDEX callback_outbox_dead ON callback_outbox (dead_at) WHERE dead_at IS NOT NULL AND delivered_at IS NULL;
