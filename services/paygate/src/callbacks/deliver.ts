@@ -62,7 +62,9 @@ async function send(options: DeliveryOptions, callback: PendingCallback): Promis
  * holds, as only an object's oldest undelivered event is ever claimed.
  */
 export class CallbackDispatcher {
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #inFlight = new Set<Promise<boolean>>();
+  #pumping = false;
+  #halted = false;
 
   constructor(private readonly options: DeliveryOptions) {}
 
@@ -71,7 +73,7 @@ export class CallbackDispatcher {
   }
 
   /** Claims and starts due callbacks; resolves to the deliveries started (each settles when recorded). */
-  async dispatch(): Promise<Promise<void>[]> {
+  async dispatch(): Promise<Promise<boolean>[]> {
     const free = (this.options.concurrency ?? 64) - this.#inFlight.size;
     if (free <= 0) return [];
     const now = new Date(this.options.now());
@@ -84,13 +86,58 @@ export class CallbackDispatcher {
       ),
     );
     return claimed.map((callback) => {
-      const delivery = this.#deliver(callback).catch((error: unknown) =>
-        this.options.log.error({ err: error, event: callback.eventId }, 'callback bookkeeping failed'),
-      );
+      const delivery = this.#deliver(callback).catch((error: unknown) => {
+        this.options.log.error({ err: error, event: callback.eventId }, 'callback bookkeeping failed');
+        return false;
+      });
       this.#inFlight.add(delivery);
       void delivery.finally(() => this.#inFlight.delete(delivery));
       return delivery;
     });
+  }
+
+  /**
+   * Keeps the pipe full between passes: claims again while claims come back full and capacity is
+   * free, and again whenever a delivery ends (`refill`), so the throughput is not one batch per pass.
+   * Never runs twice at once.
+   */
+  async pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      for (;;) {
+        const want = Math.min(
+          (this.options.concurrency ?? 64) - this.#inFlight.size,
+          this.options.batchSize ?? 20,
+        );
+        if (want <= 0) return;
+        const started = await this.dispatch();
+        for (const delivery of started) {
+          void delivery.then((acknowledged) => {
+            if (acknowledged) this.#refill();
+          });
+        }
+        if (started.length < want) return;
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** Stops refilling (the worker is stopping). */
+  halt(): void {
+    this.#halted = true;
+  }
+
+  resume(): void {
+    this.#halted = false;
+  }
+
+  #refill(): void {
+    if (this.#halted || this.#pumping) return;
+    void this.pump().catch((error: unknown) =>
+      this.options.log.error({ err: error }, 'callback pump failed'),
+    );
   }
 
   /** Waits for every delivery in flight. */
@@ -98,13 +145,14 @@ export class CallbackDispatcher {
     await Promise.all([...this.#inFlight]);
   }
 
-  async #deliver(callback: PendingCallback): Promise<void> {
+  /** Sends and records one callback; true when the merchant acknowledged it. */
+  async #deliver(callback: PendingCallback): Promise<boolean> {
     const { options } = this;
     const failure = await send(options, callback);
     if (failure === undefined) {
       await markDelivered(options.db, callback.id, new Date(options.now()));
       options.log.info({ event: callback.eventId }, 'callback delivered');
-      return;
+      return true;
     }
     const attempt = callback.attempts + 1;
     const dead = attempt >= (options.maxAttempts ?? 25);
@@ -115,12 +163,13 @@ export class CallbackDispatcher {
         { event: callback.eventId, outbox: callback.id, attempt, reason: failure },
         'callback dead-lettered: retry it with `callbacks retry <id>`',
       );
-      return;
+      return false;
     }
     options.log.warn(
       { event: callback.eventId, attempt, reason: failure, retryInMs: delay },
       'callback not acknowledged',
     );
+    return false;
   }
 }
 

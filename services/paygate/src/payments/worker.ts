@@ -16,6 +16,7 @@ export class Worker {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
+  #purgedAt = 0;
   readonly #dispatcher: CallbackDispatcher;
 
   constructor(
@@ -36,14 +37,19 @@ export class Worker {
     await settleDuePayouts(this.deps);
     await settleDueRefunds(this.deps);
     await assignPositions(this.deps.db);
-    const started = await this.#dispatcher.dispatch();
-    if (options.waitForCallbacks ?? true) await Promise.all(started);
-    await purgeExpiredKeys(this.deps.db, new Date(this.deps.now()));
+    if (options.waitForCallbacks ?? true) await Promise.all(await this.#dispatcher.dispatch());
+    else await this.#dispatcher.pump();
+    // Answers are kept 24 h: sweeping once a minute is plenty.
+    if (this.deps.now() - this.#purgedAt >= 60_000) {
+      this.#purgedAt = this.deps.now();
+      await purgeExpiredKeys(this.deps.db, new Date(this.#purgedAt));
+    }
   }
 
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.#dispatcher.resume();
     this.#schedule();
   }
 
@@ -62,6 +68,7 @@ export class Worker {
   /** Stops the loop and waits for a pass and the callbacks in flight to finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#dispatcher.halt();
     clearTimeout(this.#timer);
     await this.#running;
     await this.#dispatcher.drain();
