@@ -18,6 +18,7 @@ import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { registerIdempotency } from './idempotency/hooks.js';
+import { paymentLinkRoutes } from './links/routes.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
@@ -157,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   merchantRoutes(app, deps);
   refundRoutes(app, deps);
   eventRoutes(app, deps);
+  paymentLinkRoutes(app, deps);
   assetRoutes(app, deps);
   if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
   return { app, worker };
