@@ -3,6 +3,7 @@ import { loadConfig, npmInvocationDir } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
+import { PaygateClient } from './fiat/client.js';
 import { syncCurrencies } from './ledger/store.js';
 import { loadReferenceData } from './reference/load.js';
 import { forwardToServer, serverRunsIn } from './wallet/operator.js';
@@ -51,6 +52,7 @@ try {
     reference,
     secretBox,
     ...(wallet ? { wallet } : {}),
+    ...(argv[0] === 'fiat' ? { gateway: new PaygateClient(config.paygate) } : {}),
     print: (value) =>
       console.log(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)),
   });

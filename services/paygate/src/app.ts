@@ -12,18 +12,23 @@ import type { Database } from '@platform/sql-storage/database';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Catalog } from './catalog/catalog.js';
 import { ApiError } from './errors.js';
+import { eventRoutes } from './events/routes.js';
 import type { RouteDeps } from './http/deps.js';
 import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import { registerIdempotency } from './idempotency/hooks.js';
+import { paymentLinkRoutes } from './links/routes.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
+import { refundRoutes } from './refunds/routes.js';
 import { assetRoutes } from './routes/assets.js';
 import { hostedPageRoutes } from './routes/hosted-page.js';
 import { invoiceRoutes } from './routes/invoices.js';
 import { merchantRoutes } from './routes/merchant.js';
 import { prerequestRoutes } from './routes/prerequests.js';
+import { SecretBook } from './secrets/book.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -61,6 +66,10 @@ export interface AppOptions {
   readonly callbackRetryMaxMs?: number;
   /** @default 10000 */
   readonly callbackTimeoutMs?: number;
+  /** Attempts before a callback is dead-lettered. @default 25 */
+  readonly callbackMaxAttempts?: number;
+  /** Callbacks in flight at once. @default 64 */
+  readonly callbackConcurrency?: number;
 }
 
 export interface Gateway {
@@ -94,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
       return (typeof publicUrl === 'string' ? publicUrl : publicUrl()).replace(/\/+$/, '');
     },
     signatureWindowSeconds: options.signatureWindowSeconds ?? 300,
+    secrets: new SecretBook(options.db, now),
   };
   const worker = new Worker(
     deps,
@@ -105,6 +115,9 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
       retryBaseMs: options.callbackRetryBaseMs ?? 1_000,
       retryMaxMs: options.callbackRetryMaxMs ?? 300_000,
       timeoutMs: options.callbackTimeoutMs ?? 10_000,
+      maxAttempts: options.callbackMaxAttempts ?? 25,
+      concurrency: options.callbackConcurrency ?? 64,
+      ...(deps.secrets ? { secrets: deps.secrets } : {}),
     },
     options.workerIntervalMs ?? 500,
     app.log,
@@ -115,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   registerErrorHandler(app);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
+  registerIdempotency(app, { db: options.db, catalog: options.catalog, now });
   drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
@@ -142,6 +156,9 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   invoiceRoutes(app, deps);
   hostedPageRoutes(app, deps);
   merchantRoutes(app, deps);
+  refundRoutes(app, deps);
+  eventRoutes(app, deps);
+  paymentLinkRoutes(app, deps);
   assetRoutes(app, deps);
   if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
   return { app, worker };

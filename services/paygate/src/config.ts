@@ -50,6 +50,10 @@ export interface Config {
   readonly callbackRetryMaxMs: number;
   /** Time allowed for one callback request. @default 10000 (`CALLBACK_TIMEOUT_MS`) */
   readonly callbackTimeoutMs: number;
+  /** Attempts before a callback is dead-lettered (listed and retried with the admin tool). @default 25 (`CALLBACK_MAX_ATTEMPTS`) */
+  readonly callbackMaxAttempts: number;
+  /** Callbacks in flight at once per process. @default 64 (`CALLBACK_CONCURRENCY`) */
+  readonly callbackConcurrency: number;
   /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
   readonly bodyLimit: number;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
@@ -151,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     callbackRetryBaseMs,
     callbackRetryMaxMs,
     callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 100, 120_000),
+    callbackMaxAttempts: integer(env, 'CALLBACK_MAX_ATTEMPTS', 25, 1, 1_000),
+    callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 1_024),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     log,
   });

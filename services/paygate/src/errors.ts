@@ -25,7 +25,13 @@ export type ErrorName =
   | 'bad_signature'
   | 'stale_timestamp'
   | 'bad_form_signature'
-  | 'form_expired';
+  | 'form_expired'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_use'
+  | 'invalid_idempotency_key'
+  | 'refund_not_found'
+  | 'refund_exceeds_paid'
+  | 'invoice_not_paid';
 
 export interface ErrorSpec {
   readonly code: number;
@@ -79,6 +85,18 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 4020, status: 401 };
     case 'form_expired':
       return { code: 4021, status: 401 };
+    case 'idempotency_key_reused':
+      return { code: 4101, status: 409 };
+    case 'idempotency_key_in_use':
+      return { code: 4102, status: 409 };
+    case 'invalid_idempotency_key':
+      return { code: 4103, status: 400 };
+    case 'refund_not_found':
+      return { code: 4104, status: 404 };
+    case 'refund_exceeds_paid':
+      return { code: 4105, status: 422 };
+    case 'invoice_not_paid':
+      return { code: 4106, status: 409 };
   }
 }
 

@@ -29,6 +29,8 @@ const { app } = await buildApp({
   callbackRetryBaseMs: config.callbackRetryBaseMs,
   callbackRetryMaxMs: config.callbackRetryMaxMs,
   callbackTimeoutMs: config.callbackTimeoutMs,
+  callbackMaxAttempts: config.callbackMaxAttempts,
+  callbackConcurrency: config.callbackConcurrency,
   logger: createLogger({ service: 'paygate', ...config.log }),
 });
 for (const merchant of catalog.merchants.values()) {

@@ -22,6 +22,8 @@ import { CLUSTER_USAGE, ClusterCommandError, clusterStatus, marketCommand } from
 import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
+import type { PaygateClient } from '../fiat/client.js';
+import { FIAT_USAGE, FiatCommandError, runFiatCommand } from '../fiat/refunds/cli.js';
 import { adjustment } from '../ledger/entry.js';
 import { reconcile } from '../ledger/reconcile.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
@@ -38,6 +40,8 @@ export interface CliContext {
   readonly print: (value: unknown) => void;
   /** The wallet, for the sandbox deposit commands. */
   readonly wallet?: Wallet;
+  /** The payment gateway's client, for `fiat refund`. */
+  readonly gateway?: PaygateClient;
 }
 
 export const USAGE = `usage: exchange-admin <command>
@@ -56,7 +60,8 @@ export const USAGE = `usage: exchange-admin <command>
                                  sandbox custody: an incoming transfer appears; prints its txid
   deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
 ${CODE_USAGE}
-${CLUSTER_USAGE}`;
+${CLUSTER_USAGE}
+${FIAT_USAGE}`;
 
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
@@ -267,6 +272,15 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       if (command === 'balances') {
         const target = await account(ctx, sub);
         ctx.print({ account: target.id, email: target.email, balances: await balancesView(ctx, target.id) });
+        return 0;
+      }
+      if (command === 'fiat') {
+        try {
+          ctx.print(await runFiatCommand({ ...ctx, gateway: ctx.gateway }, sub, positionals[2]));
+        } catch (error) {
+          if (error instanceof FiatCommandError) throw new CliError(error.message);
+          throw error;
+        }
         return 0;
       }
       if (command === 'code') {

@@ -6,14 +6,18 @@ import { withdrawalById } from '../wallet/withdrawal-store.js';
 import { realToLedger } from './amounts.js';
 import type { CallbackBody } from './gateway-types.js';
 import { applyPayoutState } from './payouts.js';
+import { applyRefundCallback } from './refunds/callback.js';
 
 /** What the exchange did with one callback event (a value; the route turns failures into errors). */
 export type CallbackOutcome =
-  | { ok: true; outcome: 'credited' | 'canceled' | 'settled' | 'released' | 'recorded' | 'duplicate' }
+  | {
+      ok: true;
+      outcome: 'credited' | 'canceled' | 'settled' | 'released' | 'recorded' | 'unsolicited' | 'duplicate';
+    }
   | { ok: false; error: 'unknown_reference'; message: string }
   | { ok: false; error: 'callback_mismatch'; message: string };
 
-type Applied = Exclude<CallbackOutcome, { outcome: 'duplicate' }>;
+export type Applied = Exclude<CallbackOutcome, { outcome: 'duplicate' }>;
 
 /** The reference we gave the gateway: a deposit or withdrawal id as decimal text. */
 function referenceNumber(text: string): number | undefined {
@@ -21,7 +25,11 @@ function referenceNumber(text: string): number | undefined {
 }
 
 /** The callback's amount in ledger units of `currency`, or undefined if it is not an amount of it. */
-function ledgerAmount(reference: ReferenceData, code: string, amount: string | number): bigint | undefined {
+export function ledgerAmount(
+  reference: ReferenceData,
+  code: string,
+  amount: string | number,
+): bigint | undefined {
   const currency = reference.currency(code);
   if (!currency) return undefined;
   const text = typeof amount === 'number' ? String(amount) : amount;
@@ -68,7 +76,9 @@ export async function applyCallback(
   const applied =
     event.object === 'invoice'
       ? await applyInvoice(db, reference, event)
-      : await applyPayout(db, reference, event);
+      : event.object === 'refund'
+        ? await applyRefundCallback(db, reference, event)
+        : await applyPayout(db, reference, event);
   if (applied.ok) await recordEvent(db, event, applied.outcome);
   return applied;
 }

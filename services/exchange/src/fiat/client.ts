@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import type { PaygateConfig } from '../config.js';
-import { GatewayError, Invoice, Payout, Prerequest } from './gateway-types.js';
+import { GatewayError, Invoice, Payout, Prerequest, Refund } from './gateway-types.js';
 import { paygateHeaders } from './signature.js';
 
 /** Why a call to the gateway did not give an answer we can use: a value, never an exception. */
@@ -88,6 +88,15 @@ export class PaygateClient {
     return unwrapData(
       await this.call('/merchant-api/payouts/status', { reference_id: referenceId }, DataOf(Payout), true),
     );
+  }
+
+  /** Refunds (part of) a paid invoice; the gateway answers the existing refund for a reference it has seen. */
+  async createRefund(refund: {
+    reference_id: string;
+    invoice_reference_id: string;
+    amount: string;
+  }): Promise<GatewayResult<Refund>> {
+    return unwrapData(await this.call('/merchant-api/refunds', refund, DataOf(Refund), true));
   }
 
   /** The invoice of our reference (a deposit id). */

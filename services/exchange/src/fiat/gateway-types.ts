@@ -90,7 +90,7 @@ export const GatewayError = Type.Object({
 /** The body of a callback (gateway -> exchange). */
 export const CallbackBody = Type.Object({
   event_id: Type.String({ minLength: 1, maxLength: 200, description: 'unique per event' }),
-  object: Type.Union([Type.Literal('invoice'), Type.Literal('payout')]),
+  object: Type.Union([Type.Literal('invoice'), Type.Literal('payout'), Type.Literal('refund')]),
   id: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Integer()], {
     description: "the gateway's id of the invoice or payout",
   }),
@@ -103,5 +103,20 @@ export const CallbackBody = Type.Object({
   test_mode: Type.Optional(Type.Boolean()),
   occurred_at: Type.Optional(Type.String({ maxLength: 60 })),
   failure_reason: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  /** A refund's invoice (our deposit id). */
+  invoice_reference_id: Type.Optional(Type.String({ maxLength: 200 })),
+  /** The event's number among its object's events (1, 2, ...): a gap or a repeat shows. */
+  sequence: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type CallbackBody = Static<typeof CallbackBody>;
+
+export const Refund = Type.Object({
+  id: Type.Union([Type.String(), Type.Number()]),
+  reference_id: Type.String(),
+  invoice_reference_id: Type.String(),
+  status: Type.String(),
+  currency: Type.String(),
+  amount: Amount,
+  failure_reason: Nullable(Type.String()),
+});
+export type Refund = Static<typeof Refund>;

@@ -5,6 +5,7 @@ import type { FiatWithdrawals } from '../wallet/fiat-port.js';
 import type { WithdrawalConfirmation } from '../wallet/wallet.js';
 import { releaseWithdrawal, transitionWithdrawal } from '../wallet/withdrawal-store.js';
 import { PaygateClient } from './client.js';
+import { depositExpiryLoop } from './deposit-expiry.js';
 import type { FiatDeps } from './deps.js';
 import { fiatDepositRoutes } from './fiat-deposit.js';
 import { fundSourceRoutes } from './fund-source-routes.js';
@@ -21,6 +22,8 @@ export interface FiatOptions extends PayoutDispatcherOptions {
   readonly confirmation?: WithdrawalConfirmation;
   /** How long a request waits for its confirmation when the links give no expiry. @default 3600000 */
   readonly confirmationTtlMs?: number;
+  /** A fiat deposit with no invoice at the gateway is canceled after this long (src/fiat/deposit-expiry.ts). @default 7200000 */
+  readonly depositTtlMs?: number;
 }
 
 export interface Fiat {
@@ -28,6 +31,7 @@ export interface Fiat {
   /** The port behind `POST /v3/auth/withdraw` for currencies with `coin: false`. */
   readonly withdrawals: FiatWithdrawals;
   readonly dispatcher: PayoutDispatcher;
+  readonly depositExpiry: ReturnType<typeof depositExpiryLoop>;
 }
 
 /** Builds the fiat side (payment gateway) over the common route deps; no routes, no timers yet. */
@@ -43,7 +47,8 @@ export function createFiat(deps: RouteDeps, options: FiatOptions = {}): Fiat {
     confirmationTtlMs: options.confirmationTtlMs ?? 3_600_000,
     queued: () => dispatcher.kick(),
   });
-  return { deps: fiatDeps, withdrawals, dispatcher };
+  const depositExpiry = depositExpiryLoop(fiatDeps, options.depositTtlMs ?? 7_200_000);
+  return { deps: fiatDeps, withdrawals, dispatcher, depositExpiry };
 }
 
 /** Registers the fiat routes and runs the payout dispatcher for the app's lifetime. Called once from app.ts. */
@@ -71,10 +76,12 @@ export function registerFiat(app: App, fiat: Fiat): void {
   }
   app.addHook('onReady', async () => {
     fiat.dispatcher.start();
+    fiat.depositExpiry.start();
     // Requests left queued or sending by a previous run go out now rather than after a poll.
     fiat.dispatcher.kick();
   });
   app.addHook('onClose', async () => {
     await fiat.dispatcher.stop();
+    await fiat.depositExpiry.stop();
   });
 }

@@ -1,4 +1,6 @@
 import { Type } from 'typebox';
+import { PaygateClient } from '../fiat/client.js';
+import { GatewayFees } from '../fiat/live-fees.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
@@ -30,6 +32,14 @@ const FeeEntry = Type.Union([
 ]);
 
 export function feeRoutes(app: App, deps: RouteDeps): void {
+  // Fiat fees as the payment gateway will charge them (its prerequests, cached a minute; src/fiat/live-fees.ts).
+  const fiatCurrencies = deps.reference.currencies.filter((c) => !c.coin).map((c) => c.code);
+  const live = new GatewayFees(
+    new PaygateClient(deps.paygate, deps.now),
+    deps.reference.fees,
+    fiatCurrencies,
+    deps.now,
+  );
   app.get(
     '/v3/fees',
     {
@@ -39,6 +49,6 @@ export function feeRoutes(app: App, deps: RouteDeps): void {
         response: { 200: Type.Array(FeeEntry), ...errorResponses },
       },
     },
-    async () => deps.reference.fees,
+    async () => live.entries(),
   );
 }

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { callbackBackoffMs } from '../domain/backoff.js';
 import { signBody } from '../domain/signature.js';
+import type { SecretBook } from '../secrets/book.js';
 import { claimDueCallbacks, markDelivered, markFailed, type PendingCallback } from './outbox.js';
 
 export interface DeliveryOptions {
@@ -16,8 +17,14 @@ export interface DeliveryOptions {
   readonly retryMaxMs: number;
   /** @default 10000 */
   readonly timeoutMs: number;
-  /** Callbacks sent per pass. @default 20 */
+  /** Callbacks claimed per pass at most. @default 20 */
   readonly batchSize?: number;
+  /** Attempts before a callback is dead-lettered (the operator retries it). @default 25 */
+  readonly maxAttempts?: number;
+  /** Callbacks in flight at once per process, across all objects. @default 64 */
+  readonly concurrency?: number;
+  /** Rotated merchant secrets; callbacks are signed with the current one. @default the configured secret */
+  readonly secrets?: SecretBook;
 }
 
 /** Sends one callback, signed over the exact bytes sent with the time of this attempt. */
@@ -25,6 +32,7 @@ async function send(options: DeliveryOptions, callback: PendingCallback): Promis
   const merchant = options.catalog.merchants.get(callback.merchantId);
   if (!merchant) return `merchant ${callback.merchantId} is no longer configured`;
   const timestamp = Math.floor(options.now() / 1000);
+  const secret = options.secrets ? await options.secrets.signing(merchant) : merchant.secret;
   try {
     const response = await fetch(merchant.callbackUrl, {
       method: 'POST',
@@ -32,7 +40,7 @@ async function send(options: DeliveryOptions, callback: PendingCallback): Promis
         'content-type': 'application/json',
         'x-paygate-merchant': merchant.id,
         'x-paygate-timestamp': String(timestamp),
-        'x-paygate-signature': signBody(merchant.secret, timestamp, callback.body),
+        'x-paygate-signature': signBody(secret, timestamp, callback.body),
       },
       body: callback.body,
       redirect: 'manual',
@@ -48,31 +56,126 @@ async function send(options: DeliveryOptions, callback: PendingCallback): Promis
 }
 
 /**
- * One pass over the due callbacks: claims them, sends each, and records delivery or the next
- * attempt (1 s doubling up to the cap). Returns the number delivered.
+ * Delivers callbacks without letting one slow or failing receiver hold up the others: each pass
+ * claims due callbacks up to the free capacity and starts them, and the next pass does not wait for
+ * the ones still in flight (their lease keeps them from being claimed again). Per object the order
+ * holds, as only an object's oldest undelivered event is ever claimed.
  */
-export async function deliverDueCallbacks(options: DeliveryOptions): Promise<number> {
-  const now = new Date(options.now());
-  const claimed = await options.db.transaction((tx) =>
-    claimDueCallbacks(tx, now, options.timeoutMs + 5_000, options.batchSize ?? 20),
-  );
-  let delivered = 0;
-  await Promise.all(
-    claimed.map(async (callback) => {
-      const failure = await send(options, callback);
-      if (failure === undefined) {
-        await markDelivered(options.db, callback.id, new Date(options.now()));
-        delivered += 1;
-        options.log.info({ event: callback.eventId }, 'callback delivered');
-        return;
+export class CallbackDispatcher {
+  readonly #inFlight = new Set<Promise<boolean>>();
+  #pumping = false;
+  #halted = false;
+
+  constructor(private readonly options: DeliveryOptions) {}
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Claims and starts due callbacks; resolves to the deliveries started (each settles when recorded). */
+  async dispatch(): Promise<Promise<boolean>[]> {
+    const free = (this.options.concurrency ?? 64) - this.#inFlight.size;
+    if (free <= 0) return [];
+    const now = new Date(this.options.now());
+    const claimed = await this.options.db.transaction((tx) =>
+      claimDueCallbacks(
+        tx,
+        now,
+        this.options.timeoutMs + 5_000,
+        Math.min(free, this.options.batchSize ?? 20),
+      ),
+    );
+    return claimed.map((callback) => {
+      const delivery = this.#deliver(callback).catch((error: unknown) => {
+        this.options.log.error({ err: error, event: callback.eventId }, 'callback bookkeeping failed');
+        return false;
+      });
+      this.#inFlight.add(delivery);
+      void delivery.finally(() => this.#inFlight.delete(delivery));
+      return delivery;
+    });
+  }
+
+  /**
+   * Keeps the pipe full between passes: claims again while claims come back full and capacity is
+   * free, and again whenever a delivery ends (`refill`), so the throughput is not one batch per pass.
+   * Never runs twice at once.
+   */
+  async pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      for (;;) {
+        const want = Math.min(
+          (this.options.concurrency ?? 64) - this.#inFlight.size,
+          this.options.batchSize ?? 20,
+        );
+        if (want <= 0) return;
+        const started = await this.dispatch();
+        for (const delivery of started) {
+          void delivery.then((acknowledged) => {
+            if (acknowledged) this.#refill();
+          });
+        }
+        if (started.length < want) return;
       }
-      const delay = callbackBackoffMs(callback.attempts + 1, options.retryBaseMs, options.retryMaxMs);
-      await markFailed(options.db, callback.id, new Date(options.now() + delay), failure);
-      options.log.warn(
-        { event: callback.eventId, attempt: callback.attempts + 1, reason: failure, retryInMs: delay },
-        'callback not acknowledged',
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** Stops refilling (the worker is stopping). */
+  halt(): void {
+    this.#halted = true;
+  }
+
+  resume(): void {
+    this.#halted = false;
+  }
+
+  #refill(): void {
+    if (this.#halted || this.#pumping) return;
+    void this.pump().catch((error: unknown) =>
+      this.options.log.error({ err: error }, 'callback pump failed'),
+    );
+  }
+
+  /** Waits for every delivery in flight. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.#inFlight]);
+  }
+
+  /** Sends and records one callback; true when the merchant acknowledged it. */
+  async #deliver(callback: PendingCallback): Promise<boolean> {
+    const { options } = this;
+    const failure = await send(options, callback);
+    if (failure === undefined) {
+      await markDelivered(options.db, callback.id, new Date(options.now()));
+      options.log.info({ event: callback.eventId }, 'callback delivered');
+      return true;
+    }
+    const attempt = callback.attempts + 1;
+    const dead = attempt >= (options.maxAttempts ?? 25);
+    const delay = callbackBackoffMs(attempt, options.retryBaseMs, options.retryMaxMs);
+    await markFailed(options.db, callback.id, new Date(options.now() + delay), failure, dead);
+    if (dead) {
+      options.log.error(
+        { event: callback.eventId, outbox: callback.id, attempt, reason: failure },
+        'callback dead-lettered: retry it with `callbacks retry <id>`',
       );
-    }),
-  );
-  return delivered;
+      return false;
+    }
+    options.log.warn(
+      { event: callback.eventId, attempt, reason: failure, retryInMs: delay },
+      'callback not acknowledged',
+    );
+    return false;
+  }
+}
+
+/** One pass that waits for what it started; returns the number of callbacks it sent. */
+export async function deliverDueCallbacks(options: DeliveryOptions): Promise<number> {
+  const started = await new CallbackDispatcher(options).dispatch();
+  await Promise.all(started);
+  return started.length;
 }

@@ -4,7 +4,7 @@ import type { Payout } from '../store/payouts.js';
 /** The callback body of gateway-contract.md "Callbacks". */
 export interface CallbackEvent {
   readonly event_id: string;
-  readonly object: 'invoice' | 'payout';
+  readonly object: 'invoice' | 'payout' | 'refund';
   readonly id: string;
   readonly reference_id: string;
   readonly status: string;
@@ -14,6 +14,11 @@ export interface CallbackEvent {
   readonly service: string;
   readonly test_mode: boolean;
   readonly occurred_at: string;
+  /** Why a payout, invoice or refund failed (`null` otherwise). */
+  readonly failure_reason?: string | null;
+  /** A refund's invoice. */
+  readonly invoice_id?: string;
+  readonly invoice_reference_id?: string;
 }
 
 /**
@@ -33,6 +38,7 @@ export function invoiceEvent(invoice: Invoice): CallbackEvent {
     service: invoice.service,
     test_mode: invoice.testMode,
     occurred_at: invoice.updatedAt.toISOString(),
+    failure_reason: invoice.failureReason,
   };
 }
 
@@ -49,5 +55,6 @@ export function payoutEvent(payout: Payout): CallbackEvent {
     service: payout.service,
     test_mode: payout.testMode,
     occurred_at: payout.updatedAt.toISOString(),
+    failure_reason: payout.failureReason,
   };
 }

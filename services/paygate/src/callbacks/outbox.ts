@@ -3,7 +3,9 @@ import type { CallbackEvent } from './event.js';
 
 /**
  * The durable outbox: an event is written in the same transaction as the change it reports, so a
- * change is never committed without its callback, and a restart loses nothing.
+ * change is never committed without its callback, and a restart loses nothing. Each event carries its
+ * object's `sequence` (1, 2, ...): the object's row is locked by the writing transaction, so the
+ * numbers of one object never collide, and a receiver sees a gap or a repeat.
  */
 export async function enqueueCallback(
   tx: Sql,
@@ -11,11 +13,24 @@ export async function enqueueCallback(
   event: CallbackEvent,
   now: Date,
 ): Promise<void> {
+  const { rows } = await tx.query<{ next: number }>(
+    `SELECT coalesce(max(sequence), 0) + 1 AS next FROM callback_outbox WHERE object_type = $1 AND object_id = $2`,
+    [event.object, event.id],
+  );
+  const sequence = Number(rows[0]?.next ?? 1);
   await tx.query(
-    `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6)
+    `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, sequence, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
      ON CONFLICT (event_id) DO NOTHING`,
-    [event.event_id, merchantId, event.object, event.id, JSON.stringify(event), now.toISOString()],
+    [
+      event.event_id,
+      merchantId,
+      event.object,
+      event.id,
+      JSON.stringify({ ...event, sequence }),
+      sequence,
+      now.toISOString(),
+    ],
   );
 }
 
@@ -23,14 +38,17 @@ export interface PendingCallback {
   readonly id: number;
   readonly eventId: string;
   readonly merchantId: string;
+  readonly objectType: string;
+  readonly objectId: string;
   readonly body: string;
   readonly attempts: number;
 }
 
 /**
  * Claims up to `limit` due callbacks by pushing their next attempt `leaseMs` ahead (so a second
- * gateway process, or the next tick, does not send them at the same time). Only the oldest
- * undelivered event of each object is due: a merchant sees an object's statuses in order.
+ * gateway process, or the next tick, does not send them at the same time; `SKIP LOCKED` lets two
+ * processes claim disjoint sets). Only the oldest undelivered, not dead-lettered event of each
+ * object is due: a merchant sees an object's statuses in order, while other objects go on.
  */
 export async function claimDueCallbacks(
   tx: Sql,
@@ -42,27 +60,31 @@ export async function claimDueCallbacks(
     id: number;
     event_id: string;
     merchant_id: string;
+    object_type: string;
+    object_id: string;
     body: string;
     attempts: number;
   }>(
     `UPDATE callback_outbox SET next_attempt_at = $2
      WHERE id IN (
        SELECT o.id FROM callback_outbox o
-       WHERE o.delivered_at IS NULL AND o.next_attempt_at <= $1
+       WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.next_attempt_at <= $1
          AND NOT EXISTS (
            SELECT 1 FROM callback_outbox e
            WHERE e.object_type = o.object_type AND e.object_id = o.object_id
-             AND e.delivered_at IS NULL AND e.id < o.id)
+             AND e.delivered_at IS NULL AND e.dead_at IS NULL AND e.id < o.id)
        ORDER BY o.next_attempt_at, o.id
        LIMIT $3
        FOR UPDATE SKIP LOCKED)
-     RETURNING id, event_id, merchant_id, body, attempts`,
+     RETURNING id, event_id, merchant_id, object_type, object_id, body, attempts`,
     [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit],
   );
   return rows.map((row) => ({
     id: Number(row.id),
     eventId: row.event_id,
     merchantId: row.merchant_id,
+    objectType: row.object_type,
+    objectId: row.object_id,
     body: row.body,
     attempts: row.attempts,
   }));
@@ -75,10 +97,19 @@ export async function markDelivered(sql: Sql, id: number, now: Date): Promise<vo
   ]);
 }
 
-export async function markFailed(sql: Sql, id: number, nextAttemptAt: Date, error: string): Promise<void> {
+/** Records a failed attempt: the next one at `nextAttemptAt`, or the dead-letter state when `dead`. */
+export async function markFailed(
+  sql: Sql,
+  id: number,
+  nextAttemptAt: Date,
+  error: string,
+  dead = false,
+): Promise<void> {
   await sql.query(
-    'UPDATE callback_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1',
-    [id, nextAttemptAt.toISOString(), error.slice(0, 500)],
+    `UPDATE callback_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3,
+       dead_at = CASE WHEN $4::boolean THEN now() ELSE NULL END
+     WHERE id = $1`,
+    [id, nextAttemptAt.toISOString(), error.slice(0, 500), dead],
   );
 }
 

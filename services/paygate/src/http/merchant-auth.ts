@@ -25,14 +25,20 @@ export function merchantAuth(deps: RouteDeps) {
     const id = header(request, 'x-paygate-merchant');
     const merchant = id ? deps.catalog.merchants.get(id) : undefined;
     if (!merchant) throw new ApiError('unknown_merchant', 'x-paygate-merchant names no merchant');
-    const check = verifySignature({
-      secret: merchant.secret,
-      timestamp: header(request, 'x-paygate-timestamp'),
-      signature: header(request, 'x-paygate-signature'),
-      body: request.rawBody ?? Buffer.alloc(0),
-      nowMs: deps.now(),
-      windowSeconds: deps.signatureWindowSeconds,
-    });
+    // The current secret, and during a rotation's grace period the previous one (src/secrets/).
+    const secrets = deps.secrets ? await deps.secrets.accepted(merchant) : [merchant.secret];
+    let check: ReturnType<typeof verifySignature> = { ok: false, reason: 'mismatch' };
+    for (const secret of secrets) {
+      check = verifySignature({
+        secret,
+        timestamp: header(request, 'x-paygate-timestamp'),
+        signature: header(request, 'x-paygate-signature'),
+        body: request.rawBody ?? Buffer.alloc(0),
+        nowMs: deps.now(),
+        windowSeconds: deps.signatureWindowSeconds,
+      });
+      if (check.ok || check.reason !== 'mismatch') break;
+    }
     if (!check.ok) {
       if (check.reason === 'stale') {
         throw new ApiError(

@@ -97,6 +97,7 @@ it(
           })),
           'POST /merchant-api/invoices/status': [{ reference_id: 'fuzz-dep-0' }],
           'POST /merchant-api/payouts/status': [{ reference_id: 'fuzz-wd-0' }],
+          'POST /merchant-api/events': [{ after: 0, limit: 10 }],
         },
         digest: tableDigest(
           async (sql) => (await target.db().query(sql)).rows,
@@ -118,6 +119,9 @@ it(
         'POST /merchant-api/payouts',
         'POST /merchant-api/payouts/status',
         'POST /merchant-api/invoices/status',
+        'POST /merchant-api/events',
+        'POST /merchant-api/refunds',
+        'POST /merchant-api/refunds/status',
       ]),
     ).toBeGreaterThan(0);
   },

@@ -627,6 +627,8 @@ export function httpContract(target: Target): void {
           service: 'payment_card_uah_hpp',
           test_mode: true,
           occurred_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          failure_reason: null,
+          sequence: 3,
         });
       });
 

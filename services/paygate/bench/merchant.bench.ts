@@ -1,0 +1,253 @@
+/**
+ * Merchant-facing throughput of the gateway, each against an anchor measured in the same run, at
+ * BENCH_CLIENTS concurrent clients (default 32), on PostgreSQL:
+ *
+ * 1. Invoices created per second: `POST /public-api/payment-invoices` (with an Idempotency-Key) vs a
+ *    bare Fastify route doing the same INSERTs and COMMIT through the same storage (anchor-server.ts).
+ * 2. Callbacks delivered per second: BENCH_CALLBACKS callbacks waiting in the outbox, delivered by the
+ *    gateway's background loop (CALLBACK_CONCURRENCY = clients) to a bare receiver, vs the same
+ *    bodies posted, signed, straight to that receiver by 32 client loops of this process.
+ *
+ * CPU per operation is the servers' user + system time (/proc) divided by the operations. Goal: each
+ * ratio >= 0.7x.
+ *
+ *   npm run bench -w services/paygate
+ *   BENCH_SECONDS=5 BENCH_CALLBACKS=4000 npm run bench -w services/paygate
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startServiceProcess } from '@platform/testkit/app';
+import { cpuMicros, processTree } from '@platform/testkit/cpu';
+import { createTestDatabase } from '@platform/testkit/postgres';
+import pg from 'pg';
+import { bundledYaml } from '../test/support/catalog.js';
+
+const root = resolve(import.meta.dirname, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
+const CALLBACKS = Number(process.env.BENCH_CALLBACKS ?? 2_000);
+const SECRET = 'sandbox-exchange-secret';
+
+interface Phase {
+  ops: number;
+  seconds: number;
+  cpuUsPerOp: number;
+}
+
+/** `CLIENTS` loops calling `once` until `SECONDS` pass; ops, time and the servers' CPU per op. */
+async function closedLoop(pids: number[], once: () => Promise<void>): Promise<Phase> {
+  const cpu0 = cpuMicros(pids);
+  const start = performance.now();
+  const stopAt = start + SECONDS * 1000;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < stopAt) {
+        await once();
+        ops += 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  return { ops, seconds, cpuUsPerOp: (cpuMicros(pids) - cpu0) / ops };
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
+  await response.arrayBuffer();
+  if (response.status >= 300) throw new Error(`${url}: HTTP ${response.status}`);
+}
+
+function line(name: string, anchor: Phase, measured: Phase): void {
+  const rate = (p: Phase) => p.ops / p.seconds;
+  const ratio = rate(measured) / rate(anchor);
+  console.log(
+    `${name.padEnd(22)} | anchor ${rate(anchor).toFixed(0).padStart(6)}/s ${anchor.cpuUsPerOp.toFixed(0).padStart(5)} us CPU/op | ` +
+      `paygate ${rate(measured).toFixed(0).padStart(6)}/s ${measured.cpuUsPerOp.toFixed(0).padStart(5)} us CPU/op | ` +
+      `ratio ${ratio.toFixed(2)}x (goal >= 0.7x) ${ratio >= 0.7 ? 'OK' : 'BELOW GOAL'}`,
+  );
+}
+
+const work = await mkdtemp(join(tmpdir(), 'paygate-bench-'));
+const gatewayDb = await createTestDatabase('paygate_bench');
+const anchorDb = await createTestDatabase('paygate_bench_anchor');
+const receiver = await startServiceProcess({
+  name: 'bare-receiver',
+  entry: join(root, 'bench/bare-receiver.ts'),
+  cwd: root,
+  healthPath: '/health',
+});
+const config = join(work, 'gateway.yaml');
+await writeFile(config, bundledYaml({ callbackUrl: `${receiver.url}/callback` }));
+const gatewayEnv = {
+  DATABASE_URL: gatewayDb.url,
+  PAYGATE_CONFIG: config,
+  PUBLIC_URL: '',
+  LOG_LEVEL: 'warn',
+  CALLBACK_CONCURRENCY: String(CLIENTS),
+};
+console.log(`PostgreSQL, ${CLIENTS} clients, ${SECONDS} s per phase (after a 1 s warm-up)`);
+try {
+  // 1. Invoices: the background loop idles (every 60 s) so only creation is measured.
+  {
+    const gateway = await startServiceProcess({
+      name: 'paygate',
+      entry: join(root, 'src/server.ts'),
+      cwd: root,
+      env: { ...gatewayEnv, WORKER_INTERVAL_MS: '60000' },
+      healthPath: '/health',
+      timeoutMs: 60_000,
+    });
+    const anchor = await startServiceProcess({
+      name: 'anchor',
+      entry: join(root, 'bench/anchor-server.ts'),
+      cwd: root,
+      env: { DATABASE_URL: anchorDb.url },
+      healthPath: '/health',
+      timeoutMs: 60_000,
+    });
+    try {
+      // The anchor's database needs the schema: the gateway's migrations, run by opening it once.
+      const invoice = (reference: string) =>
+        JSON.stringify({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: reference,
+          service: 'payment_card_uah_hpp',
+          currency: 'UAH',
+          amount: '500',
+        });
+      const gatewayOnce = () =>
+        post(`${gateway.url}/public-api/payment-invoices`, invoice(randomUUID()), {
+          'idempotency-key': randomUUID(),
+        });
+      const anchorOnce = () =>
+        post(`${anchor.url}/invoices`, JSON.stringify({ reference_id: randomUUID(), amount: '500' }));
+      const warm = async (once: () => Promise<void>) => {
+        const until = performance.now() + 1000;
+        await Promise.all(
+          Array.from({ length: CLIENTS }, async () => {
+            while (performance.now() < until) await once();
+          }),
+        );
+      };
+      await warm(anchorOnce);
+      const anchorPhase = await closedLoop(processTree(anchor.pid as number), anchorOnce);
+      await warm(gatewayOnce);
+      const gatewayPhase = await closedLoop(processTree(gateway.pid as number), gatewayOnce);
+      line('invoices created', anchorPhase, gatewayPhase);
+    } finally {
+      await anchor.stop();
+      await gateway.stop();
+    }
+  }
+
+  // 2. Callbacks: CALLBACKS events of distinct objects waiting in the outbox, all due.
+  {
+    const db = new pg.Client({ connectionString: gatewayDb.url });
+    await db.connect();
+    await db.query('DELETE FROM callback_outbox');
+    const bodies: string[] = [];
+    for (let i = 0; i < CALLBACKS; i += 1) {
+      const id = `inv_bench${String(i).padStart(15, '0')}`;
+      bodies.push(
+        JSON.stringify({
+          event_id: `${id}:created`,
+          object: 'invoice',
+          id,
+          reference_id: `bench-${i}`,
+          status: 'created',
+          currency: 'UAH',
+          amount: '500.00',
+          fee: '7.50',
+          service: 'payment_card_uah_hpp',
+          test_mode: true,
+          occurred_at: new Date().toISOString(),
+          failure_reason: null,
+          sequence: 1,
+        }),
+      );
+    }
+    // The anchor: the same signed bodies straight to the receiver.
+    let next = 0;
+    const cpu0 = cpuMicros(processTree(receiver.pid as number));
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = next++; i < bodies.length; i = next++) {
+          const body = bodies[i] ?? '';
+          const timestamp = Math.floor(Date.now() / 1000);
+          await post(`${receiver.url}/callback`, body, {
+            'x-paygate-merchant': 'exchange',
+            'x-paygate-timestamp': String(timestamp),
+            'x-paygate-signature': createHmac('sha256', SECRET).update(`${timestamp}.${body}`).digest('hex'),
+          });
+        }
+      }),
+    );
+    const anchorSeconds = (performance.now() - start) / 1000;
+    const anchorPhase: Phase = {
+      ops: bodies.length,
+      seconds: anchorSeconds,
+      cpuUsPerOp: (cpuMicros(processTree(receiver.pid as number)) - cpu0) / bodies.length,
+    };
+    const now = new Date().toISOString();
+    for (let i = 0; i < bodies.length; i += 500) {
+      const chunk = bodies.slice(i, i + 500);
+      const values = chunk.map(
+        (_, j) =>
+          `($${j * 3 + 1}, 'exchange', 'invoice', $${j * 3 + 2}, $${j * 3 + 3}, 1, '${now}', '${now}')`,
+      );
+      await db.query(
+        `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, sequence, next_attempt_at, created_at) VALUES ${values.join(',')}`,
+        chunk.flatMap((body) => {
+          const parsed = JSON.parse(body) as { event_id: string; id: string };
+          return [parsed.event_id, parsed.id, body];
+        }),
+      );
+    }
+    const gateway = await startServiceProcess({
+      name: 'paygate',
+      entry: join(root, 'src/server.ts'),
+      cwd: root,
+      env: { ...gatewayEnv, WORKER_INTERVAL_MS: '10' },
+      healthPath: '/health',
+      timeoutMs: 60_000,
+    });
+    try {
+      const pids = processTree(gateway.pid as number);
+      const gatewayCpu0 = cpuMicros(pids);
+      const began = performance.now();
+      for (;;) {
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM callback_outbox WHERE delivered_at IS NULL',
+        );
+        if (rows[0]?.n === 0) break;
+        if (performance.now() - began > 300_000) throw new Error('callbacks not delivered in 5 minutes');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const seconds = (performance.now() - began) / 1000;
+      line('callbacks delivered', anchorPhase, {
+        ops: bodies.length,
+        seconds,
+        cpuUsPerOp: (cpuMicros(pids) - gatewayCpu0) / bodies.length,
+      });
+      console.log(
+        "(callbacks: the gateway is timed from its first pass after start; the anchor's CPU is the receiver's, the gateway's its own)",
+      );
+    } finally {
+      await gateway.stop();
+      await db.end();
+    }
+  }
+} finally {
+  await receiver.stop();
+  await gatewayDb.drop();
+  await anchorDb.drop();
+  await rm(work, { recursive: true, force: true });
+}

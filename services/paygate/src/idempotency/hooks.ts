@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { Database } from '@platform/sql-storage/database';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Catalog } from '../catalog/catalog.js';
+import { ApiError } from '../errors.js';
+import type { App } from '../http/typed.js';
+import { canonicalJson, isValidKey } from './decide.js';
+import { claimKey, completeKey, releaseKey } from './store.js';
+
+/** The POST routes that honour `Idempotency-Key`, and how each finds the merchant the key belongs to. */
+const ROUTES: Readonly<Record<string, (request: FastifyRequest, catalog: Catalog) => string | undefined>> = {
+  // public: the merchant of the public key (an unknown key fails in the route, unstored)
+  '/public-api/payment-invoices': (request, catalog) => {
+    const key = (request.body as { public_key?: unknown } | undefined)?.public_key;
+    return typeof key === 'string' ? catalog.byPublicKey(key)?.merchant.id : undefined;
+  },
+  '/merchant-api/payouts': (request) => request.merchant?.id,
+  '/merchant-api/refunds': (request) => request.merchant?.id,
+};
+
+export const IDEMPOTENCY_ROUTES = Object.keys(ROUTES);
+
+export interface IdempotencyOptions {
+  readonly db: Database;
+  readonly catalog: Catalog;
+  readonly now: () => number;
+  /** How long an answer is replayed. @default 24 h */
+  readonly ttlMs?: number;
+  /** How long a running first request holds its key before a retry may take over. @default 60 s */
+  readonly lockMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when this request holds an Idempotency-Key and its answer is to be stored. */
+    idempotencyHeld?: { merchantId: string; key: string };
+  }
+}
+
+function headerKey(request: FastifyRequest): string | undefined {
+  const value = request.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (Array.isArray(value) || !isValidKey(value)) {
+    throw new ApiError('invalid_idempotency_key', 'Idempotency-Key must be 1-255 visible ASCII characters');
+  }
+  return value;
+}
+
+/**
+ * `Idempotency-Key` on the merchant POSTs, stored in the database so every gateway instance sees
+ * it: the first answer (2xx and 4xx alike) is kept 24 h and replayed (`idempotent-replayed: true`);
+ * the key with other parameters, or while its first request still runs, is 409 naming the key. A 5xx
+ * frees the key. Runs after signature and body checks, so an unsigned or malformed request is
+ * refused as such and stores nothing.
+ */
+export function registerIdempotency(app: App, options: IdempotencyOptions): void {
+  const ttlMs = options.ttlMs ?? 86_400_000;
+  const lockMs = options.lockMs ?? 60_000;
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions.url;
+    const scope = request.method === 'POST' && route ? ROUTES[route] : undefined;
+    if (!scope || !route) return;
+    const key = headerKey(request);
+    if (key === undefined) return;
+    const merchantId = scope(request, options.catalog);
+    if (!merchantId) return;
+    const fingerprint = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
+    const decision = await claimKey(options.db, {
+      merchantId,
+      key,
+      route,
+      fingerprint,
+      now: new Date(options.now()),
+      lockMs,
+      ttlMs,
+    });
+    switch (decision.kind) {
+      case 'run':
+        request.idempotencyHeld = { merchantId, key };
+        return;
+      case 'replay': {
+        const answer = decision.answer;
+        if (!answer) return;
+        return reply
+          .code(answer.status)
+          .header('idempotent-replayed', 'true')
+          .type(answer.contentType)
+          .send(answer.body);
+      }
+      case 'reused':
+        throw new ApiError(
+          'idempotency_key_reused',
+          `Idempotency-Key "${key}" was used with other parameters (or on another route) in the last 24 h`,
+        );
+      case 'in_use':
+        throw new ApiError(
+          'idempotency_key_in_use',
+          `a request with Idempotency-Key "${key}" is still being processed; retry later`,
+        );
+    }
+  });
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const held = request.idempotencyHeld;
+    if (!held) return payload;
+    request.idempotencyHeld = undefined;
+    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+      await releaseKey(options.db, held.merchantId, held.key);
+      return payload;
+    }
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json');
+    await completeKey(options.db, held.merchantId, held.key, {
+      status: reply.statusCode,
+      body: payload,
+      contentType,
+    });
+    return payload;
+  });
+}

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import type { Sql } from '@platform/sql-storage/database';
+import type { Merchant } from '../catalog/catalog.js';
+
+/** A merchant's secrets in effect: the current one signs callbacks; the previous one is still accepted until `untilMs`. */
+export interface MerchantSecrets {
+  readonly current: string;
+  readonly previous?: { readonly secret: string; readonly untilMs: number };
+}
+
+/**
+ * The secrets of each merchant, rotated at run time (`npm run admin -w services/paygate -- secrets
+ * rotate <merchant>`) and kept in the database so every gateway instance uses the same. A merchant
+ * never rotated uses its configured secret. Read through a short cache (one query per merchant and
+ * `cacheMs`), so an instance follows a rotation within that time.
+ */
+export class SecretBook {
+  readonly #cache = new Map<string, { secrets: MerchantSecrets; readAt: number }>();
+
+  constructor(
+    private readonly db: Sql,
+    private readonly now: () => number,
+    private readonly cacheMs = 1_000,
+  ) {}
+
+  async secretsOf(merchant: Merchant): Promise<MerchantSecrets> {
+    const cached = this.#cache.get(merchant.id);
+    const now = this.now();
+    if (cached && now - cached.readAt < this.cacheMs && now >= cached.readAt) return cached.secrets;
+    const { rows } = await this.db.query<{
+      secret: string;
+      previous_secret: string | null;
+      previous_until: Date | string | null;
+    }>('SELECT secret, previous_secret, previous_until FROM merchant_secrets WHERE merchant_id = $1', [
+      merchant.id,
+    ]);
+    const row = rows[0];
+    const secrets: MerchantSecrets = row
+      ? {
+          current: row.secret,
+          ...(row.previous_secret && row.previous_until
+            ? { previous: { secret: row.previous_secret, untilMs: new Date(row.previous_until).getTime() } }
+            : {}),
+        }
+      : { current: merchant.secret };
+    this.#cache.set(merchant.id, { secrets, readAt: now });
+    return secrets;
+  }
+
+  /** The secrets a merchant request may be signed with now: the current one, and the previous in its grace period. */
+  async accepted(merchant: Merchant): Promise<string[]> {
+    const { current, previous } = await this.secretsOf(merchant);
+    return previous && this.now() < previous.untilMs ? [current, previous.secret] : [current];
+  }
+
+  /** The secret callbacks are signed with. */
+  async signing(merchant: Merchant): Promise<string> {
+    return (await this.secretsOf(merchant)).current;
+  }
+
+  forget(): void {
+    this.#cache.clear();
+  }
+}
+
+/**
+ * Gives a merchant a new secret (random unless given); the one in effect until now stays accepted
+ * for `graceMs`. Returns the new secret (shown once to the operator).
+ */
+export async function rotateSecret(
+  db: Sql,
+  merchant: Merchant,
+  nowMs: number,
+  graceMs: number,
+  secret = `whsec_${randomBytes(24).toString('hex')}`,
+): Promise<{ secret: string; previousUntil: Date }> {
+  const previousUntil = new Date(nowMs + graceMs);
+  await db.query(
+    `INSERT INTO merchant_secrets (merchant_id, secret, previous_secret, previous_until, rotated_at)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (merchant_id) DO UPDATE SET previous_secret = merchant_secrets.secret,
+       secret = EXCLUDED.secret, previous_until = EXCLUDED.previous_until, rotated_at = EXCLUDED.rotated_at`,
+    [merchant.id, secret, merchant.secret, previousUntil.toISOString(), new Date(nowMs).toISOString()],
+  );
+  return { secret, previousUntil };
+}

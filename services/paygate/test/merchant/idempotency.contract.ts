@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { signedHeaders } from '../support/merchant.js';
+import type { Target } from '../support/targets.js';
+
+/** `Idempotency-Key` on invoices and payouts, on PostgreSQL and PGlite. */
+export function idempotencyContract(target: Target): void {
+  describe(`Idempotency-Key (${target.name})`, () => {
+    let gateway: RunningGateway;
+    let offsetMs = 0;
+    beforeAll(async () => {
+      gateway = await startGateway({
+        db: target.db(),
+        catalog: testCatalog({ callbackUrl: 'http://127.0.0.1:9/none' }),
+        now: () => Date.now() + offsetMs,
+        startWorker: false,
+      });
+    });
+    afterAll(async () => {
+      await gateway?.close();
+    });
+
+    const invoiceBody = (reference = `dep-${randomUUID()}`, amount = '500') => ({
+      public_key: 'pk_test_exchange_uah',
+      reference_id: reference,
+      service: 'payment_card_uah_hpp',
+      currency: 'UAH',
+      amount,
+    });
+    const post = async (path: string, body: unknown, key?: string, signed = false) => {
+      const raw = JSON.stringify(body);
+      const response = await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: {
+          ...(signed
+            ? signedHeaders(SANDBOX_SECRET, raw, { timestamp: Math.floor((Date.now() + offsetMs) / 1000) })
+            : { 'content-type': 'application/json' }),
+          ...(key === undefined ? {} : { 'idempotency-key': key }),
+        },
+        body: raw,
+      });
+      return {
+        status: response.status,
+        replayed: response.headers.get('idempotent-replayed'),
+        text: await response.text(),
+      };
+    };
+
+    it('replays the first answer to a retry with the same key, byte for byte', async () => {
+      const key = `k-${randomUUID()}`;
+      const body = invoiceBody();
+      const first = await post('/public-api/payment-invoices', body, key);
+      expect(first.status).toBe(201);
+      expect(first.replayed).toBeNull();
+      const again = await post('/public-api/payment-invoices', { ...body }, key);
+      expect(again.status).toBe(201);
+      expect(again.replayed).toBe('true');
+      expect(again.text).toBe(first.text);
+    });
+
+    it('answers 409 naming the key when it comes with other parameters', async () => {
+      const key = `k-${randomUUID()}`;
+      expect((await post('/public-api/payment-invoices', invoiceBody(), key)).status).toBe(201);
+      const other = await post('/public-api/payment-invoices', invoiceBody(), key);
+      expect(other.status).toBe(409);
+      const error = JSON.parse(other.text).error;
+      expect(error.name).toBe('idempotency_key_reused');
+      expect(error.message).toContain(key);
+    });
+
+    it('runs one of many concurrent requests under one key; the others get 409 in use or the replay', async () => {
+      const key = `k-${randomUUID()}`;
+      const body = invoiceBody();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => post('/public-api/payment-invoices', body, key)),
+      );
+      const fresh = answers.filter((a) => a.status === 201 && a.replayed === null);
+      expect(fresh).toHaveLength(1);
+      for (const answer of answers) {
+        if (answer.status === 409) expect(JSON.parse(answer.text).error.name).toBe('idempotency_key_in_use');
+        else expect(answer.text).toBe(fresh[0]?.text);
+      }
+    });
+
+    it('stores a 4xx answer too, and a different route under the same key is a conflict', async () => {
+      const key = `k-${randomUUID()}`;
+      const tooSmall = invoiceBody(undefined, '1');
+      const first = await post('/public-api/payment-invoices', tooSmall, key);
+      expect(first.status).toBe(422);
+      const again = await post('/public-api/payment-invoices', tooSmall, key);
+      expect(again.replayed).toBe('true');
+      expect(again.text).toBe(first.text);
+      const payout = await post(
+        '/merchant-api/payouts',
+        { reference_id: 'x', service: 'payment_card_uah', currency: 'UAH', amount: '100', fields: {} },
+        key,
+        true,
+      );
+      expect(payout.status).toBe(409);
+    });
+
+    it('makes a payout once under a key, and a new key after 24 h runs again (the reference then answers 200)', async () => {
+      const key = `k-${randomUUID()}`;
+      const body = {
+        reference_id: `po-${randomUUID()}`,
+        service: 'payment_card_uah',
+        currency: 'UAH',
+        amount: '100',
+        fields: { card_number: '4242424242424242' },
+      };
+      const first = await post('/merchant-api/payouts', body, key, true);
+      expect(first.status).toBe(201);
+      const replay = await post('/merchant-api/payouts', body, key, true);
+      expect(replay).toMatchObject({ status: 201, replayed: 'true', text: first.text });
+      offsetMs += 86_400_000 + 1_000;
+      try {
+        const later = await post('/merchant-api/payouts', body, key, true);
+        expect(later.status).toBe(200);
+        expect(later.replayed).toBeNull();
+      } finally {
+        offsetMs = 0;
+      }
+    });
+
+    it('refuses a malformed key with 400 and stores nothing for an unsigned request', async () => {
+      const bad = await post('/public-api/payment-invoices', invoiceBody(), 'a b');
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bad.text).error.name).toBe('invalid_idempotency_key');
+      const key = `k-${randomUUID()}`;
+      const unsigned = await post('/merchant-api/payouts', { reference_id: 'x' }, key);
+      expect(unsigned.status).toBe(401);
+    });
+  });
+}

@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { idempotencyContract } from './idempotency.contract.js';
+
+idempotencyContract(usePostgresTarget());
