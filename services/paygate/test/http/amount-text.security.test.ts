@@ -31,6 +31,7 @@ async function post(path: string, text: string, signed: boolean) {
     headers: signed ? signedHeaders(SANDBOX_SECRET, text) : { 'content-type': 'application/json' },
     body: text,
   });
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read nested JSON ad hoc and assert its shape
   return { status: response.status, json: (await response.json()) as Record<string, any> };
 }
 
