@@ -227,7 +227,10 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
         const rows = await listOrders(deps.db, {
           accountId: request.auth!.accountId,
           ...(m ? { market: m.id } : {}),
+          // The spec's executed list: what executed, wholly (EXECUTED) or in part and then cancelled
+          // (CANCELED, its volume the part that did not execute); an order cancelled untraded is not listed.
           states: ['done', 'cancel'],
+          executedOnly: true,
           from: body.start ?? now - TWO_WEEKS_MS,
           to: body.end ?? now,
           limit: Math.min(body.limit ?? 25, 1000),
