@@ -19,8 +19,13 @@ export function requestAmount(
   const currency = reference.currency(currencyCode);
   if (!currency) throw new ApiError('unknown_currency', `unknown currency "${currencyCode}"`);
   const parsed = parseDecimal(value, currency.precision.real);
-  if (parsed.ok)
-    return rescale(parsed.minor, currency.precision.real, reference.ledgerPrecision(currency.code));
+  if (parsed.ok) {
+    const ledger = rescale(parsed.minor, currency.precision.real, reference.ledgerPrecision(currency.code));
+    // Past what the ledger's int8 columns hold: a 400 here, not a database error later.
+    if (ledger > MAX_MINOR || -ledger > MAX_MINOR)
+      throw new ApiError('validation_failed', `${field} is too large`);
+    return ledger;
+  }
   if (parsed.reason === 'too_many_decimals') {
     throw new ApiError(
       'too_many_decimals',

@@ -183,7 +183,14 @@ describe('a JSON number counts by its exact value in any notation JSON allows', 
     const user = await funded();
     const before = await stateOf(user);
     for (const [name, path, body] of ROUTES) {
-      for (const amount of ['1e400', `"${'9'.repeat(300)}"`, `${'9'.repeat(300)}`, '-1e400']) {
+      // 92233720368.54775807 BTC fits int8 at 8 decimals, not in the ledger's 10.
+      for (const amount of [
+        '1e400',
+        `"${'9'.repeat(300)}"`,
+        `${'9'.repeat(300)}`,
+        '-1e400',
+        '"92233720368.54775807"',
+      ]) {
         const response = await post(user, path, body(amount));
         expect([name, amount, response.statusCode]).toEqual([name, amount, 400]);
       }

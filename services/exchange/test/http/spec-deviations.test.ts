@@ -94,3 +94,78 @@ describe('POST /v3/auth/svc_codes/redeemed-by-me ignores the status filter, as t
     expect(issued.json()).toEqual([]);
   });
 });
+
+describe('signed routes sign what is read and refuse the rest', () => {
+  it('v3: a query string on a correctly signed request is 401 bad_signature, and writes nothing', async () => {
+    const user = await trader();
+    const path = '/v3/auth/svc_codes';
+    const text = '{"amount":"0.01","currency":"btc"}';
+    // (inject drops a bare `?`; over a socket it arrives and is refused too)
+    for (const query of ['?amount=1', '?currency=eth', '?x', '?a=1&a=2']) {
+      const response = await app.inject({
+        method: 'POST',
+        url: `${path}${query}`,
+        payload: text,
+        headers: v3Headers(user.apiKey, user.secret, path, text),
+      });
+      expect([query, response.statusCode, response.json().error?.name]).toEqual([
+        query,
+        401,
+        'bad_signature',
+      ]);
+    }
+    const issued = await user.api.v3('/v3/auth/svc_codes/issued-by-me', {});
+    expect(issued.json()).toEqual([]);
+  });
+
+  it('v3: an upper-case hex signature is 401 bad_signature; the same in lower case passes', async () => {
+    const user = await trader();
+    const path = '/v3/auth/me';
+    const headers = v3Headers(user.apiKey, user.secret, path, '{}');
+    const upper = await app.inject({
+      method: 'POST',
+      url: path,
+      payload: '{}',
+      headers: { ...headers, 'svc-signature': headers['svc-signature'].toUpperCase() },
+    });
+    expect([upper.statusCode, upper.json().error.name]).toEqual([401, 'bad_signature']);
+    const lower = await app.inject({ method: 'POST', url: path, payload: '{}', headers });
+    expect(lower.statusCode).toBe(200);
+  });
+
+  it('v2: every query parameter is signed; one in both query and form body is refused; upper-case hex is refused', async () => {
+    const user = await trader();
+    const signed = (verb: string, uri: string, params: Record<string, string>) => {
+      const all = { ...params, access_key: user.apiKey, tonce: nextNonce() };
+      return { ...all, signature: clientSignV2(user.secret, verb, uri, all) };
+    };
+    const uri = '/api/v2/members/me';
+    const good = new URLSearchParams(signed('GET', uri, {}));
+    expect((await app.inject({ method: 'GET', url: `${uri}?${good}` })).statusCode).toBe(200);
+    const extra = new URLSearchParams(signed('GET', uri, {}));
+    extra.append('unsigned', '1');
+    const unsigned = await app.inject({ method: 'GET', url: `${uri}?${extra}` });
+    expect([unsigned.statusCode, unsigned.json().error.name]).toEqual([401, 'bad_signature']);
+    const upperParams = signed('GET', uri, {});
+    upperParams.signature = upperParams.signature.toUpperCase();
+    const upper = await app.inject({ method: 'GET', url: `${uri}?${new URLSearchParams(upperParams)}` });
+    expect([upper.statusCode, upper.json().error.name]).toEqual([401, 'bad_signature']);
+
+    // A POST whose body is signed, with the same parameter again in the query, unsigned.
+    const form = signed('POST', '/api/v2/orders', {
+      market: 'btcuah',
+      side: 'buy',
+      volume: '0.1',
+      price: '1000',
+    });
+    const both = await app.inject({
+      method: 'POST',
+      url: '/api/v2/orders?volume=0.2',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(form).toString(),
+    });
+    expect([both.statusCode, both.json().error.name]).toEqual([400, 'validation_failed']);
+    const active = await user.api.v3('/v3/auth/r/orders', {});
+    expect(active.json()).toEqual([]);
+  });
+});
