@@ -170,3 +170,18 @@ describe('gateway amounts', () => {
       expect(accepted).toBeGreaterThan(0);
     });
 });
+
+describe('merchant signatures', () => {
+  it('an upper-case hex signature of a valid payout is refused (lower-case hex only), nothing created', async () => {
+    const before = await rows();
+    const text = `{"reference_id":"ref-${randomUUID()}","service":"payment_card_uah","currency":"UAH","amount":"100.00","fields":{"card_number":"4242424242424242"}}`;
+    const headers = signedHeaders(SANDBOX_SECRET, text);
+    const response = await fetch(`${gateway.url}/merchant-api/payouts`, {
+      method: 'POST',
+      headers: { ...headers, 'x-paygate-signature': headers['x-paygate-signature']!.toUpperCase() },
+      body: text,
+    });
+    expect(response.status).toBe(401);
+    expect(await rows()).toBe(before);
+  });
+});
