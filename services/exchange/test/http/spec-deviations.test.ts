@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { CODE_HISTORY_ID_OFFSET } from '../../src/codes/history.js';
 import type { App } from '../../src/http/typed.js';
 import { accountWithKey, credit } from '../support/accounts.js';
 import { client } from '../support/client.js';
@@ -92,6 +93,31 @@ describe('POST /v3/auth/svc_codes/redeemed-by-me ignores the status filter, as t
     // issued-by-me keeps its filter
     const issued = await owner.api.v3('/v3/auth/svc_codes/issued-by-me', { status: ['active'] });
     expect(issued.json()).toEqual([]);
+  });
+});
+
+describe('assets history: item ids unique across sources, each leading to its details', () => {
+  it('a transfer code item never takes a withdrawal id; its id leads to svc_codes/details', async () => {
+    const owner = await trader();
+    const created = await owner.api.v3('/v3/auth/svc_codes', { amount: '0.01', currency: 'btc' });
+    expect(created.statusCode).toBe(200);
+    // Before, the item took the code id itself, which a withdrawal of the account could have too (id 1 was both).
+    const codeId = created.json().id as number;
+    const items = (await owner.api.v3('/v3/auth/assets-history/withdraws', {})).json().items as {
+      id: number;
+      destination: string;
+    }[];
+    const item = items.find((i) => i.destination === 'svc_code')!;
+    expect(item.id).toBe(CODE_HISTORY_ID_OFFSET + codeId);
+    expect(item.id).toBeLessThanOrEqual(2_147_483_647);
+    const details = await owner.api.v3('/v3/auth/svc_codes/details', {
+      id: item.id - CODE_HISTORY_ID_OFFSET,
+    });
+    expect([details.statusCode, details.json().id]).toEqual([200, codeId]);
+    const { rows } = await target
+      .db()
+      .query<{ n: number }>('SELECT count(*)::int AS n FROM withdrawals WHERE id = $1', [item.id]);
+    expect(rows[0]!.n).toBe(0);
   });
 });
 
