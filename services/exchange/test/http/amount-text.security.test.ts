@@ -199,6 +199,62 @@ describe('a JSON number counts by its exact value in any notation JSON allows', 
   });
 });
 
+describe('hostile bodies on the money routes: repeated keys, __proto__, zero and negative amounts', () => {
+  it('each is a 400 in the error shape and moves nothing', async () => {
+    const user = await funded();
+    const before = await stateOf(user);
+    const bodies: [string, string, string][] = [
+      ['/v3/auth/svc_codes', '{"amount":"0.01","amount":"4","currency":"btc"}', 'malformed_json'],
+      [
+        '/v3/auth/svc_codes',
+        '{"amount":"0.01","currency":"btc","__proto__":{"amount":"4"}}',
+        'malformed_json',
+      ],
+      [
+        '/v3/auth/svc_codes',
+        '{"amount":"0.01","currency":"btc","constructor":{"prototype":{"x":1}}}',
+        'malformed_json',
+      ],
+      ['/v3/auth/svc_codes', '{"amount":"0","currency":"btc"}', 'validation_failed'],
+      ['/v3/auth/svc_codes', '{"amount":"-0.01","currency":"btc"}', 'validation_failed'],
+      ['/v3/auth/svc_codes', '{"amount":-0,"currency":"btc"}', 'validation_failed'],
+      [
+        '/v3/auth/withdraw',
+        `{"withdraw_type":"btc","amount":"-1","address":"${BTC_ADDRESS}"}`,
+        'validation_failed',
+      ],
+      [
+        '/v3/auth/withdraw',
+        `{"withdraw_type":"btc","amount":0,"address":"${BTC_ADDRESS}"}`,
+        'validation_failed',
+      ],
+      [
+        '/v3/auth/withdraw',
+        `{"withdraw_type":"btc","amount":"0.1","amount":"4","address":"${BTC_ADDRESS}"}`,
+        'malformed_json',
+      ],
+      ['/v3/auth/w/order/submit', '{"symbol":"btcuah","type":"limit","amount":"0.5","price":"-1000"}', ''],
+      ['/v3/auth/w/order/submit', '{"symbol":"btcuah","type":"limit","amount":"0.5","price":"0"}', ''],
+      ['/v3/auth/w/order/submit', '{"symbol":"btcuah","type":"limit","amount":"0","price":"1000"}', ''],
+      [
+        '/v3/auth/w/order/submit',
+        '{"symbol":"btcuah","type":"limit","amount":"--0.5","price":"1000"}',
+        'validation_failed',
+      ],
+      ['/v3/auth/deposit', '{"currency":"uah","amount":"-500"}', 'validation_failed'],
+      ['/v3/auth/deposit', '{"currency":"uah","amount":"500","currency":"usd"}', 'malformed_json'],
+    ];
+    for (const [path, body, name] of bodies) {
+      const response = await post(user, path, body);
+      expect([body, response.statusCode]).toEqual([body, 400]);
+      expect(response.json()).toEqual({
+        error: { code: expect.any(Number), name: name || expect.any(String), message: expect.any(String) },
+      });
+    }
+    expect(await stateOf(user)).toEqual(before);
+  });
+});
+
 describe('an order id is an integer in its documented form', () => {
   it('{"order_id":"0x<id>"} and its relatives cancel nothing', async () => {
     const user = await funded();
