@@ -1,3 +1,4 @@
+import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
 import type { FastifyInstance } from 'fastify';
 
 declare module 'fastify' {
@@ -24,7 +25,9 @@ export interface RawJsonBodyOptions {
 /**
  * Replaces Fastify's JSON parser with one that keeps the raw bytes on `request.rawBody` (signatures
  * are verified over them, never over re-serialised JSON) and reports malformed JSON as the service's
- * error. An empty body is the empty object, the way clients sign a POST without parameters. The
+ * error. Numbers count by their text: one a double does not hold exactly (`1e0`, `0.99999999999999999`)
+ * becomes the string of its text, and a key repeated in one object is malformed JSON
+ * (@platform/decimal-text/json-numbers). An empty body is the empty object, the way clients sign a POST without parameters. The
  * text/plain parser is removed too: a service accepts JSON (and what else it registers) only, anything
  * else is a 415.
  */
@@ -38,7 +41,7 @@ export function registerRawJsonBody(app: FastifyInstance, options: RawJsonBodyOp
       return;
     }
     try {
-      done(null, JSON.parse(raw.toString('utf8'), refusePoisoning) as unknown);
+      done(null, parseJsonKeepingNumberText(raw.toString('utf8'), refusePoisoning));
     } catch (error) {
       done(options.malformed(`request body is not valid JSON: ${(error as Error).message}`), undefined);
     }

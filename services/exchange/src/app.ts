@@ -9,6 +9,7 @@ import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
+import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
@@ -191,6 +192,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.limits) registerRequestLimits(app, options.limits);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
+  // Bodies are validated without type coercion: "0x1" or true is no number (http-edge).
+  registerStrictBodyValidation(app);
   drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);

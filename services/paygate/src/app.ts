@@ -6,6 +6,7 @@ import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
+import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
 import type { Database } from '@platform/sql-storage/database';
@@ -129,6 +130,8 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
   registerIdempotency(app, { db: options.db, catalog: options.catalog, now });
+  // Bodies are validated without type coercion: "0x1" or true is no number (http-edge).
+  registerStrictBodyValidation(app);
   drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);

@@ -198,7 +198,15 @@ export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}):
       }
     }
     const nonce = headers['svc-nonce'] as string;
-    const apiPath = request.url.split('?')[0] ?? request.url;
+    // The v3 signature covers the path without a query string: a request carrying one (even a bare
+    // `?`) would be read with parameters nobody signed, so it is refused. Sign what is read.
+    if (request.url.includes('?')) {
+      throw new ApiError(
+        'bad_signature',
+        'a signed v3 request has no query string: the signature does not cover one',
+      );
+    }
+    const apiPath = request.url;
     const key = await verifiedKey(
       deps,
       'v3',
@@ -217,11 +225,16 @@ export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}):
 /** v2 (Peatio) methods: `access_key`, `tonce`, `signature` in the query (GET) or form body (POST). */
 export function v2Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
   return signedRequestHook(async (request) => {
-    const source = (
-      request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) }
-    ) as Record<string, unknown> | undefined;
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const body = (request.method === 'GET' ? {} : (request.body ?? {})) as Record<string, unknown>;
+    // A parameter in both the query and the form body: one of its values would be read unsigned.
+    for (const name of Object.keys(body)) {
+      if (Object.hasOwn(query, name))
+        throw new ApiError('validation_failed', `parameter ${name} must appear once`);
+    }
+    const source: Record<string, unknown> = { ...query, ...body };
     const params: Record<string, string> = {};
-    for (const [name, value] of Object.entries(source ?? {})) {
+    for (const [name, value] of Object.entries(source)) {
       if (typeof value !== 'string')
         throw new ApiError('validation_failed', `parameter ${name} must appear once`);
       params[name] = value;

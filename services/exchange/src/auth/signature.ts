@@ -37,10 +37,13 @@ export function signV2(
     .digest('hex');
 }
 
-/** Compares a presented hex signature with the expected one in constant time (case-insensitive hex). */
+/**
+ * Compares a presented hex signature with the expected one in constant time. Lower-case hex only, as
+ * the signature is documented: one request has one signature, so an upper-case copy is refused.
+ */
 export function signatureMatches(expectedHex: string, presented: string): boolean {
-  if (!/^[0-9a-fA-F]*$/.test(presented) || presented.length !== expectedHex.length) return false;
-  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(presented.toLowerCase(), 'hex'));
+  if (!/^[0-9a-f]*$/.test(presented) || presented.length !== expectedHex.length) return false;
+  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(presented, 'hex'));
 }
 
 export type NonceCheck = 'ok' | 'malformed' | 'out_of_window';

@@ -218,7 +218,8 @@ export function transferCodeRoutes(app: App, deps: RouteDeps, codes: TransferCod
           order_dir?: 'asc' | 'desc';
           status?: CodeStatus | CodeStatus[];
         };
-        const statuses = body.status === undefined ? [] : [body.status].flat();
+        // The spec: the status filter is not available on redeemed-by-me; there it is ignored.
+        const statuses = !issued || body.status === undefined ? [] : [body.status].flat();
         const accountId = request.auth!.accountId;
         const rows = await listCodes(deps.db, by, accountId, {
           page: body.page ?? 1,

@@ -1,5 +1,5 @@
+import { parseDecimal } from '@platform/decimal-text/decimal-text';
 import type { Database, Sql } from '../db/database.js';
-import { parseAmount } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 import { cancelDeposit, creditDeposit, depositById } from '../wallet/deposit-store.js';
 import { withdrawalById } from '../wallet/withdrawal-store.js';
@@ -32,9 +32,9 @@ export function ledgerAmount(
 ): bigint | undefined {
   const currency = reference.currency(code);
   if (!currency) return undefined;
-  const text = typeof amount === 'number' ? String(amount) : amount;
-  const parsed = parseAmount(text, currency.precision.real);
-  return parsed.ok ? realToLedger(reference, currency, parsed.value) : undefined;
+  // The one reader of request amounts (@platform/decimal-text): exact text, never a float.
+  const parsed = parseDecimal(amount, currency.precision.real);
+  return parsed.ok ? realToLedger(reference, currency, parsed.minor) : undefined;
 }
 
 async function alreadyApplied(db: Sql, event: CallbackBody): Promise<boolean> {

@@ -75,7 +75,7 @@ export function verifyPaygate(message: SignedMessage, options: VerifyOptions): S
     };
   }
   const expected = Buffer.from(signPaygate(options.secret, timestamp, message.rawBody), 'hex');
-  const given = /^[0-9a-fA-F]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
+  const given = /^[0-9a-f]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, reason: 'bad_signature', detail: 'the signature does not match the body' };
   }

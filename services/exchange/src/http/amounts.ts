@@ -1,37 +1,37 @@
+import { MAX_MINOR, parseDecimal } from '@platform/decimal-text/decimal-text';
 import { ApiError } from '../errors.js';
-import { parseAmount, rescale } from '../money/decimal.js';
+import { rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 
 /**
- * Turns an amount from a request (a JSON number, as the spec types `amount`, or a decimal string)
- * into ledger minor units of `currencyCode` (input limited to `precision.real` decimals), refusing unknown currencies and excess decimals with the
- * service's errors. JSON numbers are read through their shortest decimal form (`0.1` is "0.1"),
- * so a client's `0.1` never becomes 0.1000000000000000055.
+ * Turns an amount from a request (a JSON number, as the spec types `amount`, or a plain decimal
+ * string) into ledger minor units of `currencyCode` (input limited to `precision.real` decimals),
+ * refusing unknown currencies and excess decimals with the service's errors. Read through
+ * @platform/decimal-text, the one reader of amounts: from its text, never through a float; `"0x1"`,
+ * `"1e0"`, `" 1"`, `"+1"`, `".5"`, `true` or `[1]` are `validation_failed`.
  */
 export function requestAmount(
   reference: ReferenceData,
   currencyCode: string,
-  value: number | string,
+  value: unknown,
   field = 'amount',
 ): bigint {
   const currency = reference.currency(currencyCode);
   if (!currency) throw new ApiError('unknown_currency', `unknown currency "${currencyCode}"`);
-  let text: string;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new ApiError('validation_failed', `${field} must be a finite number`);
-    text = String(value);
-    if (/e/i.test(text)) text = value.toFixed(Math.min(100, currency.precision.real + 1));
-  } else {
-    text = value;
+  const parsed = parseDecimal(value, currency.precision.real);
+  if (parsed.ok) {
+    const ledger = rescale(parsed.minor, currency.precision.real, reference.ledgerPrecision(currency.code));
+    // Past what the ledger's int8 columns hold: a 400 here, not a database error later.
+    if (ledger > MAX_MINOR || -ledger > MAX_MINOR)
+      throw new ApiError('validation_failed', `${field} is too large`);
+    return ledger;
   }
-  const parsed = parseAmount(text, currency.precision.real);
-  if (parsed.ok)
-    return rescale(parsed.value, currency.precision.real, reference.ledgerPrecision(currency.code));
   if (parsed.reason === 'too_many_decimals') {
     throw new ApiError(
       'too_many_decimals',
       `${field} has more than ${currency.precision.real} decimals, the precision of ${currency.code}`,
     );
   }
-  throw new ApiError('validation_failed', `${field} must be a decimal number`);
+  if (parsed.reason === 'out_of_range') throw new ApiError('validation_failed', `${field} is too large`);
+  throw new ApiError('validation_failed', `${field} must be a JSON number or a plain decimal string`);
 }

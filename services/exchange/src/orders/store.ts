@@ -405,6 +405,8 @@ export interface OrderQuery {
   ascending: boolean;
   /** Sort by `updated_at` (history) or `id` (open orders). */
   by: 'id' | 'updated_at';
+  /** Only orders that executed, wholly or in part (the v3 executed list). @default false */
+  executedOnly?: boolean;
 }
 
 export async function listOrders(db: Sql, q: OrderQuery): Promise<OrderRow[]> {
@@ -412,7 +414,7 @@ export async function listOrders(db: Sql, q: OrderQuery): Promise<OrderRow[]> {
     `SELECT ${ORDER_COLUMNS} FROM orders
       WHERE account_id = $1 AND state = ANY($2::text[]) AND ($3::text IS NULL OR market = $3)
         AND ($4::bigint IS NULL OR updated_at >= $4) AND ($5::bigint IS NULL OR updated_at <= $5)
-        AND ($7::bigint IS NULL OR id < $7)
+        AND ($7::bigint IS NULL OR id < $7) AND (NOT $9::boolean OR executed > 0)
       ORDER BY ${q.by} ${q.ascending ? 'ASC' : 'DESC'}, id ${q.ascending ? 'ASC' : 'DESC'} LIMIT $6 OFFSET $8`,
     [
       q.accountId,
@@ -423,6 +425,7 @@ export async function listOrders(db: Sql, q: OrderQuery): Promise<OrderRow[]> {
       q.limit,
       q.beforeId ?? null,
       q.offset ?? 0,
+      q.executedOnly ?? false,
     ],
   );
   return rows.map(orderOf);

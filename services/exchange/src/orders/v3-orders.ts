@@ -1,3 +1,5 @@
+import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
+import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
 import { Type } from 'typebox';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
@@ -50,10 +52,10 @@ const IdInput = Type.Union([
 /** A time in ms from the epoch up to the end of year 9999; 1e19 is a 400 rather than a database error. */
 const TIME_MS = { minimum: 0, maximum: 253_402_300_799_999 } as const;
 
-function orderIdOf(value: number | string): number {
-  const id = Number(value);
-  if (!Number.isSafeInteger(id) || id < 1)
-    throw new ApiError('validation_failed', 'order_id must be a positive integer');
+/** An order id in its documented form (@platform/decimal-text parseId): `"0x9"` or `9.0e0` is no id. */
+function orderIdOf(value: unknown): number {
+  const id = parseId(value, 999_999_999_999_999);
+  if (id === undefined) throw new ApiError('validation_failed', 'order_id must be a positive integer');
   return id;
 }
 
@@ -62,7 +64,8 @@ function orderIdsOf(value: unknown): number[] {
   let list = value;
   if (typeof value === 'string') {
     try {
-      list = JSON.parse(value);
+      // Its numbers count by their text, as in a body: "[1e0]" names no order.
+      list = parseJsonKeepingNumberText(value);
     } catch {
       throw new ApiError('validation_failed', 'order_ids must be an array of order ids or its JSON text');
     }
@@ -115,7 +118,9 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const body = request.body;
-      const text = String(body.amount).trim();
+      const text = decimalText(body.amount);
+      if (text === undefined)
+        throw new ApiError('validation_failed', 'amount must be a JSON number or a plain decimal string');
       const sell = text.startsWith('-');
       const order = acceptedOrder(
         await placeOrder(
@@ -222,7 +227,10 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
         const rows = await listOrders(deps.db, {
           accountId: request.auth!.accountId,
           ...(m ? { market: m.id } : {}),
+          // The spec's executed list: what executed, wholly (EXECUTED) or in part and then cancelled
+          // (CANCELED, its volume the part that did not execute); an order cancelled untraded is not listed.
           states: ['done', 'cancel'],
+          executedOnly: true,
           from: body.start ?? now - TWO_WEEKS_MS,
           to: body.end ?? now,
           limit: Math.min(body.limit ?? 25, 1000),

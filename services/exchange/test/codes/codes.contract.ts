@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { CliError, runCli } from '../../src/cli/commands.js';
 import { checkCode, generateCode } from '../../src/codes/format.js';
+import { CODE_HISTORY_ID_OFFSET } from '../../src/codes/history.js';
 import { CodeCommandError, runCodeCommand } from '../../src/codes/operator.js';
 import type { App } from '../../src/http/typed.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
@@ -168,8 +169,9 @@ export function codesContract(target: Target): void {
           destination: string;
         }[];
       }>();
-      expect(out.items.find((item) => item.id === code.id && item.destination === 'svc_code')).toEqual({
-        id: code.id,
+      // Code items have ids of their own range (src/codes/history.ts), never a withdrawal's id.
+      expect(out.items.find((item) => item.id === CODE_HISTORY_ID_OFFSET + code.id)).toEqual({
+        id: CODE_HISTORY_ID_OFFSET + code.id,
         type: 'withdraw',
         created_at: code.created_at,
         destination: 'svc_code',
@@ -183,7 +185,7 @@ export function codesContract(target: Target): void {
         currencies: string[];
       }>();
       expect(incoming.items).toContainEqual({
-        id: code.id,
+        id: CODE_HISTORY_ID_OFFSET + code.id,
         type: 'deposit',
         created_at: after.redeemed_at,
         destination: 'svc_code',

@@ -36,5 +36,8 @@ describe('gateway signatures', () => {
       reason: 'missing_headers',
     });
     expect(check({ ...headers, 'x-paygate-signature': 'zz' })).toMatchObject({ reason: 'bad_signature' });
+    // lower-case hex only (issue 28): an upper-case copy of the right signature is refused
+    const upper = headers['x-paygate-signature']!.toUpperCase();
+    expect(check({ ...headers, 'x-paygate-signature': upper })).toMatchObject({ reason: 'bad_signature' });
   });
 });

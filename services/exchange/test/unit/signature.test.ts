@@ -25,9 +25,10 @@ describe('request signatures', () => {
     );
   });
 
-  it('compares signatures in constant time, hex case-insensitively, refusing junk', () => {
+  it('compares signatures in constant time, lower-case hex only, refusing junk', () => {
     const signature = signV3('s', '/p', '1', '{}');
-    expect(signatureMatches(signature, signature.toUpperCase())).toBe(true);
+    // lower-case hex only: an upper-case copy of a valid signature is refused (issue 28)
+    expect(signatureMatches(signature, signature.toUpperCase())).toBe(false);
     expect(signatureMatches(signature, signature.slice(0, -1))).toBe(false);
     expect(signatureMatches(signature, `${signature.slice(0, -1)}z`)).toBe(false);
     expect(signatureMatches(signature, '')).toBe(false);

@@ -1,3 +1,5 @@
+import { decimalText, parseDecimalText } from '@platform/decimal-text/decimal-text';
+
 /**
  * Amounts as bigint minor units of a currency with `precision` decimals (2 for UAH, USD, RUB).
  * Parsing never goes through a float: a JSON number is read from its decimal text.
@@ -7,19 +9,28 @@ export type AmountResult =
   | { readonly ok: true; readonly minor: bigint }
   | { readonly ok: false; readonly reason: 'not_a_number' | 'too_many_decimals' | 'not_positive' };
 
-const DECIMAL = /^(\d{1,15})(?:\.(\d+))?$/;
+/** At most 15 whole digits: every amount fits a bigint column with room for fees. */
+const MAX_WHOLE_DIGITS = 15;
 
-/** Parses a positive amount given as a decimal string or a JSON number (`500`, `"500.5"`, `12.34`). */
-export function parseAmount(input: string | number, precision: number): AmountResult {
-  const text = typeof input === 'number' ? (Number.isFinite(input) ? String(input) : '') : input.trim();
-  const match = DECIMAL.exec(text);
-  if (!match) return { ok: false, reason: 'not_a_number' };
-  const [, whole = '0', rawFraction = ''] = match;
-  const fraction = rawFraction.replace(/0+$/, '');
-  if (fraction.length > precision) return { ok: false, reason: 'too_many_decimals' };
-  const minor = BigInt(whole + fraction.padEnd(precision, '0'));
-  if (minor <= 0n) return { ok: false, reason: 'not_positive' };
-  return { ok: true, minor };
+/**
+ * Parses a positive amount given as a JSON number or a plain decimal string (`500`, `"500.5"`, `12.34`)
+ * through @platform/decimal-text, the one reader of amounts: from its text, never a float; `"0x1"`,
+ * `"1e0"`, `" 5"`, `"+5"`, `".5"`, `true` or `[5]` are not numbers, excess decimals are never rounded.
+ */
+export function parseAmount(input: unknown, precision: number): AmountResult {
+  const text = decimalText(input);
+  // A sign is no part of an amount here: the gateway's amounts are positive by their grammar.
+  if (text === undefined || text.startsWith('-')) return { ok: false, reason: 'not_a_number' };
+  const whole = text.split('.')[0] ?? '';
+  if (whole.replace(/^0+(?=.)/, '').length > MAX_WHOLE_DIGITS) return { ok: false, reason: 'not_a_number' };
+  const parsed = parseDecimalText(text, precision);
+  if (!parsed.ok)
+    return {
+      ok: false,
+      reason: parsed.reason === 'too_many_decimals' ? 'too_many_decimals' : 'not_a_number',
+    };
+  if (parsed.minor <= 0n) return { ok: false, reason: 'not_positive' };
+  return { ok: true, minor: parsed.minor };
 }
 
 /** Parses a non-negative decimal of any scale into an exact `{value, scale}` pair (fee rates). */

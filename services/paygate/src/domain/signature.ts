@@ -21,7 +21,7 @@ export function verifySignature(input: {
   windowSeconds: number;
 }): SignatureCheck {
   const { timestamp, signature } = input;
-  if (!timestamp || !/^\d{1,12}$/.test(timestamp) || !signature || !/^[0-9a-f]{64}$/i.test(signature)) {
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp) || !signature || !/^[0-9a-f]{64}$/.test(signature)) {
     return { ok: false, reason: 'malformed' };
   }
   const seconds = Number(timestamp);

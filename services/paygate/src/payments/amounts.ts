@@ -12,7 +12,7 @@ export interface PricedAmount {
 }
 
 /** Parses an amount for a service, checks its limits and prices its fee; ApiErrors name `amount`. */
-export function priceAmount(catalog: Catalog, service: Service, input: string | number): PricedAmount {
+export function priceAmount(catalog: Catalog, service: Service, input: unknown): PricedAmount {
   const precision = catalog.precision.get(service.currency) ?? 2;
   const parsed = parseAmount(input, precision);
   if (!parsed.ok) {

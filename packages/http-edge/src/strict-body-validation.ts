@@ -1,0 +1,20 @@
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+
+/**
+ * Validates request bodies without type coercion; the query, path and headers keep Fastify's usual
+ * coercion (their values are text by nature).
+ *
+ * Fastify's default Ajv coerces every part (`coerceTypes: 'array'`): for a body field typed number it
+ * turns `"0x1"`, `"1e0"`, `true` and `[1]` into 1 (JavaScript's `Number()` reads the text), so a
+ * schema saying "number or string" handed a route a number the client never wrote. A JSON body has
+ * real types: a number field takes a JSON number, a string field a string, and amounts that may be
+ * either are read from their text by @platform/decimal-text. A form body (all strings) meets the same
+ * schemas: the v2 form routes type their fields as strings.
+ */
+export function registerStrictBodyValidation(app: FastifyInstance): void {
+  const pool = AjvCompiler();
+  const strict = pool({}, { customOptions: { coerceTypes: false } });
+  const coercing = pool({}, { customOptions: {} });
+  app.setValidatorCompiler<FastifySchema>((route) => (route.httpPart === 'body' ? strict : coercing)(route));
+}
