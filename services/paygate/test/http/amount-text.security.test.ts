@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { formSignature } from '../support/invoice-form.js';
 import { signedHeaders } from '../support/merchant.js';
 import { usePostgresTarget } from '../support/targets.js';
 
@@ -35,12 +36,25 @@ async function post(path: string, text: string, signed: boolean) {
   return { status: response.status, json: (await response.json()) as Record<string, any> };
 }
 
-const invoice = (amount: string, reference = `ref-${randomUUID()}`) =>
-  post(
+/**
+ * An invoice whose amount is sent exactly as written, with the merchant's form signature (sec-token,
+ * README "Signed invoice forms") over `signedAmount`, the decimal the merchant means (an amount the
+ * gateway refuses is refused before the signature is looked at).
+ */
+const invoice = (amount: string, signedAmount = '0', reference = `ref-${randomUUID()}`) => {
+  const { expires, signature } = formSignature({
+    public_key: 'pk_test_exchange_uah',
+    reference_id: reference,
+    currency: 'UAH',
+    amount: signedAmount,
+    service: 'payment_card_uah_hpp',
+  });
+  return post(
     '/public-api/payment-invoices',
-    `{"public_key":"pk_test_exchange_uah","reference_id":"${reference}","service":"payment_card_uah_hpp","currency":"uah","amount":${amount}}`,
+    `{"public_key":"pk_test_exchange_uah","reference_id":"${reference}","service":"payment_card_uah_hpp","currency":"uah","amount":${amount},"expires":${expires},"signature":"${signature}"}`,
     false,
   );
+};
 const payout = (amount: string, reference = `ref-${randomUUID()}`) =>
   post(
     '/merchant-api/payouts',
@@ -124,7 +138,7 @@ describe('gateway amounts', () => {
   it('an invoice of 100.0000000000000001 is refused, of 100.50 and 1.005e2 is exactly 100.50', async () => {
     expect((await invoice('100.0000000000000001')).json.error.name).toBe('invalid_amount');
     for (const amount of ['100.50', '"100.50"', '1.005e2']) {
-      const created = await invoice(amount);
+      const created = await invoice(amount, '100.50');
       expect([amount, created.status, created.json.data?.amount]).toEqual([amount, 201, '100.50']);
     }
   });
