@@ -17,14 +17,15 @@ export interface MetricsSettings {
 export function parseMetricsSettings(
   env: Readonly<Record<string, string | undefined>>,
   defaultPort: number,
-  fail: (message: string) => Error = (message) => new Error(message),
+  fail: (setting: 'METRICS_PORT', detail: string) => Error = (setting, detail) =>
+    new Error(`${setting}: ${detail}`),
 ): MetricsSettings {
   const host = env.METRICS_HOST?.trim() || '127.0.0.1';
   const raw = env.METRICS_PORT?.trim();
   if (raw === undefined || raw === '') return { host, port: defaultPort };
   if (raw === 'off') return { host, port: 'off' };
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw fail(`METRICS_PORT must be a port number from 0 to 65535 or "off", got "${raw}"`);
+    throw fail('METRICS_PORT', `expected a port number from 0 to 65535 or "off", got "${raw}"`);
   }
   return { host, port: Number(raw) };
 }

@@ -8,14 +8,18 @@ import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import type { Database } from '@platform/sql-storage/database';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { Registry } from 'prom-client';
 import type { Catalog } from './catalog/catalog.js';
 import { ApiError } from './errors.js';
 import type { RouteDeps } from './http/deps.js';
 import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
+import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
@@ -61,6 +65,11 @@ export interface AppOptions {
   readonly callbackRetryMaxMs?: number;
   /** @default 10000 */
   readonly callbackTimeoutMs?: number;
+  /**
+   * The registry the per-route and gateway metrics go to (server.ts passes the process registry,
+   * served by the metrics listener). @default a registry of this app's own
+   */
+  readonly metrics?: Registry;
 }
 
 export interface Gateway {
@@ -81,6 +90,11 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  const metrics = options.metrics ?? new Registry();
+  registerRouteMetrics(app, metrics);
+  registerGatewayMetrics(metrics, options.db, now, (error) =>
+    app.log.warn({ err: error }, 'a gateway metric could not be read'),
+  );
   const deps: RouteDeps = {
     db: options.db,
     catalog: options.catalog,
@@ -138,6 +152,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   databaseHealthRoute(app, deps.db);
+  registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   prerequestRoutes(app, deps);
   invoiceRoutes(app, deps);
   hostedPageRoutes(app, deps);
