@@ -40,7 +40,7 @@ export function collectedGauge<L extends string>(
   });
 }
 
-/** A gauge without labels read at scrape time. */
+/** A gauge without labels read at scrape time; a read of undefined (or a failed read) shows 0. */
 export function collectedValue(
   registry: Registry,
   spec: {

@@ -11,7 +11,11 @@ import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import { registerRefusalMetrics } from '@platform/observability/refusal-metrics';
+import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { Registry } from 'prom-client';
 import { ApiKeyCache } from './auth/key-cache.js';
 import type { FailureLimits } from './codes/limits.js';
 import { registerTransferCodes } from './codes/register.js';
@@ -30,6 +34,7 @@ import { ActionLinks } from './mail/links.js';
 import type { Mailer } from './mail/mailer.js';
 import { createOutboxMailer } from './mail/outbox.js';
 import { MarketStats } from './market-stats/market-stats.js';
+import { registerExchangeMetrics } from './metrics/exchange-metrics.js';
 import { CommitFeed } from './orders/commits.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
@@ -94,6 +99,11 @@ export interface AppOptions {
   readonly limits?: RequestLimitsOptions;
   /** Proxies whose `X-Forwarded-For` names the client (Fastify `trustProxy`). @default none: the socket address */
   readonly trustedProxies?: readonly string[];
+  /**
+   * The registry the per-route and exchange metrics go to (server.ts passes the process registry,
+   * served by the metrics listener). @default a registry of this app's own
+   */
+  readonly metrics?: Registry;
 }
 
 /**
@@ -114,6 +124,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.trustedProxies?.length ? { trustProxy: [...options.trustedProxies] } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  // Before any route: the hooks cover every route added after them.
+  const metrics = options.metrics ?? new Registry();
+  registerRouteMetrics(app, metrics);
+  registerRefusalMetrics(app, metrics, {
+    name: 'exchange_requests_refused_total',
+    help: 'Requests refused, by route pattern and error name (rate_limited: the request limits).',
+    reasonOf: refusalReason,
+  });
   const orders = await OrderService.start({
     db: options.db,
     commits:
@@ -201,6 +219,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   databaseHealthRoute(app, deps.db);
+  registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   timestampRoutes(app, deps);
   currencyRoutes(app, deps);
   marketRoutes(app, deps);
@@ -218,5 +237,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerFiat(app, fiat);
   const feed = options.feed ?? defaultFeedConfig();
   if (feed.enabled) await registerFeed(app, deps, feed);
+  registerExchangeMetrics(metrics, {
+    db: options.db,
+    orders,
+    feedConnections: () =>
+      (app as { websocketServer?: { clients: Set<unknown> } }).websocketServer?.clients.size,
+    onError: (error) => app.log.warn({ err: error }, 'an exchange metric could not be read'),
+  });
   return app;
+}
+
+/** The error name of a refused request: ours, Fastify's validation, or another client error. */
+function refusalReason(error: unknown): string | undefined {
+  if (error instanceof ApiError) return error.errorName;
+  if ((error as { validation?: unknown }).validation !== undefined) return 'validation_failed';
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status < 500 ? 'bad_request' : undefined;
 }

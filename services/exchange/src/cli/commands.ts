@@ -23,6 +23,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Database } from '../db/database.js';
 import { adjustment } from '../ledger/entry.js';
 import { reconcile } from '../ledger/reconcile.js';
+import { recordReconcileRun } from '../ledger/reconcile-runs.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
@@ -266,6 +267,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       }
       if (command === 'reconcile') {
         const report = await reconcile(ctx.db);
+        await recordReconcileRun(ctx.db, report);
         ctx.print(report);
         return report.ok ? 0 : 1;
       }
