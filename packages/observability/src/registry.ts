@@ -7,7 +7,11 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
  * Not prom-client's global registry: tests build several apps in one process.
  */
 export function createMetricsRegistry(): Registry {
-  const registry = new Registry();
+  return collectProcessMetrics(new Registry());
+}
+
+/** Adds the process metrics to a registry a service built itself. Once per process. */
+export function collectProcessMetrics(registry: Registry): Registry {
   collectDefaultMetrics({ register: registry });
   return registry;
 }

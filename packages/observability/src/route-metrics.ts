@@ -13,14 +13,18 @@ interface HistogramChild {
   observe(value: number): void;
 }
 
+/** Records answered requests: by route pattern (never the raw URL) and status class. */
+export interface RouteMetrics {
+  record(method: string, route: string, statusCode: number, seconds: number): void;
+}
+
 /**
- * Per-route request metrics on a Fastify app: `http_requests_total{method,route,status_class}` and
- * `http_request_duration_seconds{method,route}`. The route label is the registered pattern
- * (`/v3/book/:symbol`), never the raw URL, so the number of series stays bounded whatever clients
- * send. Children are cached by key so a request costs two map lookups, an increment and an observe.
- * Call it on the root instance before the routes are registered (the hook then covers all of them).
+ * `http_requests_total{method,route,status_class}` and `http_request_duration_seconds{method,route}`
+ * in `registry`. Children are cached by key, so a request costs two map lookups, an increment and
+ * an observe. For servers that are not Fastify (or requests that bypass it); Fastify apps use
+ * `registerRouteMetrics`.
  */
-export function registerRouteMetrics(app: FastifyInstance, registry: Registry): void {
+export function createRouteMetrics(registry: Registry): RouteMetrics {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by route pattern and status class.',
@@ -36,24 +40,47 @@ export function registerRouteMetrics(app: FastifyInstance, registry: Registry): 
   });
   const counters = new Map<string, CounterChild>();
   const histograms = new Map<string, HistogramChild>();
+  return {
+    record(method, route, statusCode, seconds) {
+      const statusClass = `${Math.floor(statusCode / 100)}xx`;
+      const routeKey = `${method} ${route}`;
+      const countKey = `${routeKey} ${statusClass}`;
+      let counter = counters.get(countKey);
+      if (counter === undefined) {
+        counter = requests.labels(method, route, statusClass);
+        counters.set(countKey, counter);
+      }
+      counter.inc();
+      let histogram = histograms.get(routeKey);
+      if (histogram === undefined) {
+        histogram = duration.labels(method, route);
+        histograms.set(routeKey, histogram);
+      }
+      histogram.observe(seconds);
+    },
+  };
+}
+
+/**
+ * Per-route request metrics on a Fastify app (see `createRouteMetrics`): the route label is the
+ * registered pattern (`/v3/book/:symbol`), so the number of series stays bounded whatever clients
+ * send; requests no route matched share `(unmatched)`. Call it on the root instance before the
+ * routes are registered (the hook then covers all of them). Pass `metrics` when requests outside
+ * Fastify are recorded into the same registry.
+ */
+export function registerRouteMetrics(
+  app: FastifyInstance,
+  registry: Registry,
+  metrics: RouteMetrics = createRouteMetrics(registry),
+): RouteMetrics {
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
-    const method = request.method;
-    const statusClass = `${Math.floor(reply.statusCode / 100)}xx`;
-    const routeKey = `${method} ${route}`;
-    const countKey = `${routeKey} ${statusClass}`;
-    let counter = counters.get(countKey);
-    if (counter === undefined) {
-      counter = requests.labels(method, route, statusClass);
-      counters.set(countKey, counter);
-    }
-    counter.inc();
-    let histogram = histograms.get(routeKey);
-    if (histogram === undefined) {
-      histogram = duration.labels(method, route);
-      histograms.set(routeKey, histogram);
-    }
-    histogram.observe(reply.elapsedTime / 1000);
+    metrics.record(
+      request.method,
+      request.routeOptions.url ?? UNMATCHED_ROUTE,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
+  return metrics;
 }

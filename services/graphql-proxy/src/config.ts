@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 /**
  * Proxy settings. Names and defaults follow part B of the spec, except where noted (`@deviation`).
@@ -84,6 +85,8 @@ export interface ProxyConfig {
   readonly bodyLimitBytes: number;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** The metrics listener: METRICS_HOST @default "127.0.0.1", METRICS_PORT @default 9501 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
 }
 
 export class ConfigError extends Error {
@@ -200,7 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (!isLoopback(host) && adminToken === undefined) {
     throw new ConfigError(
       `ADMIN_TOKEN is required when HOST (${host}) is not a loopback address: the management API ` +
-        '(/queue, /flush, /local/*, /cache/*, /metrics) would otherwise be open to the network',
+        '(/queue, /flush, /local/*, /cache/*) would otherwise be open to the network',
     );
   }
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -256,5 +259,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     log,
+    metrics: parseMetricsSettings(env, 9501, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });
 }

@@ -3,9 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { HttpError } from '../errors.js';
-import type { ProxyMetrics } from '../metrics.js';
-import type { MutationQueue } from '../queue/mutation-queue.js';
-import type { UpstreamMonitor } from '../upstream/client.js';
 
 const PurgeBody = Type.Object(
   {
@@ -20,12 +17,10 @@ const PurgeBody = Type.Object(
 /**
  * `POST /cache/purge` (management, behind ADMIN_TOKEN): removes cached answers by key (`{key}`), by
  * type (`{type: "Post"}`), by type and id (`{type: "Post", id: "cG9zdDox"}`: answers holding that
- * object) or everything (`{all: true}`); answers `{purged}`. `GET /metrics`: Prometheus text.
+ * object) or everything (`{all: true}`); answers `{purged}`. The metrics are on the metrics listener
+ * (`METRICS_PORT`, src/metrics.ts), not here.
  */
-export function cacheRoutes(
-  app: FastifyInstance,
-  deps: { cache: ResponseCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: MutationQueue },
-): void {
+export function cacheRoutes(app: FastifyInstance, deps: { cache: ResponseCache }): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   typed.post('/cache/purge', { schema: { body: PurgeBody } }, async (request) => {
     const { key, type, id, all } = request.body;
@@ -43,16 +38,5 @@ export function cacheRoutes(
       throw new HttpError('BAD_REQUEST', 'Send one of {key}, {type}, {type, id} or {all: true}');
     }
     return { purged };
-  });
-
-  app.get('/metrics', async (_request, reply) => {
-    const stats = deps.cache.stats;
-    reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return deps.metrics.render({
-      breakerOpen: deps.monitor.breakerState === 'open',
-      queueDepth: deps.queue.size,
-      cacheEntries: stats.entries,
-      cacheBytes: stats.bytes,
-    });
   });
 }
