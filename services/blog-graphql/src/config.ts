@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
 export const DEVELOPMENT_AUTH_TOKEN = 'blog-dev-token';
@@ -21,6 +22,8 @@ export interface BlogConfig {
   readonly idempotencyTtlSeconds: number;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** The metrics listener: METRICS_HOST @default "127.0.0.1", METRICS_PORT @default 9400 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
 }
 
 export class ConfigError extends Error {
@@ -71,5 +74,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     seed: boolean(env, 'BLOG_SEED', true),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     log,
+    metrics: parseMetricsSettings(env, 9400, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });
 }
