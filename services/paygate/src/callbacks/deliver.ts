@@ -1,3 +1,4 @@
+import { withTraceContext } from '@platform/observability/trace-context';
 import type { Database } from '@platform/sql-storage/database';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
@@ -59,7 +60,8 @@ export async function deliverDueCallbacks(options: DeliveryOptions): Promise<num
   let delivered = 0;
   await Promise.all(
     claimed.map(async (callback) => {
-      const failure = await send(options, callback);
+      // The send joins the trace of the request that wrote the callback (the payer's submit).
+      const failure = await withTraceContext(callback.traceContext, () => send(options, callback));
       if (failure === undefined) {
         await markDelivered(options.db, callback.id, new Date(options.now()));
         delivered += 1;

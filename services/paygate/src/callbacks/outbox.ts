@@ -1,3 +1,4 @@
+import { currentTraceContext } from '@platform/observability/trace-context';
 import type { Sql } from '@platform/sql-storage/database';
 import type { CallbackEvent } from './event.js';
 
@@ -12,10 +13,19 @@ export async function enqueueCallback(
   now: Date,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6)
+    `INSERT INTO callback_outbox
+       (event_id, merchant_id, object_type, object_id, body, next_attempt_at, created_at, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $6, $7)
      ON CONFLICT (event_id) DO NOTHING`,
-    [event.event_id, merchantId, event.object, event.id, JSON.stringify(event), now.toISOString()],
+    [
+      event.event_id,
+      merchantId,
+      event.object,
+      event.id,
+      JSON.stringify(event),
+      now.toISOString(),
+      currentTraceContext(),
+    ],
   );
 }
 
@@ -25,6 +35,8 @@ export interface PendingCallback {
   readonly merchantId: string;
   readonly body: string;
   readonly attempts: number;
+  /** The trace of the request that wrote it (see @platform/observability/trace-context). */
+  readonly traceContext: string | null;
 }
 
 /**
@@ -44,6 +56,7 @@ export async function claimDueCallbacks(
     merchant_id: string;
     body: string;
     attempts: number;
+    trace_context: string | null;
   }>(
     `UPDATE callback_outbox SET next_attempt_at = $2
      WHERE id IN (
@@ -56,7 +69,7 @@ export async function claimDueCallbacks(
        ORDER BY o.next_attempt_at, o.id
        LIMIT $3
        FOR UPDATE SKIP LOCKED)
-     RETURNING id, event_id, merchant_id, body, attempts`,
+     RETURNING id, event_id, merchant_id, body, attempts, trace_context`,
     [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit],
   );
   return rows.map((row) => ({
@@ -65,6 +78,7 @@ export async function claimDueCallbacks(
     merchantId: row.merchant_id,
     body: row.body,
     attempts: row.attempts,
+    traceContext: row.trace_context,
   }));
 }
 
