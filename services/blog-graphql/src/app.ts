@@ -149,20 +149,23 @@ export async function buildApp(
   };
 
   const metrics = new Registry();
-  const routeMetrics = createRouteMetrics(metrics);
+  // Per-request metrics unless METRICS_PORT=off (no listener: nothing recorded per request).
+  const routeMetrics = config.metrics.port === 'off' ? undefined : createRouteMetrics(metrics);
   const server = createServer((request, response) => {
     logNodeRequest(logger, request, response);
     const path = request.url?.split('?')[0];
-    const started = performance.now();
-    response.once('finish', () => {
-      const route = path !== undefined && ROUTES.has(path) ? path : UNMATCHED_ROUTE;
-      routeMetrics.record(
-        request.method ?? 'GET',
-        route,
-        response.statusCode,
-        (performance.now() - started) / 1000,
-      );
-    });
+    if (routeMetrics) {
+      const started = performance.now();
+      response.once('finish', () => {
+        const route = path !== undefined && ROUTES.has(path) ? path : UNMATCHED_ROUTE;
+        routeMetrics.record(
+          request.method ?? 'GET',
+          route,
+          response.statusCode,
+          (performance.now() - started) / 1000,
+        );
+      });
+    }
     if (path === '/health/live' && request.method === 'GET') {
       sendJson(response, 200, JSON.stringify({ status: 'ok' }));
       return;

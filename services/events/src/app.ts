@@ -11,7 +11,7 @@ import { requestLogOptions } from '@platform/logging/request-log';
 import { registerHealthRoutes } from '@platform/observability/health';
 import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { TokenVerifier } from './auth/token-verifier.js';
 import { corsHeaders, installCors } from './http/cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
@@ -38,7 +38,7 @@ export interface AppOptions {
   closeStore?: boolean;
   /**
    * The registry the per-route metrics go to (server.ts passes the process registry, served by the
-   * metrics listener). @default a registry of this app's own
+   * metrics listener). Without it nothing is recorded per request. @default none
    */
   metrics?: Registry;
 }
@@ -68,7 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Before any route: the hook covers every route added after it.
-  registerRouteMetrics(app, options.metrics ?? new Registry());
+  // Only with a registry to serve (METRICS_PORT=off: none, nothing recorded per request).
+  if (options.metrics) registerRouteMetrics(app, options.metrics);
   app.setValidatorCompiler(createValidatorCompiler());
   // JSON only: a text/plain body is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     corsOrigin: config.corsOrigin,
     logger,
     storageLabel: config.storage.kind,
-    metrics,
+    ...(config.metrics.port === 'off' ? {} : { metrics }),
   });
   const metricsListener = await startMetricsListener(metrics, config.metrics, logger);
 

@@ -101,7 +101,7 @@ export interface AppOptions {
   readonly trustedProxies?: readonly string[];
   /**
    * The registry the per-route and exchange metrics go to (server.ts passes the process registry,
-   * served by the metrics listener). @default a registry of this app's own
+   * served by the metrics listener). Without it nothing is recorded per request. @default none
    */
   readonly metrics?: Registry;
 }
@@ -125,13 +125,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
   // Before any route: the hooks cover every route added after them.
+  // Per-request metrics only with a registry to serve (METRICS_PORT=off: none, nothing recorded).
   const metrics = options.metrics ?? new Registry();
-  registerRouteMetrics(app, metrics);
-  registerRefusalMetrics(app, metrics, {
-    name: 'exchange_requests_refused_total',
-    help: 'Requests refused, by route pattern and error name (rate_limited: the request limits).',
-    reasonOf: refusalReason,
-  });
+  if (options.metrics) {
+    registerRouteMetrics(app, metrics);
+    registerRefusalMetrics(app, metrics, {
+      name: 'exchange_requests_refused_total',
+      help: 'Requests refused, by route pattern and error name (rate_limited: the request limits).',
+      reasonOf: refusalReason,
+    });
+  }
   const orders = await OrderService.start({
     db: options.db,
     commits:

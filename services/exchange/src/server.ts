@@ -37,7 +37,7 @@ const mailer = openMailer(config.mail);
 let linkBase = config.mail.publicUrl;
 const metrics = createMetricsRegistry();
 const app = await buildApp({
-  metrics,
+  ...(config.metrics.port === 'off' ? {} : { metrics }),
   wallet,
   db,
   reference,

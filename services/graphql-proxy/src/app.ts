@@ -122,7 +122,8 @@ export async function buildApp(
   const outcomes = await FileOutcomeLog.open(config.queueDir, config.queueOutcomesKept);
   const local = await LocalDb.open(config.localDbPath, logger);
   const metrics = new ProxyMetrics();
-  const routeMetrics = createRouteMetrics(metrics.registry);
+  // Per-request metrics unless METRICS_PORT=off (no listener: nothing recorded per request).
+  const routeMetrics = config.metrics.port === 'off' ? undefined : createRouteMetrics(metrics.registry);
   const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
   // Every upstream call is timed for the latency histogram.
   const upstream: UpstreamClient = {
@@ -239,7 +240,7 @@ export async function buildApp(
         if (isGraphQLRequest(request)) {
           // /graphql is logged at info (never a probe path): no per-request work when info is off.
           if (logger.isLevelEnabled('info')) logNodeRequest(logger, request, response);
-          recordGraphQLRequest(routeMetrics, request, response);
+          if (routeMetrics) recordGraphQLRequest(routeMetrics, request, response);
           graphqlListener(request, response);
         } else fastifyHandler(request, response);
       }),
@@ -276,7 +277,7 @@ export async function buildApp(
     },
   });
 
-  registerRouteMetrics(app, metrics.registry, routeMetrics);
+  if (routeMetrics) registerRouteMetrics(app, metrics.registry, routeMetrics);
   guardManagementRoutes(app, config.adminToken);
 
   app.setErrorHandler(sendHttpError);

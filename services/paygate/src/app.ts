@@ -67,7 +67,7 @@ export interface AppOptions {
   readonly callbackTimeoutMs?: number;
   /**
    * The registry the per-route and gateway metrics go to (server.ts passes the process registry,
-   * served by the metrics listener). @default a registry of this app's own
+   * served by the metrics listener). Without it nothing is recorded per request. @default none
    */
   readonly metrics?: Registry;
 }
@@ -90,8 +90,9 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  // Per-request metrics only with a registry to serve (METRICS_PORT=off: none, nothing recorded).
   const metrics = options.metrics ?? new Registry();
-  registerRouteMetrics(app, metrics);
+  if (options.metrics) registerRouteMetrics(app, metrics);
   registerGatewayMetrics(metrics, options.db, now, (error) =>
     app.log.warn({ err: error }, 'a gateway metric could not be read'),
   );

@@ -24,7 +24,7 @@ const db = await openStorage(config.storage);
 let publicUrl = config.publicUrl;
 const metrics = createMetricsRegistry();
 const { app } = await buildApp({
-  metrics,
+  ...(config.metrics.port === 'off' ? {} : { metrics }),
   db,
   catalog,
   publicUrl: () => publicUrl,
