@@ -9,6 +9,11 @@
  * Rows: `pglite` and `postgres` with the default read cache (reads served from memory after the
  * first), and `pg-nocache` (READ_CACHE_MAX_ENTRIES=0) where every request queries PostgreSQL.
  *
+ * `BENCH_METRICS=compare` instead measures what the metrics cost on the hottest path (cached
+ * `GET /events/{id}` on PostgreSQL): the same server with metrics on (`METRICS_PORT=0`: per-route
+ * counters and histogram) and off (`METRICS_PORT=off`), in alternating rounds (`BENCH_ROUNDS`,
+ * default 4), and prints the ratio of the medians (target: on >= 0.97x off).
+ *
  * Load comes from `wrk` (apt-get install -y wrk). Servers run as child processes so the load
  * generator and the servers do not share one event loop. Logs are at `warn` during the run.
  */
@@ -119,7 +124,60 @@ async function benchBackend(label: string, env: NodeJS.ProcessEnv, work: string)
   }
 }
 
+/** Metrics on against metrics off, alternating rounds on one database (see the header). */
+async function metricsCost(work: string): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+  const db = await createTestDatabase('events_bench');
+  try {
+    await prepare(createPgClient({ url: db.url, poolMax: 2 }));
+    const common = {
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret!!',
+      INIT_CWD: work,
+      DATABASE_URL: db.url,
+    };
+    const start = (metrics: string) =>
+      startServiceProcess({
+        name: `events-metrics-${metrics}`,
+        entry: join(root, 'src/server.ts'),
+        cwd: root,
+        port: 0,
+        env: { ...common, METRICS_PORT: metrics },
+        healthPath: '/health',
+        timeoutMs: 60_000,
+      });
+    const [on, off] = [await start('0'), await start('off')];
+    try {
+      const rates = { on: [] as number[], off: [] as number[] };
+      for (let round = 0; round < rounds; round += 1) {
+        rates.on.push((await wrk(`${on.url}/events/${ONE_ID}`)).rps);
+        rates.off.push((await wrk(`${off.url}/events/${ONE_ID}`)).rps);
+      }
+      const median = (values: number[]) =>
+        [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+      const ratio = median(rates.on) / median(rates.off);
+      console.log(
+        `GET /events/{id} (cached, postgres) metrics on ${rates.on.map((r) => r.toFixed(0)).join(' ')} rps | ` +
+          `off ${rates.off.map((r) => r.toFixed(0)).join(' ')} rps | ratio of medians ${ratio.toFixed(3)}x ` +
+          `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+      );
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
 const work = await mkdtemp(join(tmpdir(), 'events-bench-'));
+if (process.env.BENCH_METRICS === 'compare') {
+  try {
+    await metricsCost(work);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 console.log(`${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase (after a 1 s warm-up)`);
 try {
   const pgliteDir = join(work, 'pglite');

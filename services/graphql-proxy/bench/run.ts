@@ -21,6 +21,9 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  *    concurrent distinct uncached queries before and after the circuit breaker opened;
  * 4. enqueue of BENCH_QUEUE_ITEMS (default 10,000) mutations while the upstream is down (first and last
  *    thousand compared: enqueue must not slow down with the queue's length) and their replay.
+ * 5. (BENCH_ONLY=metrics) what the metrics cost on cache hits: the same proxy with metrics on
+ *    (METRICS_PORT=0: per-route counters and histogram of POST /graphql) and off (METRICS_PORT=off),
+ *    alternating rounds, ratio of the medians (target: on >= 0.97x off).
  * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS per run, default 2; BENCH_ROUNDS,
  * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000)
  */
@@ -34,7 +37,7 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 2);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
 const MISS_REQUESTS = Number(process.env['BENCH_MISS_REQUESTS'] ?? 2000);
 const QUEUE_ITEMS = Number(process.env['BENCH_QUEUE_ITEMS'] ?? 10_000);
-/** BENCH_ONLY: a comma-separated subset of hit, miss, hang, queue. */
+/** BENCH_ONLY: a comma-separated subset of hit, miss, hang, queue, metrics (not run by default). */
 const ONLY = new Set(
   (process.env['BENCH_ONLY'] ?? 'hit,miss,hang,queue').split(',').map((part) => part.trim()),
 );
@@ -133,6 +136,7 @@ async function main(): Promise<void> {
 
     // 1. Cache hits vs the bare anchor.
     if (ONLY.has('hit')) await cacheHits(dir, proxy.url);
+    if (ONLY.has('metrics')) await metricsCost(dir, upstream, proxy.url);
     if (ONLY.has('miss')) await missLatency(upstream, missProxy.url);
     const switches: SwitchUpstream[] = [];
     try {
@@ -146,6 +150,37 @@ async function main(): Promise<void> {
     for (const proc of procs.reverse()) await proc.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Cache hits with metrics on (`proxyUrl`, METRICS_PORT=0 from testkit) against a proxy with them off. */
+async function metricsCost(dir: string, upstream: string, proxyUrl: string): Promise<void> {
+  const off = await start('proxy-metrics-off', PROXY_ENTRY, {
+    UPSTREAM_GRAPHQL_ENDPOINT: upstream,
+    PATHS_BASE_DIR: path.join(dir, 'proxy-metrics-off'),
+    CACHE_TTL_SECONDS: '3600',
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: 'off',
+  });
+  const hitBody = JSON.stringify({ query: HIT_QUERY });
+  for (const url of [proxyUrl, off.url]) {
+    await post(`${url}/graphql`, hitBody);
+    if ((await post(`${url}/graphql`, hitBody)).headers['x-cache'] !== 'HIT') {
+      throw new Error('the proxy did not answer from its cache');
+    }
+    await wrk(`${url}/graphql`, hitBody, 1);
+  }
+  const rates = { on: [] as number[], off: [] as number[] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    rates.on.push((await wrk(`${proxyUrl}/graphql`, hitBody)).rps);
+    rates.off.push((await wrk(`${off.url}/graphql`, hitBody)).rps);
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const ratio = median(rates.on) / median(rates.off);
+  console.log(
+    `metrics cost on cache hits: on ${rates.on.map((r) => r.toFixed(0)).join(' ')} rps | off ` +
+      `${rates.off.map((r) => r.toFixed(0)).join(' ')} rps | ratio of medians ${ratio.toFixed(3)}x ` +
+      `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+  );
 }
 
 async function cacheHits(dir: string, proxyUrl: string): Promise<void> {
