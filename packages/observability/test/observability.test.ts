@@ -79,7 +79,9 @@ describe('metrics listener, route metrics and health routes', async () => {
       `http_requests_total{method="GET",route="${UNMATCHED_ROUTE}",status_class="4xx"} 3`,
     );
     expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/items/:id"} 2');
-    expect(text).toContain('http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id"} 2');
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id"} 2',
+    );
     expect(text).toContain('# TYPE http_request_duration_seconds histogram');
     expect(text).toContain('# TYPE http_requests_total counter');
     expect(text).not.toContain('/items/1');
