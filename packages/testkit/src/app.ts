@@ -64,7 +64,9 @@ export async function startServiceProcess(options: StartServiceOptions): Promise
     command: process.execPath,
     args: ['--import', 'tsx', options.entry],
     cwd: options.cwd,
-    env: { ...options.env, [options.portVariable ?? 'PORT']: String(given) },
+    // A service's metrics listener gets a free port too (a fixed default would collide between
+    // parallel test files); a test that needs it reads the port from the start log line.
+    env: { METRICS_PORT: '0', ...options.env, [options.portVariable ?? 'PORT']: String(given) },
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
   // A given port is ready once it answers below 500. Found ports must answer 2xx: a process may

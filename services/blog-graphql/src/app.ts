@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { logNodeRequest } from '@platform/logging/request-line';
+import { checkReadiness } from '@platform/observability/health';
+import { createRouteMetrics, UNMATCHED_ROUTE } from '@platform/observability/route-metrics';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import type { BlogConfig } from './config.js';
 import { seedState } from './domain/seed.js';
 import type { BlogContext } from './graphql/context.js';
@@ -15,8 +18,13 @@ import { BlogStore } from './store/file-store.js';
 export interface BlogApp {
   readonly server: Server;
   readonly store: BlogStore;
+  /** Per-route request metrics; server.ts adds the process metrics and serves it on the metrics listener. */
+  readonly metrics: Registry;
   close(): Promise<void>;
 }
+
+/** The route labels of the metrics: the paths this server answers, everything else one label. */
+const ROUTES = new Set(['/graphql', '/health', '/health/live', '/health/ready', '/yoga-health']);
 
 const MAX_BODY_BYTES = 1_048_576;
 
@@ -143,9 +151,35 @@ export async function buildApp(
     sendJson(response, answer.status, answer.body);
   };
 
+  const metrics = new Registry();
+  // Per-request metrics unless METRICS_PORT=off (no listener: nothing recorded per request).
+  const routeMetrics = config.metrics.port === 'off' ? undefined : createRouteMetrics(metrics);
   const server = createServer((request, response) => {
     logNodeRequest(logger, request, response);
     const path = request.url?.split('?')[0];
+    if (routeMetrics) {
+      const started = performance.now();
+      response.once('finish', () => {
+        const route = path !== undefined && ROUTES.has(path) ? path : UNMATCHED_ROUTE;
+        routeMetrics.record(
+          request.method ?? 'GET',
+          route,
+          response.statusCode,
+          (performance.now() - started) / 1000,
+        );
+      });
+    }
+    if (path === '/health/live' && request.method === 'GET') {
+      sendJson(response, 200, JSON.stringify({ status: 'ok' }));
+      return;
+    }
+    if (path === '/health/ready' && request.method === 'GET') {
+      // The content is in memory once loaded; ready while the store can be read.
+      void checkReadiness({ store: async () => store.current }).then((report) =>
+        sendJson(response, report.status === 'ready' ? 200 : 503, JSON.stringify(report)),
+      );
+      return;
+    }
     if (path === '/health' && request.method === 'GET') {
       const state = store.current;
       sendJson(
@@ -172,6 +206,7 @@ export async function buildApp(
   return {
     server,
     store,
+    metrics,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

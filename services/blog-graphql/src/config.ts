@@ -7,6 +7,7 @@ import {
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
 export const DEVELOPMENT_AUTH_TOKEN = 'blog-dev-token';
@@ -32,6 +33,8 @@ export interface BlogConfig {
   readonly queryLimits: QueryLimits;
   /** QUERY_MAX_LIST_ITEMS: list items one request may resolve. @default 10000 */
   readonly maxListItems: number;
+  /** The metrics listener: METRICS_HOST @default "127.0.0.1", METRICS_PORT @default 9400 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
 }
 
 export class ConfigError extends Error {
@@ -116,5 +119,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     log,
     queryLimits: queryLimits(env),
     maxListItems: integer(env, 'QUERY_MAX_LIST_ITEMS', 10_000, 1, 100_000_000),
+    metrics: parseMetricsSettings(env, 9400, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });
 }

@@ -1,6 +1,11 @@
+// First: tracing patches http as it loads (off unless OTEL_* asks for it).
+import './telemetry.js';
 import { createLogger } from '@platform/logging/logger';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { collectProcessMetrics } from '@platform/observability/registry';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { tracing } from './telemetry.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -18,6 +23,8 @@ async function main(): Promise<void> {
     logger.warn('BLOG_AUTH_TOKEN is not set: mutations accept the development token "blog-dev-token"');
   }
   const app = await buildApp(config, logger);
+  collectProcessMetrics(app.metrics);
+  const metricsListener = await startMetricsListener(app.metrics, config.metrics, logger);
   await new Promise<void>((resolve, reject) => {
     app.server.once('error', reject);
     app.server.listen(config.port, config.host, () => resolve());
@@ -32,13 +39,15 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'closing');
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'close failed');
-        process.exit(1);
-      },
-    );
+    Promise.all([app.close(), metricsListener.close()])
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'close failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -9,6 +9,11 @@
  * Rows: `pglite` and `postgres` with the default read cache (reads served from memory after the
  * first), and `pg-nocache` (READ_CACHE_MAX_ENTRIES=0) where every request queries PostgreSQL.
  *
+ * `BENCH_METRICS=compare` instead measures what the metrics cost on the hottest path (cached
+ * `GET /events/{id}` on PostgreSQL): the same server with metrics on (`METRICS_PORT=0`: per-route
+ * counters and histogram) and off (`METRICS_PORT=off`), in alternating rounds (`BENCH_ROUNDS`,
+ * default 4), and prints the ratio of the medians (target: on >= 0.97x off).
+ *
  * Load comes from `wrk` (apt-get install -y wrk). Servers run as child processes so the load
  * generator and the servers do not share one event loop. Logs are at `warn` during the run.
  */
@@ -119,7 +124,96 @@ async function benchBackend(label: string, env: NodeJS.ProcessEnv, work: string)
   }
 }
 
+/**
+ * CPU seconds (user + system) used so far by `rootPid` and its children (the testkit's watchdog
+ * shell and the node process under it), from Linux /proc at 100 ticks per second.
+ */
+async function cpuSeconds(rootPid: number): Promise<number> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  let ticks = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[1] is ppid, fields[11] utime, fields[12] stime (after pid and comm)
+    if (Number(entry) === rootPid || Number(fields[1]) === rootPid) {
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  }
+  return ticks / 100;
+}
+
+/** Metrics on against metrics off, alternating rounds on one database (see the header). */
+async function metricsCost(work: string): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+  const db = await createTestDatabase('events_bench');
+  try {
+    await prepare(createPgClient({ url: db.url, poolMax: 2 }));
+    const common = {
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret!!',
+      INIT_CWD: work,
+      DATABASE_URL: db.url,
+    };
+    const start = (metrics: string) =>
+      startServiceProcess({
+        name: `events-metrics-${metrics}`,
+        entry: join(root, 'src/server.ts'),
+        cwd: root,
+        port: 0,
+        env: { ...common, METRICS_PORT: metrics },
+        healthPath: '/health',
+        timeoutMs: 60_000,
+      });
+    const [on, off] = [await start('0'), await start('off')];
+    try {
+      const rates = { on: [] as number[], off: [] as number[] };
+      // CPU per request of the server process: on a loaded machine requests per second follow the
+      // scheduler more than the code; the CPU each request cost does not.
+      const cpu = { on: [] as number[], off: [] as number[] };
+      const measure = async (side: 'on' | 'off', url: string, pid: number | undefined) => {
+        const before = pid === undefined ? 0 : await cpuSeconds(pid);
+        const { rps } = await wrk(`${url}/events/${ONE_ID}`);
+        const used = pid === undefined ? 0 : (await cpuSeconds(pid)) - before;
+        rates[side].push(rps);
+        // wrk's warm-up second is inside the CPU window: count its requests at the same rate.
+        cpu[side].push((used * 1e6) / Math.max(1, rps * (SECONDS + 1)));
+      };
+      for (let round = 0; round < rounds; round += 1) {
+        await measure('on', on.url, on.pid);
+        await measure('off', off.url, off.pid);
+      }
+      const median = (values: number[]) =>
+        [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+      const ratio = median(rates.on) / median(rates.off);
+      console.log(
+        `GET /events/{id} (cached, postgres) metrics on ${rates.on.map((r) => r.toFixed(0)).join(' ')} rps | ` +
+          `off ${rates.off.map((r) => r.toFixed(0)).join(' ')} rps | ratio of medians ${ratio.toFixed(3)}x ` +
+          `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+      );
+      const cpuRatio = median(cpu.off) / median(cpu.on);
+      console.log(
+        `  CPU per request: on ${cpu.on.map((c) => c.toFixed(0)).join(' ')} us | off ` +
+          `${cpu.off.map((c) => c.toFixed(0)).join(' ')} us | off/on ${cpuRatio.toFixed(3)}x ` +
+          `(the rate ratio an idle machine would show; target >= 0.97x) ${cpuRatio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+      );
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
 const work = await mkdtemp(join(tmpdir(), 'events-bench-'));
+if (process.env.BENCH_METRICS === 'compare') {
+  try {
+    await metricsCost(work);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 console.log(`${EVENTS} events, wrk -t1 -c${CONNECTIONS} -d${SECONDS}s per phase (after a 1 s warm-up)`);
 try {
   const pgliteDir = join(work, 'pglite');

@@ -8,7 +8,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { TokenVerifier } from './auth/token-verifier.js';
 import { corsHeaders, installCors } from './http/cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
@@ -33,6 +36,11 @@ export interface AppOptions {
   now?: () => Date;
   /** Close the store when the app closes. @default true */
   closeStore?: boolean;
+  /**
+   * The registry the per-route metrics go to (server.ts passes the process registry, served by the
+   * metrics listener). Without it nothing is recorded per request. @default none
+   */
+  metrics?: Registry;
 }
 
 /** Incoming `X-Request-Id` values are kept only when short and plain, so logs cannot be forged. */
@@ -59,6 +67,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler((request) => corsHeaders(corsOrigin, request.headers.origin)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Before any route: the hook covers every route added after it.
+  // Only with a registry to serve (METRICS_PORT=off: none, nothing recorded per request).
+  if (options.metrics) registerRouteMetrics(app, options.metrics);
   app.setValidatorCompiler(createValidatorCompiler());
   // JSON only: a text/plain body is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
@@ -86,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await app.register(healthRoutes, { store: options.store, storage: options.storageLabel });
+  registerHealthRoutes(app, { database: () => options.store.ping() });
   await app.register(eventRoutes, {
     prefix: options.basePath,
     store: options.store,

@@ -10,6 +10,7 @@ import {
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 export type AuthConfig =
   /** HMAC (HS256/384/512) with a shared secret. */
@@ -55,6 +56,8 @@ export interface Config {
   readCacheMaxEntries: number;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
   log: LogSettings;
+  /** The metrics listener: `METRICS_HOST` @default "127.0.0.1", `METRICS_PORT` @default 9300 (`0`: any free port, `off`: none) */
+  metrics: MetricsSettings;
   /** `SHUTDOWN_TIMEOUT_MS`: in-flight requests get this long on SIGTERM. @default 10000 */
   shutdownTimeoutMs: number;
   /** `CORS_ORIGIN`: `*` or a comma-separated list of origins allowed to call from a browser. @default "*" */
@@ -227,6 +230,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 512 * 1024, 1_024, 64 * 1024 * 1024),
     readCacheMaxEntries: integer(env, 'READ_CACHE_MAX_ENTRIES', 5_000, 0, 1_000_000),
     log,
+    metrics: parseMetricsSettings(env, 9300, (setting, detail) => new ConfigError(setting, detail)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     corsOrigin: corsOrigin(env),
   };

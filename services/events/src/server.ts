@@ -1,13 +1,21 @@
+// First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
+import './telemetry.js';
+
 /**
  * Process entry: reads the settings, opens the database (migrating it) and the token verifier,
  * listens, and on SIGTERM/SIGINT stops accepting, lets in-flight requests finish, then closes.
  */
 import { createLogger, type Logger } from '@platform/logging/logger';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { createMetricsRegistry } from '@platform/observability/registry';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { registerCacheMetrics } from './metrics/cache-metrics.js';
+import type { CacheCounters } from './storage/cached-event-store.js';
 import { openEventStore } from './storage/open-store.js';
+import { tracing } from './telemetry.js';
 
 async function resolveKey(config: Config, logger: Logger): Promise<VerifierKey> {
   const auth = config.jwt.auth;
@@ -34,8 +42,12 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ service: 'events', ...config.log });
   const key = await resolveKey(config, logger);
+  const metrics = createMetricsRegistry();
+  const cacheCounters: CacheCounters = { hits: 0, misses: 0, invalidations: 0, live: false };
+  registerCacheMetrics(metrics, cacheCounters);
   const store = await openEventStore(config.storage, {
     cacheMaxEntries: config.readCacheMaxEntries,
+    cacheCounters,
     onBackgroundError: (error) => logger.warn({ err: error }, 'background database connection failed'),
   });
   const app = await buildApp({
@@ -46,7 +58,9 @@ async function main(): Promise<void> {
     corsOrigin: config.corsOrigin,
     logger,
     storageLabel: config.storage.kind,
+    ...(config.metrics.port === 'off' ? {} : { metrics }),
   });
+  const metricsListener = await startMetricsListener(metrics, config.metrics, logger);
 
   let closing = false;
   const shutdown = (signal: string): void => {
@@ -58,13 +72,15 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     timer.unref();
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    Promise.all([app.close(), metricsListener.close()])
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

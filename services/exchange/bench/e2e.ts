@@ -10,6 +10,11 @@
  *
  * `--depth` is ORDER_PIPELINE_DEPTH: order batch statements in flight at once.
  *
+ * `--metrics-compare` instead measures what the metrics cost on order entry: the app built with a
+ * metrics registry (per-route counters and histogram, refusal counter; what the server does unless
+ * METRICS_PORT=off) and without, in alternating order phases on the same database (the app is
+ * rebuilt between phases, off the clock), and prints the ratio of the medians (target >= 0.97x).
+ *
  * Besides requests per second it prints the CPU time each request cost the server process, the
  * PostgreSQL backends and the load generator (its own process), since on a small machine the phases
  * compete for the same cores and the CPU per request is what decides the ratio.
@@ -17,6 +22,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { listenOnFreePort } from '@platform/testkit/app';
+import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.js';
 import { v3Auth } from '../src/auth/authenticate.js';
 import { ApiKeyCache } from '../src/auth/key-cache.js';
@@ -64,6 +70,40 @@ try {
     'CREATE TABLE bench_anchor (id bigserial PRIMARY KEY, account_id int NOT NULL, body text NOT NULL)',
   );
   const keys = await fundedKeys(db, secretBox, concurrency * 2, 'bench');
+  if (process.argv.includes('--metrics-compare')) {
+    const rates = { on: [] as number[], off: [] as number[] };
+    const orderPhase = async (metrics: boolean, ms: number): Promise<number> => {
+      const measured = await buildApp({
+        db,
+        reference,
+        secretBox,
+        orderPipelineDepth: depth,
+        ...(metrics ? { metrics: new Registry() } : {}),
+      });
+      const listening = await listenOnFreePort(measured);
+      try {
+        return (await runOrderLoad(listening.url, '/v3/auth/w/order/submit', keys.slice(0, concurrency), ms))
+          .perSecond;
+      } finally {
+        await measured.close();
+      }
+    };
+    await orderPhase(true, 1_000);
+    await orderPhase(false, 1_000);
+    for (let round = 0; round < numberOption('rounds', 3); round += 1) {
+      rates.on.push(await orderPhase(true, seconds * 1000));
+      rates.off.push(await orderPhase(false, seconds * 1000));
+    }
+    const middle = (values: number[]) =>
+      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+    const ratio = middle(rates.on) / middle(rates.off);
+    console.log(
+      `order entry, metrics on ${rates.on.map((r) => r.toFixed(0)).join(' ')} req/s | off ` +
+        `${rates.off.map((r) => r.toFixed(0)).join(' ')} req/s | ratio of medians ${ratio.toFixed(3)}x ` +
+        `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+    );
+    process.exit(0);
+  }
   const app = await buildApp({ db, reference, secretBox, orderPipelineDepth: depth });
   const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000, keys: new ApiKeyCache() };
   // The anchor: the same authentication as the order route, then one INSERT and its COMMIT. The

@@ -12,7 +12,11 @@ import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import { registerRefusalMetrics } from '@platform/observability/refusal-metrics';
+import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { Registry } from 'prom-client';
 import { accountRoutes } from './accounts/account.js';
 import { v2MemberRoutes } from './accounts/v2-members.js';
 import { ApiKeyCache } from './auth/key-cache.js';
@@ -42,6 +46,7 @@ import { marketDataRoutes } from './market-data/market-data.js';
 import { marketRoutes } from './market-data/markets.js';
 import { timestampRoutes } from './market-data/timestamp.js';
 import { MarketStats } from './market-stats/market-stats.js';
+import { registerExchangeMetrics } from './metrics/exchange-metrics.js';
 import { CommitFeed } from './orders/commits.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
@@ -99,6 +104,11 @@ export interface AppOptions {
   readonly trustedProxies?: readonly string[];
   /** This app is a node of a cluster (src/cluster/, README "Running a cluster"). @default none: one process */
   readonly cluster?: ClusterConfig;
+  /**
+   * The registry the per-route and exchange metrics go to (server.ts passes the process registry,
+   * served by the metrics listener). Without it nothing is recorded per request. @default none
+   */
+  readonly metrics?: Registry;
 }
 
 /**
@@ -119,6 +129,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.trustedProxies?.length ? { trustProxy: [...options.trustedProxies] } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  // Before any route: the hooks cover every route added after them.
+  // Per-request metrics only with a registry to serve (METRICS_PORT=off: none, nothing recorded).
+  const metrics = options.metrics ?? new Registry();
+  if (options.metrics) {
+    registerRouteMetrics(app, metrics);
+    registerRefusalMetrics(app, metrics, {
+      name: 'exchange_requests_refused_total',
+      help: 'Requests refused, by route pattern and error name (rate_limited: the request limits).',
+      reasonOf: refusalReason,
+    });
+  }
   const orders = await OrderService.start({
     db: options.db,
     commits:
@@ -217,6 +238,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   databaseHealthRoute(app, deps.db);
+  registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   timestampRoutes(app, deps);
   currencyRoutes(app, deps);
   marketRoutes(app, deps);
@@ -234,5 +256,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerFiat(app, fiat);
   const feed = options.feed ?? defaultFeedConfig();
   if (feed.enabled) await registerFeed(app, deps, feed);
+  registerExchangeMetrics(metrics, {
+    db: options.db,
+    orders,
+    feedConnections: () =>
+      (app as { websocketServer?: { clients: Set<unknown> } }).websocketServer?.clients.size,
+    onError: (error) => app.log.warn({ err: error }, 'an exchange metric could not be read'),
+  });
   return app;
+}
+
+/** The error name of a refused request: ours, Fastify's validation, or another client error. */
+function refusalReason(error: unknown): string | undefined {
+  if (error instanceof ApiError) return error.errorName;
+  if ((error as { validation?: unknown }).validation !== undefined) return 'validation_failed';
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status < 500 ? 'bad_request' : undefined;
 }

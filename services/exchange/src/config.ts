@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 import { type ClusterConfig, clusterConfig } from './cluster/config.js';
 import { codeFailureLimitsConfig } from './codes/config.js';
@@ -54,6 +55,8 @@ export interface Config {
   readonly seedDemo: boolean;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** The metrics listener: `METRICS_HOST` @default "127.0.0.1", `METRICS_PORT` @default 9100 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
   /**
    * Order batch statements in flight at once: with 2 or more, the next batch is computed and sent
    * while the previous one commits (src/orders/pipeline.ts). @default 1 (`ORDER_PIPELINE_DEPTH`, 1..8)
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     seedDemo: demoSeedingOf(env, host, storage.kind),
     log,
+    metrics: parseMetricsSettings(env, 9100, (setting, detail) => new ConfigError(setting, detail)),
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
     bookSnapshots: bookSnapshotConfig(env),
     codeFailureLimits: codeFailureLimitsConfig(env),

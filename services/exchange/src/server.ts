@@ -1,5 +1,9 @@
+// First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
+import './telemetry.js';
 import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { createMetricsRegistry } from '@platform/observability/registry';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
@@ -10,6 +14,7 @@ import { createRequestLimits } from './limits/setup.js';
 import { openMailer } from './mail/open.js';
 import { loadReferenceData, ReferenceDataError } from './reference/load.js';
 import { DEMO_ACCOUNTS, seedDemo } from './seed.js';
+import { tracing } from './telemetry.js';
 import { seedDemoAddresses, startWalletServices } from './wallet/server-wiring.js';
 import { createWallet } from './wallet/setup.js';
 
@@ -30,7 +35,9 @@ const wallet = await createWallet({ db, reference, config: config.wallet });
 const mailer = openMailer(config.mail);
 // Without PUBLIC_URL the links follow the address the server listens on (known after listen).
 let linkBase = config.mail.publicUrl;
+const metrics = createMetricsRegistry();
 const app = await buildApp({
+  ...(config.metrics.port === 'off' ? {} : { metrics }),
   wallet,
   db,
   reference,
@@ -89,8 +96,10 @@ async function shutdown(signal: string): Promise<void> {
   closing = true;
   app.log.info({ signal }, 'shutting down');
   try {
+    await metricsListener.close();
     await app.close();
     await db.close();
+    await tracing.shutdown();
     process.exit(0);
   } catch (error) {
     app.log.error({ err: error }, 'shutdown failed');
@@ -101,5 +110,6 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
+const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });
 if (config.mail.publicUrlFromListener) linkBase = withListeningPort(linkBase, app.server);

@@ -24,6 +24,9 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  *    concurrent distinct uncached queries before and after the circuit breaker opened;
  * 4. enqueue of BENCH_QUEUE_ITEMS (default 10,000) mutations while the upstream is down (first and last
  *    thousand compared: enqueue must not slow down with the queue's length) and their replay.
+ * 5. (BENCH_ONLY=metrics) what the metrics cost on cache hits: the same proxy with metrics on
+ *    (METRICS_PORT=0: per-route counters and histogram of POST /graphql) and off (METRICS_PORT=off),
+ *    alternating rounds, ratio of the medians (target: on >= 0.97x off).
  * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS per run, default 2; BENCH_ROUNDS,
  * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000)
  */
@@ -37,7 +40,7 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 2);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
 const MISS_REQUESTS = Number(process.env['BENCH_MISS_REQUESTS'] ?? 2000);
 const QUEUE_ITEMS = Number(process.env['BENCH_QUEUE_ITEMS'] ?? 10_000);
-/** BENCH_ONLY: a comma-separated subset of hit, hit-redis, miss, hang, queue. */
+/** BENCH_ONLY: a comma-separated subset of hit, hit-redis, miss, hang, queue, metrics (not run by default). */
 const ONLY = new Set(
   (process.env['BENCH_ONLY'] ?? 'hit,hit-redis,miss,hang,queue').split(',').map((part) => part.trim()),
 );
@@ -176,6 +179,7 @@ async function main(): Promise<void> {
         await redis.stop();
       }
     }
+    if (ONLY.has('metrics')) await metricsCost(dir, upstream, proxy.url);
     if (ONLY.has('miss')) await missLatency(upstream, missProxy.url);
     const switches: SwitchUpstream[] = [];
     try {
@@ -189,6 +193,73 @@ async function main(): Promise<void> {
     for (const proc of procs.reverse()) await proc.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * CPU seconds (user + system) used so far by `rootPid` and its children (the testkit's watchdog
+ * shell and the node process under it), from Linux /proc at 100 ticks per second.
+ */
+async function cpuSeconds(rootPid: number): Promise<number> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  let ticks = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[1] is ppid, fields[11] utime, fields[12] stime (after pid and comm)
+    if (Number(entry) === rootPid || Number(fields[1]) === rootPid) {
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  }
+  return ticks / 100;
+}
+
+/** Cache hits with metrics on (`proxyUrl`, METRICS_PORT=0 from testkit) against a proxy with them off. */
+async function metricsCost(dir: string, upstream: string, proxyUrl: string): Promise<void> {
+  const off = await start('proxy-metrics-off', PROXY_ENTRY, {
+    UPSTREAM_GRAPHQL_ENDPOINT: upstream,
+    PATHS_BASE_DIR: path.join(dir, 'proxy-metrics-off'),
+    CACHE_TTL_SECONDS: '3600',
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: 'off',
+  });
+  const hitBody = JSON.stringify({ query: HIT_QUERY });
+  for (const url of [proxyUrl, off.url]) {
+    await post(`${url}/graphql`, hitBody);
+    if ((await post(`${url}/graphql`, hitBody)).headers['x-cache'] !== 'HIT') {
+      throw new Error('the proxy did not answer from its cache');
+    }
+    await wrk(`${url}/graphql`, hitBody, 1);
+  }
+  const rates = { on: [] as number[], off: [] as number[] };
+  // CPU per request of the proxy process: on a loaded machine requests per second follow the
+  // scheduler more than the code; the CPU each request cost does not.
+  const cpu = { on: [] as number[], off: [] as number[] };
+  const onProc = procs.find((proc) => proc.url === proxyUrl);
+  const measure = async (side: 'on' | 'off', url: string, pid: number | undefined) => {
+    const before = pid === undefined ? 0 : await cpuSeconds(pid);
+    const { rps } = await wrk(`${url}/graphql`, hitBody);
+    const used = pid === undefined ? 0 : (await cpuSeconds(pid)) - before;
+    rates[side].push(rps);
+    cpu[side].push((used * 1e6) / Math.max(1, rps * SECONDS));
+  };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    await measure('on', proxyUrl, onProc?.pid);
+    await measure('off', off.url, off.pid);
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const ratio = median(rates.on) / median(rates.off);
+  console.log(
+    `metrics cost on cache hits: on ${rates.on.map((r) => r.toFixed(0)).join(' ')} rps | off ` +
+      `${rates.off.map((r) => r.toFixed(0)).join(' ')} rps | ratio of medians ${ratio.toFixed(3)}x ` +
+      `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+  );
+  const cpuRatio = median(cpu.off) / median(cpu.on);
+  console.log(
+    `  CPU per request: on ${cpu.on.map((c) => c.toFixed(0)).join(' ')} us | off ` +
+      `${cpu.off.map((c) => c.toFixed(0)).join(' ')} us | off/on ${cpuRatio.toFixed(3)}x ` +
+      `(the rate ratio an idle machine would show; target >= 0.97x) ${cpuRatio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
+  );
 }
 
 async function cacheHits(

@@ -1,6 +1,12 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
 import { logNodeRequest, requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import {
+  createRouteMetrics,
+  type RouteMetrics,
+  registerRouteMetrics,
+} from '@platform/observability/route-metrics';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -9,6 +15,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { AnswerCache } from './cache/answer-cache.js';
 import { ResponseCache } from './cache/response-cache.js';
 import { ScopeResolver } from './cache/scope.js';
@@ -51,6 +58,8 @@ import {
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
   readonly replayer: Replayer | FleetReplayer;
+  /** The proxy's metrics; server.ts adds the process metrics and serves it on the metrics listener. */
+  readonly metrics: Registry;
   /** Starts the background work (probe timer, first sync, replay of a queue left from a previous run). */
   startBackground(): void;
   close(): Promise<void>;
@@ -58,6 +67,23 @@ export interface ProxyApp {
 
 /** Fastify's `maxParamLength`: a longer path parameter (a queue id) is refused by the router. */
 const MAX_PARAM_LENGTH = 500;
+
+/** POST /graphql bypasses Fastify: its requests are recorded when their answer is sent. */
+function recordGraphQLRequest(
+  routeMetrics: RouteMetrics,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  const started = performance.now();
+  response.once('finish', () => {
+    routeMetrics.record(
+      request.method ?? 'POST',
+      '/graphql',
+      response.statusCode,
+      (performance.now() - started) / 1000,
+    );
+  });
+}
 
 function fastifyErrorCode(error: FastifyError): HttpErrorCode {
   if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
@@ -130,6 +156,8 @@ export async function buildApp(
   const queuedNow = (): readonly QueuedMutation[] => (redisQueue ? fleetQueued : queue.list());
   const local = await LocalDb.open(config.localDbPath, logger);
   const metrics = new ProxyMetrics();
+  // Per-request metrics unless METRICS_PORT=off (no listener: nothing recorded per request).
+  const routeMetrics = config.metrics.port === 'off' ? undefined : createRouteMetrics(metrics.registry);
   const client = createUpstreamClient(config.upstreamEndpoint, config.upstreamTimeoutMs);
   // Every upstream call is timed for the latency histogram.
   const upstream: UpstreamClient = {
@@ -302,6 +330,7 @@ export async function buildApp(
         if (isGraphQLRequest(request)) {
           // /graphql is logged at info (never a probe path): no per-request work when info is off.
           if (logger.isLevelEnabled('info')) logNodeRequest(logger, request, response);
+          if (routeMetrics) recordGraphQLRequest(routeMetrics, request, response);
           graphqlListener(request, response);
         } else fastifyHandler(request, response);
       }),
@@ -338,6 +367,7 @@ export async function buildApp(
     },
   });
 
+  if (routeMetrics) registerRouteMetrics(app, metrics.registry, routeMetrics);
   guardManagementRoutes(app, config.adminToken);
 
   app.setErrorHandler(sendHttpError);
@@ -367,12 +397,29 @@ export async function buildApp(
   queueEventRoutes(app, queueEvents);
   queueRoutes(app, { queue: queueAccess, replayer, clock });
   localRoutes(app, { local, sync: () => sync(true) });
-  cacheRoutes(app, { cache, metrics, monitor, queue: queueAccess });
+  registerHealthRoutes(app, {
+    // Ready while the upstream answers: with the breaker open the proxy serves only what it cached.
+    upstream: async () => {
+      if (monitor.breakerState === 'open') throw new Error('the upstream circuit breaker is open');
+    },
+  });
+  cacheRoutes(app, { cache });
+  metrics.watch({
+    breakerOpen: () => monitor.breakerState === 'open',
+    queueDepth: () => queueAccess.size(),
+    oldestQueuedAgeMs: async () => {
+      const [head] = await queueAccess.list();
+      return head ? Math.max(0, clock() - Date.parse(head.createdAt)) : undefined;
+    },
+    queueBlocked: async () => (await queueAccess.blockedBy()) !== undefined,
+    cacheSizes: () => cache.sizes(),
+  });
 
   let started = false;
   let stopHeartbeat: (() => void) | undefined;
   return {
     fastify: app,
+    metrics: metrics.registry,
     replayer,
     startBackground() {
       if (started) return;

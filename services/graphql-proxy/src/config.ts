@@ -8,6 +8,7 @@ import {
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import { FleetSettingError, type FleetSettings, parseFleetSettings } from './fleet/settings.js';
 
 /**
@@ -96,6 +97,8 @@ export interface ProxyConfig {
   readonly queryLimits: QueryLimits;
   /** CACHE_STORE, QUEUE_STORE, REDIS_* , INSTANCE_ID, QUEUE_LEASE_MS: see fleet/settings.ts. */
   readonly fleet: FleetSettings;
+  /** The metrics listener: METRICS_HOST @default "127.0.0.1", METRICS_PORT @default 9501 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
 }
 
 function fleetSettings(env: NodeJS.ProcessEnv): FleetSettings {
@@ -252,7 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (!isLoopback(host) && adminToken === undefined) {
     throw new ConfigError(
       `ADMIN_TOKEN is required when HOST (${host}) is not a loopback address: the management API ` +
-        '(/queue, /flush, /local/*, /cache/*, /metrics) would otherwise be open to the network',
+        '(/queue, /flush, /local/*, /cache/*) would otherwise be open to the network',
     );
   }
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -311,5 +314,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     log,
     queryLimits: queryLimits(env),
     fleet: fleetSettings(env),
+    metrics: parseMetricsSettings(env, 9501, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });
 }

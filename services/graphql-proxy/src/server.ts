@@ -1,6 +1,11 @@
+// First: tracing patches http and fetch as they load (off unless OTEL_* asks for it).
+import './telemetry.js';
 import { createLogger } from '@platform/logging/logger';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { collectProcessMetrics } from '@platform/observability/registry';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { tracing } from './telemetry.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -21,6 +26,8 @@ async function main(): Promise<void> {
     );
   }
   const app = await buildApp(config, logger);
+  collectProcessMetrics(app.metrics);
+  const metricsListener = await startMetricsListener(app.metrics, config.metrics, logger);
   await app.fastify.listen({ port: config.port, host: config.host });
   app.startBackground();
   logger.info(
@@ -33,13 +40,15 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'closing');
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'close failed');
-        process.exit(1);
-      },
-    );
+    Promise.all([app.close(), metricsListener.close()])
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'close failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

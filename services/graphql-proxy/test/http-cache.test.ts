@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -230,8 +231,11 @@ describe('purge API and metrics', () => {
     expect((await purge({ nothing: true })).status).toBe(400);
   });
 
-  it('exposes Prometheus metrics', async () => {
-    const response = await fetch(`${url}/metrics`, { headers: ADMIN });
+  it('exposes Prometheus metrics on the metrics listener, not on the public port', async () => {
+    expect((await fetch(`${url}/metrics`, { headers: ADMIN })).status).toBe(404);
+    const listener = await startMetricsListener(app.metrics, { host: '127.0.0.1', port: 0 });
+    onTestFinished(() => listener.close());
+    const response = await fetch(listener.url as string);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await response.text();
     for (const name of [

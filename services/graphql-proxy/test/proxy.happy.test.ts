@@ -115,7 +115,7 @@ describe('queries through the cache', () => {
     // The upstream answers only once all twelve have missed the cache, so none can be a cache hit:
     // one upstream call for twelve misses is the coalescing itself.
     const misses = async () => {
-      const text = await (await fetch(`${getProxy.url}/metrics`)).text();
+      const text = await (await fetch(await getProxy.metricsUrl())).text();
       return Number(/^graphql_proxy_cache_misses_total (\d+)$/m.exec(text)?.[1]);
     };
     const before = await misses();

@@ -9,8 +9,11 @@ import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
 import { requestLogOptions } from '@platform/logging/request-log';
+import { registerHealthRoutes } from '@platform/observability/health';
+import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import type { Database } from '@platform/sql-storage/database';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { Registry } from 'prom-client';
 import type { Catalog } from './catalog/catalog.js';
 import { ApiError } from './errors.js';
 import { eventRoutes } from './events/routes.js';
@@ -20,6 +23,7 @@ import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { registerIdempotency } from './idempotency/hooks.js';
 import { paymentLinkRoutes } from './links/routes.js';
+import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
 import { Worker } from './payments/worker.js';
 import { type CardProcessor, sandboxCardProcessor } from './processor/card.js';
 import { type PayoutProcessor, sandboxPayoutProcessor } from './processor/payout.js';
@@ -71,6 +75,11 @@ export interface AppOptions {
   readonly callbackMaxAttempts?: number;
   /** Callbacks in flight at once. @default 64 */
   readonly callbackConcurrency?: number;
+  /**
+   * The registry the per-route and gateway metrics go to (server.ts passes the process registry,
+   * served by the metrics listener). Without it nothing is recorded per request. @default none
+   */
+  readonly metrics?: Registry;
 }
 
 export interface Gateway {
@@ -91,6 +100,12 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
+  // Per-request metrics only with a registry to serve (METRICS_PORT=off: none, nothing recorded).
+  const metrics = options.metrics ?? new Registry();
+  if (options.metrics) registerRouteMetrics(app, metrics);
+  registerGatewayMetrics(metrics, options.db, now, (error) =>
+    app.log.warn({ err: error }, 'a gateway metric could not be read'),
+  );
   const deps: RouteDeps = {
     db: options.db,
     catalog: options.catalog,
@@ -155,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   databaseHealthRoute(app, deps.db);
+  registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   prerequestRoutes(app, deps);
   invoiceRoutes(app, deps);
   hostedPageRoutes(app, deps);

@@ -6,6 +6,7 @@ import {
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 
 export interface Config {
@@ -58,6 +59,8 @@ export interface Config {
   readonly bodyLimit: number;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
+  /** The metrics listener: `METRICS_HOST` @default "127.0.0.1", `METRICS_PORT` @default 9200 (`0`: any free port, `off`: none) */
+  readonly metrics: MetricsSettings;
 }
 
 export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../config/gateway.yaml', import.meta.url));
@@ -159,5 +162,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 1_024),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     log,
+    metrics: parseMetricsSettings(env, 9200, (setting, detail) => new ConfigError(setting, detail)),
   });
 }

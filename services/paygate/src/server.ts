@@ -1,9 +1,14 @@
+// First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
+import './telemetry.js';
 import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
+import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { createMetricsRegistry } from '@platform/observability/registry';
 import { buildApp } from './app.js';
 import { CatalogError, loadCatalog } from './catalog/load.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openStorage } from './db/open.js';
+import { tracing } from './telemetry.js';
 
 // A wrong setting or gateway file stops the start with one clear line instead of a stack trace.
 process.on('uncaughtException', (error) => {
@@ -17,7 +22,9 @@ const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secre
 const db = await openStorage(config.storage);
 // Without PUBLIC_URL the address follows the port the server listens on (known after listen).
 let publicUrl = config.publicUrl;
+const metrics = createMetricsRegistry();
 const { app } = await buildApp({
+  ...(config.metrics.port === 'off' ? {} : { metrics }),
   db,
   catalog,
   publicUrl: () => publicUrl,
@@ -46,8 +53,10 @@ async function shutdown(signal: string): Promise<void> {
   closing = true;
   app.log.info({ signal }, 'shutting down');
   try {
+    await metricsListener.close();
     await app.close();
     await db.close();
+    await tracing.shutdown();
     process.exit(0);
   } catch (error) {
     app.log.error({ err: error }, 'shutdown failed');
@@ -57,5 +66,6 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });
 if (config.publicUrlFromListener) publicUrl = withListeningPort(publicUrl, app.server);

@@ -27,11 +27,23 @@ export interface ChangeFeed {
   stop(): Promise<void>;
 }
 
+/** What the cache counts for the metrics (plain fields: the read path only increments one). */
+export interface CacheCounters {
+  hits: number;
+  misses: number;
+  /** Times the cache was cleared (a write, a change notification, the feed going down or up). */
+  invalidations: number;
+  /** Whether cached answers are served (false while the change feed is down). */
+  live: boolean;
+}
+
 export interface CacheOptions {
   /** Entries kept (events and pages together), oldest dropped first. @default 5000 */
   maxEntries: number;
   /** Notifications of other instances; omitted when this process is the only writer (PGlite). */
   feed?: ChangeFeed;
+  /** Counted into when given (`src/metrics/`). */
+  counters?: CacheCounters;
 }
 
 type Entry = { kind: 'event'; value: StoredEvent | undefined } | { kind: 'page'; value: EventPage };
@@ -52,12 +64,15 @@ export async function createCachedEventStore(inner: EventStore, options: CacheOp
   let generation = 0;
   // Without a feed this process sees every write itself; with one, only while the feed is live.
   let live = options.feed === undefined;
+  const counters: CacheCounters = options.counters ?? { hits: 0, misses: 0, invalidations: 0, live };
+  counters.live = live;
 
   // Keys asked for since the last change (whether kept or not): a key found here is admitted. At
   // most maxEntries keys, then it starts again.
   const seen = new Set<string>();
   const invalidate = (): void => {
     generation += 1;
+    counters.invalidations += 1;
     entries.clear();
     seen.clear();
   };
@@ -79,13 +94,18 @@ export async function createCachedEventStore(inner: EventStore, options: CacheOp
   await options.feed?.start(invalidate, (state) => {
     invalidate();
     live = state;
+    counters.live = state;
   });
 
   return {
     async get(eventId) {
       const key = `e:${eventId}`;
       const hit = entries.get(key);
-      if (hit?.kind === 'event') return hit.value;
+      if (hit?.kind === 'event') {
+        counters.hits += 1;
+        return hit.value;
+      }
+      counters.misses += 1;
       const startedAt = generation;
       const admitted = admit(key);
       const value = await inner.get(eventId);
@@ -95,7 +115,11 @@ export async function createCachedEventStore(inner: EventStore, options: CacheOp
     async list(scope, position, limit) {
       const key = `l:${scopeKey(scope)}:${positionKey(position)}:${limit}`;
       const hit = entries.get(key);
-      if (hit?.kind === 'page') return hit.value;
+      if (hit?.kind === 'page') {
+        counters.hits += 1;
+        return hit.value;
+      }
+      counters.misses += 1;
       const startedAt = generation;
       const admitted = admit(key);
       const value = await inner.list(scope, position, limit);

@@ -1,5 +1,5 @@
 import type { StorageConfig } from '../config.js';
-import { createCachedEventStore } from './cached-event-store.js';
+import { type CacheCounters, createCachedEventStore } from './cached-event-store.js';
 import { createEventStore, type EventStore } from './event-store.js';
 import { migrate } from './migrations.js';
 import { createPgChangeFeed } from './pg-change-feed.js';
@@ -12,6 +12,8 @@ export interface OpenOptions {
   cacheMaxEntries: number;
   /** Errors of background connections (pool idle clients, the change feed): logged, never fatal. */
   onBackgroundError?: (error: Error) => void;
+  /** The read cache's counters, for the metrics. */
+  cacheCounters?: CacheCounters;
 }
 
 /** Opens the configured database, applies pending migrations and returns the (cached) store. */
@@ -31,5 +33,9 @@ export async function openEventStore(storage: StorageConfig, options: OpenOption
   // PGlite is opened by this process only, so it sees every write itself and needs no feed.
   const feed =
     storage.kind === 'postgres' ? createPgChangeFeed(storage.url, options.onBackgroundError) : undefined;
-  return createCachedEventStore(store, { maxEntries: options.cacheMaxEntries, feed });
+  return createCachedEventStore(store, {
+    maxEntries: options.cacheMaxEntries,
+    feed,
+    ...(options.cacheCounters ? { counters: options.cacheCounters } : {}),
+  });
 }

@@ -26,6 +26,7 @@ import type { PaygateClient } from '../fiat/client.js';
 import { FIAT_USAGE, FiatCommandError, runFiatCommand } from '../fiat/refunds/cli.js';
 import { adjustment } from '../ledger/entry.js';
 import { reconcile } from '../ledger/reconcile.js';
+import { recordReconcileRun } from '../ledger/reconcile-runs.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
@@ -294,6 +295,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       }
       if (command === 'reconcile') {
         const report = await reconcile(ctx.db);
+        await recordReconcileRun(ctx.db, report);
         ctx.print(report);
         return report.ok ? 0 : 1;
       }

@@ -3,9 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AnswerCache, PurgeSelector } from '../cache/answer-cache.js';
 import { HttpError } from '../errors.js';
-import type { ProxyMetrics } from '../metrics.js';
-import type { QueueAccess } from '../queue/access.js';
-import type { UpstreamMonitor } from '../upstream/client.js';
 
 const PurgeBody = Type.Object(
   {
@@ -20,12 +17,10 @@ const PurgeBody = Type.Object(
 /**
  * `POST /cache/purge` (management, behind ADMIN_TOKEN): removes cached answers by key (`{key}`), by
  * type (`{type: "Post"}`), by type and id (`{type: "Post", id: "cG9zdDox"}`: answers holding that
- * object) or everything (`{all: true}`); answers `{purged}`. `GET /metrics`: Prometheus text.
+ * object) or everything (`{all: true}`); answers `{purged}`. The metrics are on the metrics listener
+ * (`METRICS_PORT`, src/metrics.ts), not here.
  */
-export function cacheRoutes(
-  app: FastifyInstance,
-  deps: { cache: AnswerCache; metrics: ProxyMetrics; monitor: UpstreamMonitor; queue: QueueAccess },
-): void {
+export function cacheRoutes(app: FastifyInstance, deps: { cache: AnswerCache }): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   typed.post('/cache/purge', { schema: { body: PurgeBody } }, async (request) => {
     const { key, type, id, all } = request.body;
@@ -50,16 +45,5 @@ export function cacheRoutes(
       );
     }
     return { purged };
-  });
-
-  app.get('/metrics', async (_request, reply) => {
-    const stats = await deps.cache.sizes().catch(() => ({ entries: 0, bytes: 0 }));
-    reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return deps.metrics.render({
-      breakerOpen: deps.monitor.breakerState === 'open',
-      queueDepth: await deps.queue.size().catch(() => 0),
-      cacheEntries: stats.entries,
-      cacheBytes: stats.bytes,
-    });
   });
 }

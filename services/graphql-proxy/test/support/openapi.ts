@@ -96,7 +96,6 @@ export const proxyDocument: OpenApiDocument = {
         responses: { '200': json({ type: 'object' }), ...managementErrors },
       },
     },
-    '/metrics': { get: { security: admin, responses: { '200': {}, ...managementErrors } } },
     '/queue': {
       get: { security: admin, responses: { '200': json({ type: 'object' }), ...managementErrors } },
     },

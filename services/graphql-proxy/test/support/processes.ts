@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { startTcpFront } from '@platform/testkit/front';
+import { listeningPorts } from '@platform/testkit/listening';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(HERE, '../../../..');
@@ -76,6 +77,8 @@ export interface ProxyProcess {
   output(): string;
   /** The port the running process itself listens on (behind the front at `port`). */
   listeningPort(): number | undefined;
+  /** `http://127.0.0.1:<port>/metrics` of the running process's metrics listener (METRICS_PORT=0). */
+  metricsUrl(): Promise<string>;
 }
 
 /**
@@ -91,6 +94,17 @@ export async function startProxy(baseDir: string, env: NodeJS.ProcessEnv): Promi
     url: front.url,
     output: () => proc?.output() ?? lastOutput,
     listeningPort: () => proc?.port,
+    async metricsUrl() {
+      if (proc?.pid === undefined) throw new Error('the proxy is not running');
+      for (const port of await listeningPorts(proc.pid)) {
+        if (port === proc.port) continue;
+        const url = `http://127.0.0.1:${port}/metrics`;
+        const answer = await fetch(url).catch(() => undefined);
+        await answer?.arrayBuffer();
+        if (answer?.ok) return url;
+      }
+      throw new Error('the proxy has no metrics listener');
+    },
     async stop() {
       front.target(undefined);
       lastOutput = proc?.output() ?? lastOutput;

@@ -1,3 +1,4 @@
+import { withTraceContext } from '@platform/observability/trace-context';
 import type { Database } from '@platform/sql-storage/database';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
@@ -148,7 +149,8 @@ export class CallbackDispatcher {
   /** Sends and records one callback; true when the merchant acknowledged it. */
   async #deliver(callback: PendingCallback): Promise<boolean> {
     const { options } = this;
-    const failure = await send(options, callback);
+    // The send joins the trace of the request that wrote the callback (the payer's submit).
+    const failure = await withTraceContext(callback.traceContext, () => send(options, callback));
     if (failure === undefined) {
       await markDelivered(options.db, callback.id, new Date(options.now()));
       options.log.info({ event: callback.eventId }, 'callback delivered');

@@ -1,3 +1,4 @@
+import { currentTraceContext } from '@platform/observability/trace-context';
 import type { Sql } from '@platform/sql-storage/database';
 import type { CallbackEvent } from './event.js';
 
@@ -19,8 +20,9 @@ export async function enqueueCallback(
   );
   const sequence = Number(rows[0]?.next ?? 1);
   await tx.query(
-    `INSERT INTO callback_outbox (event_id, merchant_id, object_type, object_id, body, sequence, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+    `INSERT INTO callback_outbox
+       (event_id, merchant_id, object_type, object_id, body, sequence, next_attempt_at, created_at, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)
      ON CONFLICT (event_id) DO NOTHING`,
     [
       event.event_id,
@@ -30,6 +32,7 @@ export async function enqueueCallback(
       JSON.stringify({ ...event, sequence }),
       sequence,
       now.toISOString(),
+      currentTraceContext(),
     ],
   );
 }
@@ -42,6 +45,8 @@ export interface PendingCallback {
   readonly objectId: string;
   readonly body: string;
   readonly attempts: number;
+  /** The trace of the request that wrote it (see @platform/observability/trace-context). */
+  readonly traceContext: string | null;
 }
 
 /**
@@ -64,6 +69,7 @@ export async function claimDueCallbacks(
     object_id: string;
     body: string;
     attempts: number;
+    trace_context: string | null;
   }>(
     `UPDATE callback_outbox SET next_attempt_at = $2
      WHERE id IN (
@@ -76,7 +82,7 @@ export async function claimDueCallbacks(
        ORDER BY o.next_attempt_at, o.id
        LIMIT $3
        FOR UPDATE SKIP LOCKED)
-     RETURNING id, event_id, merchant_id, object_type, object_id, body, attempts`,
+     RETURNING id, event_id, merchant_id, object_type, object_id, body, attempts, trace_context`,
     [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit],
   );
   return rows.map((row) => ({
@@ -87,6 +93,7 @@ export async function claimDueCallbacks(
     objectId: row.object_id,
     body: row.body,
     attempts: row.attempts,
+    traceContext: row.trace_context,
   }));
 }
 

@@ -1,0 +1,34 @@
+import { collectedValue } from '@platform/observability/collected-gauge';
+import { Counter, type Registry } from 'prom-client';
+import type { CacheCounters } from '../storage/cached-event-store.js';
+
+/**
+ * The read cache's numbers, read from its counters at scrape time: hits and misses (the hit ratio
+ * is `rate(hits) / (rate(hits) + rate(misses))`), invalidations, and whether the change feed is live
+ * (0: the cache is bypassed, every read goes to the database). Reads and writes by route are in
+ * `http_requests_total`.
+ */
+export function registerCacheMetrics(registry: Registry, counters: CacheCounters): void {
+  const mirrored = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  mirrored('events_cache_hits_total', 'Reads answered from the read cache.', () => counters.hits);
+  mirrored('events_cache_misses_total', 'Reads that went to the database.', () => counters.misses);
+  mirrored(
+    'events_cache_invalidations_total',
+    'Times the read cache was cleared (a write, a change notification, the feed going down or up).',
+    () => counters.invalidations,
+  );
+  collectedValue(registry, {
+    name: 'events_cache_live',
+    help: '1 while the read cache serves answers; 0 while the change feed is down (or the cache is off).',
+    read: () => (counters.live ? 1 : 0),
+  });
+}

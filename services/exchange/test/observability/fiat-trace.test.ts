@@ -1,0 +1,274 @@
+/**
+ * Traces across services (issue 30): the exchange and the payment gateway run as real processes
+ * with the standard OTEL_* variables pointing at an OTLP/HTTP receiver served by this test (JSON
+ * protocol). One fiat deposit, driven as the payer's client would with one W3C `traceparent` (the
+ * exchange's deposit request, the gateway's invoice and hosted page), must produce one trace that
+ * holds the exchange's deposit request, the gateway's hosted-page submit, the gateway's callback
+ * delivery (sent later by its background loop, joined to the trace through the outbox) and the
+ * exchange's handling of that callback, as a child of the gateway's call.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
+import { useTestDatabase } from '@platform/testkit/fixtures';
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/accounts/store.js';
+import { issueApiKey } from '../../src/apikeys/store.js';
+import { createSecretBox } from '../../src/crypto/secret-box.js';
+import type { Database } from '../../src/db/database.js';
+import { openStorage } from '../../src/db/open.js';
+import { formFields, postJson } from '../fiat/gateway-client.js';
+import { v3Headers } from '../support/signing.js';
+
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+const GATEWAY_DIR = path.join(REPO, 'services/paygate');
+
+interface ReceivedSpan {
+  readonly service: string;
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string;
+  readonly name: string;
+  readonly kind: number;
+  /** The span's attributes as text, to find a path in whichever attribute the semantic conventions use. */
+  readonly attributes: string;
+}
+
+/** An OTLP/HTTP receiver (JSON encoding) keeping every span it is sent. */
+async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; close(): Promise<void> }> {
+  const spans: ReceivedSpan[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.url === '/v1/traces') {
+        // biome-ignore lint/suspicious/noExplicitAny: the OTLP JSON document, read field by field below
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as any;
+        for (const resourceSpans of body.resourceSpans ?? []) {
+          const service = (resourceSpans.resource?.attributes ?? []).find(
+            (attribute: { key: string }) => attribute.key === 'service.name',
+          )?.value?.stringValue;
+          for (const scope of resourceSpans.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              spans.push({
+                service,
+                traceId: span.traceId,
+                spanId: span.spanId,
+                parentSpanId: span.parentSpanId ?? '',
+                name: span.name,
+                kind: span.kind,
+                attributes: JSON.stringify(span.attributes ?? []),
+              });
+            }
+          }
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const exchangeDb = useTestDatabase('exchange');
+const gatewayDb = useTestDatabase('paygate');
+const masterKey = randomBytes(32);
+let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+let exchangeFront: TcpFront;
+let gatewayFront: TcpFront;
+let exchange: ServiceProcess | undefined;
+let gateway: ServiceProcess | undefined;
+let db: Database | undefined;
+let configDir = '';
+
+const OTEL = (url: string) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  // Export finished spans every 100 ms instead of 5 s.
+  OTEL_BSP_SCHEDULE_DELAY: '100',
+});
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  exchangeFront = await startTcpFront();
+  gatewayFront = await startTcpFront();
+  configDir = mkdtempSync(path.join(tmpdir(), 'fiat-trace-'));
+  const yaml = readFileSync(path.join(GATEWAY_DIR, 'config/gateway.yaml'), 'utf8').replaceAll(
+    'http://127.0.0.1:3100/v3/paygate/',
+    `${exchangeFront.url}/v3/paygate/`,
+  );
+  const configFile = path.join(configDir, 'gateway.yaml');
+  writeFileSync(configFile, yaml);
+  [exchange, gateway] = await Promise.all([
+    startServiceProcess({
+      name: 'exchange',
+      entry: path.join(REPO, 'services/exchange/src/server.ts'),
+      cwd: REPO,
+      port: 0,
+      env: {
+        DATABASE_URL: exchangeDb.url,
+        MASTER_KEY: masterKey.toString('hex'),
+        MASTER_KEY_FILE: '',
+        DATA_DIR: path.join(configDir, 'exchange'),
+        SEED_DEMO: 'false',
+        PAYGATE_URL: gatewayFront.url,
+        LOG_LEVEL: 'warn',
+        ...OTEL(receiver.url),
+      },
+      healthPath: '/health',
+      timeoutMs: 90_000,
+    }),
+    startServiceProcess({
+      name: 'paygate',
+      entry: path.join(GATEWAY_DIR, 'src/server.ts'),
+      cwd: REPO,
+      port: 0,
+      env: {
+        PAYGATE_CONFIG: configFile,
+        DATABASE_URL: gatewayDb.url,
+        PUBLIC_URL: gatewayFront.url,
+        WORKER_INTERVAL_MS: '50',
+        CALLBACK_RETRY_BASE_MS: '100',
+        CALLBACK_RETRY_MAX_MS: '1000',
+        LOG_LEVEL: 'warn',
+        ...OTEL(receiver.url),
+      },
+      healthPath: '/health',
+      timeoutMs: 90_000,
+    }),
+  ]);
+  exchangeFront.target(exchange.port);
+  gatewayFront.target(gateway.port);
+  // The exchange process migrated the database; the test writes the account and its key directly.
+  db = await openStorage({ kind: 'postgres', url: exchangeDb.url, poolSize: 2 });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([exchange?.stop(), gateway?.stop()]);
+  await db?.close();
+  await exchangeFront?.close();
+  await gatewayFront?.close();
+  await receiver?.close();
+  if (configDir) rmSync(configDir, { recursive: true, force: true });
+});
+
+/** A form submitted as a browser without JavaScript would, following 303s, with the trace header. */
+async function submit(action: string, fields: Record<string, string>, traceparent: string) {
+  let url = new URL(action, gatewayFront.url).toString();
+  let response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', traceparent },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+  for (let hops = 0; response.status === 303 && hops < 5; hops += 1) {
+    url = new URL(response.headers.get('location') ?? '', url).toString();
+    await response.arrayBuffer();
+    response = await fetch(url, { headers: { traceparent }, redirect: 'manual' });
+  }
+  return { status: response.status, html: await response.text() };
+}
+
+describe('one fiat deposit is one trace across the exchange and the gateway', () => {
+  it('joins the deposit request, the hosted page, the callback delivery and its handling', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+    const storage = db as Database;
+    const account = await storage.transaction((tx) =>
+      createAccount(tx, { email: `trace-${randomBytes(4).toString('hex')}@example.com` }),
+    );
+    const { key, secret } = await issueApiKey(storage, createSecretBox(masterKey), account.id, ['read']);
+    const v3 = async (uri: string, body: unknown) => {
+      const text = JSON.stringify(body);
+      const response = await fetch(`${exchangeFront.url}${uri}`, {
+        method: 'POST',
+        headers: { ...v3Headers(key.publicKey, secret, uri, text), traceparent },
+        body: text,
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: the exchange's answers of several shapes
+      return { status: response.status, json: (await response.json()) as Record<string, any> };
+    };
+
+    const me = await v3('/v3/auth/me', {});
+    expect(me.status).toBe(200);
+    const created = await v3('/v3/auth/deposit', { currency: 'uah', amount: 500 });
+    expect(created.status).toBe(200);
+    const invoice = await postJson(
+      `${gatewayFront.url}/public-api/payment-invoices`,
+      {
+        public_key: me.json.public_keys.deposit_sdk_uah_public_key,
+        reference_id: String(created.json.deposit_id),
+        description: 'deposit',
+        service: created.json.provider,
+        currency: 'uah',
+        amount: 500,
+      },
+      { traceparent },
+    );
+    expect(invoice.status).toBe(201);
+    const { action, payload } = invoice.json.data.active_payment;
+    const page = await submit(
+      action,
+      Object.fromEntries(payload.map((p: { name: string; value: string }) => [p.name, p.value])),
+      traceparent,
+    );
+    expect(page.status).toBe(200);
+    const pay = formFields(page.html, '/pay');
+    const paid = await submit(
+      pay.action,
+      { ...pay.fields, card_number: '4242424242424242', expiry: '12/39', cvc: '123' },
+      traceparent,
+    );
+    expect(paid.status).toBe(200);
+
+    // The exchange's handling of the gateway's callback, exported once the deposit is credited.
+    const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+    const callbackHandled = await eventually('the exchange span of the callback in the trace', () =>
+      inTrace().find(
+        (span) =>
+          span.service === 'exchange' && span.kind === 2 && span.attributes.includes('/v3/paygate/callback'),
+      ),
+    );
+    const spans = inTrace();
+    // The exchange's deposit request, the gateway's hosted-page submit, in the same trace.
+    expect(
+      spans.some(
+        (span) =>
+          span.service === 'exchange' && span.kind === 2 && span.attributes.includes('/v3/auth/deposit'),
+      ),
+    ).toBe(true);
+    expect(
+      spans.some((span) => span.service === 'paygate' && span.kind === 2 && span.attributes.includes('/pay')),
+    ).toBe(true);
+    // The callback's server span is the child of the gateway's outgoing call (client span).
+    const caller = spans.find((span) => span.spanId === callbackHandled.parentSpanId);
+    expect(caller).toMatchObject({ service: 'paygate', kind: 3 });
+    // Database statements of the exchange are spans of the same trace.
+    expect(
+      spans.some(
+        (span) => span.service === 'exchange' && /pg|postgres|SELECT|INSERT|UPDATE/i.test(span.name),
+      ),
+    ).toBe(true);
+  }, 120_000);
+});
