@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
@@ -65,7 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: env['HOST'] || '127.0.0.1',
-    dataDir: path.resolve(cwd, env['BLOG_DATA_DIR'] || './data/blog-graphql'),
+    dataDir: dataPath(env['BLOG_DATA_DIR'], 'blog-graphql', env, cwd),
     authToken: token || DEVELOPMENT_AUTH_TOKEN,
     usingDevelopmentToken: !token,
     seed: boolean(env, 'BLOG_SEED', true),
