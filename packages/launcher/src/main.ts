@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveFormat } from '@platform/logging/logger';
 import { LogSettingError, parseLogSettings } from '@platform/logging/settings';
+import { releaseLock } from '@platform/sql-storage/process-lock';
 import { buildProjects } from './build/build.js';
 import { isStale } from './build/freshness.js';
 import { type BuildProject, readProject } from './build/project.js';
 import { discoverServices, type ServiceSpec } from './discover.js';
 import type { LaunchMode } from './launch-mode.js';
 import { jsonOutput, prettyOutput } from './output.js';
+import { alreadyRunning, claimInstance, instanceLockFile } from './preflight.js';
 import { SupervisedService } from './supervisor.js';
 import { renderTable } from './table.js';
 
@@ -80,6 +82,17 @@ if (specs.length === 0) {
   process.exit(1);
 }
 
+// A second `npm start` (or a service already started on its own) is refused before anything starts,
+// with one line naming the running instance and a non-zero exit (`preflight.ts`).
+const instanceRefusal = claimInstance(cwd);
+const preflightRefusal = instanceRefusal ?? (await alreadyRunning(specs, cwd));
+if (preflightRefusal) {
+  if (!instanceRefusal) releaseLock(instanceLockFile(cwd));
+  say(preflightRefusal);
+  process.exit(2);
+}
+process.on('exit', () => releaseLock(instanceLockFile(cwd)));
+
 /** Compiles the services whose output is stale (one tsc run); a failed build stops the launcher. */
 async function buildStale(compilable: ServiceSpec[]): Promise<void> {
   const seen = new Map<string, BuildProject>();
@@ -116,6 +129,9 @@ const byName = new Map(services.map((s) => [s.spec.name, s]));
 let stopping = false;
 async function stopAll(signal: string): Promise<void> {
   if (stopping) {
+    // The parent going away while we stop is expected (a SIGTERM to the whole process group reaches
+    // npm and its shell too): keep stopping in order. Only a second signal means "now".
+    if (signal === 'parent process exited') return;
     say(`${signal} again: killing everything now`);
     process.exit(130);
   }
