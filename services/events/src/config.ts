@@ -34,7 +34,7 @@ export type StorageConfig =
   | { kind: 'pglite'; dir: string };
 
 export interface Config {
-  /** `HOST` @default "0.0.0.0" */
+  /** `HOST` @default "127.0.0.1" (loopback only; `0.0.0.0` opens it) */
   host: string;
   /** `PORT` @default 3300 */
   port: number;
@@ -174,7 +174,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
   const log = logSettings(env);
   const config: Config = {
-    host: text(env, 'HOST') ?? '0.0.0.0',
+    host: text(env, 'HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 3300, 0, 65_535),
     basePath: basePath(env),
     storage:

@@ -5,7 +5,7 @@ describe('loadConfig', () => {
   it('defaults to the embedded setup', () => {
     const config = loadConfig({ INIT_CWD: '/srv/app' });
     expect(config).toMatchObject({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 3300,
       basePath: '',
       storage: { kind: 'pglite', dir: '/srv/app/data/events/pgdata' },
