@@ -125,6 +125,13 @@ describe("Fastify's own errors leave in the NestJS shape with the request id", (
     expectNestShape(unknown.json, 404);
     expect(unknown.headers.get('x-request-id')).toBe(REQUEST_ID);
   });
+
+  it('a known path with another method is 405 with allow, in the same shape', async () => {
+    const wrong = await call(app, '/events', { method: 'POST', token: alice, body: validBody });
+    expect(wrong.status).toBe(405);
+    expectNestShape(wrong.json, 405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+  });
 });
 
 describe('problem details on request', () => {
