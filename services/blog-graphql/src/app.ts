@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { renderLandingPage } from '@platform/http-edge/landing-page';
 import { logNodeRequest } from '@platform/logging/request-line';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -9,6 +10,7 @@ import { IdempotencyGuard } from './graphql/idempotency.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
+import { refuseRoute } from './routes.js';
 import { BlogStore } from './store/file-store.js';
 
 export interface BlogApp {
@@ -45,6 +47,23 @@ function sendJson(
 ): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...extra });
   response.end(body);
+}
+
+function sendHtml(response: ServerResponse, html: string): void {
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  response.end(html);
+}
+
+/** `/`: where to go next (the landing page of every service, `@platform/http-edge/landing-page`). */
+function landingPage(): string {
+  return renderLandingPage({
+    title: 'blog-graphql',
+    summary: 'A WPGraphQL-shaped blog GraphQL server (posts, pages, categories, tags, authors).',
+    links: [
+      { label: 'GraphQL', href: '/graphql', note: 'POST a query; GET in a browser opens the playground' },
+      { label: 'Health', href: '/health' },
+    ],
+  });
 }
 
 function hasErrors(body: string): boolean {
@@ -142,8 +161,23 @@ export async function buildApp(
 
   const server = createServer((request, response) => {
     logNodeRequest(logger, request, response);
-    const path = request.url?.split('?')[0];
-    if (path === '/health' && request.method === 'GET') {
+    const path = request.url?.split('?')[0] ?? '/';
+    const refusal = refuseRoute(request.method ?? 'GET', path);
+    if (refusal) {
+      request.resume();
+      sendJson(
+        response,
+        refusal.status,
+        refusal.body,
+        refusal.status === 405 ? { allow: refusal.allow } : {},
+      );
+      return;
+    }
+    if (path === '/') {
+      sendHtml(response, landingPage());
+      return;
+    }
+    if (path === '/health') {
       const state = store.current;
       sendJson(
         response,
