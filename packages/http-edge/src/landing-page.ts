@@ -40,3 +40,20 @@ ${items}
 </html>
 `;
 }
+
+/** Minimal view of a Fastify instance: `GET /` hidden from the OpenAPI document. */
+interface RouteHost {
+  get(
+    path: string,
+    options: { schema: { hide: boolean } },
+    handler: (request: unknown, reply: { type(t: string): { send(body: string): unknown } }) => unknown,
+  ): unknown;
+}
+
+/** Registers `GET /` answering the landing page (hidden from the OpenAPI document). */
+export function landingRoute(app: RouteHost, page: LandingPage): void {
+  const html = renderLandingPage(page);
+  app.get('/', { schema: { hide: true } }, (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(html),
+  );
+}

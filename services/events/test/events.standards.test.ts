@@ -132,6 +132,13 @@ describe("Fastify's own errors leave in the NestJS shape with the request id", (
     expectNestShape(wrong.json, 405);
     expect(wrong.headers.get('allow')).toBe('GET, HEAD');
   });
+
+  it('has a landing page at / linking the docs and health', async () => {
+    const page = await fetch(`${app.url}/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const href of ['/docs', '/health', '/events']) expect(html).toContain(`href="${href}"`);
+  });
 });
 
 describe('problem details on request', () => {

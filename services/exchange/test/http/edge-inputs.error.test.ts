@@ -81,3 +81,10 @@ it('answers a known path with another method 405 with allow, an unknown path 404
   const unknown = await app.inject({ method: 'GET', url: '/v3/nothing' });
   expect([unknown.statusCode, unknown.json().error.name]).toEqual([404, 'not_found']);
 });
+
+it('has a landing page at / linking the docs and health', async () => {
+  const page = await app.inject({ method: 'GET', url: '/' });
+  expect(page.statusCode).toBe(200);
+  expect(page.headers['content-type']).toContain('text/html');
+  for (const href of ['/docs', '/health']) expect(page.body).toContain(`href="${href}"`);
+});

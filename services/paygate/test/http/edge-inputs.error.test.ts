@@ -95,5 +95,12 @@ it('answers a known path with another method 405 with allow, an unknown path 404
   });
   const unknown = await fetch(`${gateway.url}/public-api/nothing`);
   expect(unknown.status).toBe(404);
-  expect((await unknown.json()).error.name).toBe('not_found');
+  expect(((await unknown.json()) as { error: { name: string } }).error.name).toBe('not_found');
+});
+
+it('has a landing page at / linking the docs and health', async () => {
+  const page = await fetch(`${gateway.url}/`);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  for (const href of ['/docs', '/health']) expect(html).toContain(`href="${href}"`);
 });

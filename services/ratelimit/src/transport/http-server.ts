@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { renderLandingPage } from '@platform/http-edge/landing-page';
 import type { Logger } from '@platform/logging/logger';
 import { logNodeRequest } from '@platform/logging/request-line';
 import type { Health } from '../health/health.js';
@@ -22,6 +23,17 @@ export interface HttpServerParts {
   /** Largest accepted body. @default 1 MiB */
   maxBodyBytes?: number;
 }
+
+/** `/`: where to go next (the landing page of every service). */
+const LANDING_PAGE = renderLandingPage({
+  title: 'ratelimit',
+  summary:
+    "A rate-limit decision service wire-compatible with Envoy's v3 rate-limit protocol (gRPC, and POST /json here).",
+  links: [
+    { label: 'Health', href: '/healthcheck' },
+    { label: 'POST /json', href: '/json', note: 'a ShouldRateLimit request as protobuf JSON' },
+  ],
+});
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, {
@@ -89,6 +101,10 @@ export function createHttpServer(parts: HttpServerParts): Server {
         else res.destroy();
       });
       return;
+    }
+    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+      req.resume();
+      return send(res, 200, LANDING_PAGE, 'text/html; charset=utf-8');
     }
     if (path === '/healthcheck') {
       req.resume();

@@ -152,6 +152,9 @@ describe('HTTP /json and /healthcheck', () => {
     r = await fetch(`${s.http}/nope`);
     expect(r.status).toBe(404);
     await r.text();
+    r = await fetch(`${s.http}/`);
+    expect(r.headers.get('content-type')).toContain('text/html');
+    expect(await r.text()).toContain('href="/healthcheck"');
     r = await fetch(`${s.http}/healthcheck`, { method: 'POST' });
     expect([r.status, r.headers.get('allow'), await r.text()]).toEqual([
       405,
