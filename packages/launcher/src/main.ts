@@ -180,19 +180,34 @@ function launch(service: SupervisedService): Promise<boolean> {
  * is never a log line (logs are shipped and kept); elsewhere the line names the key file (mode 0600).
  */
 function demoKeyLines(): string[] {
-  const file = join(cwd, 'data/exchange/demo-api-key.json');
-  if (byName.get('exchange')?.state !== 'healthy' || !existsSync(file)) return [];
-  if (!out.isTTY) return ['', `exchange demo API key and secret: ${file}`];
-  try {
-    const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
-    return [
-      '',
-      `exchange demo API key:    ${key.apiKey ?? '?'}`,
-      `exchange demo API secret: ${key.apiSecret ?? '?'}`,
-    ];
-  } catch {
-    return ['', `exchange demo API key: unreadable ${file}`];
+  if (byName.get('exchange')?.state !== 'healthy') return [];
+  // Both demo accounts (a trade needs two: self-trade prevention cancels an account's own order).
+  const accounts = [
+    { who: 'demo@example.com', file: join(cwd, 'data/exchange/demo-api-key.json') },
+    { who: 'demo2@example.com', file: join(cwd, 'data/exchange/demo2-api-key.json') },
+  ].filter((account) => existsSync(account.file));
+  if (accounts.length === 0) return [];
+  const lines = [''];
+  for (const { who, file } of accounts) {
+    if (!out.isTTY) {
+      lines.push(`exchange ${who} API key and secret: ${file}`);
+      continue;
+    }
+    try {
+      const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
+      lines.push(`exchange ${who} API key:    ${key.apiKey ?? '?'}`);
+      lines.push(`exchange ${who} API secret: ${key.apiSecret ?? '?'}`);
+    } catch {
+      lines.push(`exchange ${who} API key: unreadable ${file}`);
+    }
   }
+  lines.push("signed call: npm run -s call -w services/exchange -- POST /v3/auth/r/wallets '{}'");
+  if (byName.get('paygate')?.state === 'healthy') {
+    lines.push(
+      'hosted payment page test: npm run -s try-invoice -w services/paygate -- 500 UAH (prints its address)',
+    );
+  }
+  return lines;
 }
 
 const results = await Promise.all(services.map(launch));
