@@ -258,13 +258,11 @@ export async function buildApp(
     const allowed = allowedMethods(request.server, request.url);
     if (allowed.length > 0) {
       reply.header('allow', allowHeader(allowed));
-      reply
-        .status(405)
-        .send({
-          statusCode: 405,
-          message: `Method ${request.method} not allowed; allowed: ${allowHeader(allowed)}`,
-          error: 'Method Not Allowed',
-        });
+      reply.status(405).send({
+        statusCode: 405,
+        message: `Method ${request.method} not allowed; allowed: ${allowHeader(allowed)}`,
+        error: 'Method Not Allowed',
+      });
       return;
     }
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
