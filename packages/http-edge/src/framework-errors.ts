@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allowedMethods, allowHeader } from './allowed-methods.js';
 
 /**
  * Fastify's `maxParamLength` for the services: a longer path parameter is refused by the router,
@@ -13,6 +14,7 @@ export type EdgeErrorKind =
   | 'unsupported_media_type'
   | 'uri_too_long'
   | 'not_found'
+  | 'method_not_allowed'
   | 'internal';
 
 export interface EdgeError {
@@ -77,6 +79,16 @@ export function registerErrorHandlers(app: FastifyInstance, mapping: ErrorMappin
     void reply.status(rendered.status).send(rendered.body);
   });
   app.setNotFoundHandler((request, reply) => {
+    // A known path with another method: 405 with `allow`, in the service's shape.
+    const allowed = allowedMethods(request.server, request.url);
+    if (allowed.length > 0) {
+      const rendered = mapping.edge({
+        kind: 'method_not_allowed',
+        message: `${request.method} is not allowed on ${request.url.split('?')[0]}; allowed: ${allowHeader(allowed)}`,
+      });
+      void reply.status(rendered.status).header('allow', allowHeader(allowed)).send(rendered.body);
+      return;
+    }
     const rendered = mapping.edge({
       kind: 'not_found',
       message: `no route ${request.method} ${request.url.split('?')[0]}`,

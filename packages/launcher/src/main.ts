@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveFormat } from '@platform/logging/logger';
 import { LogSettingError, parseLogSettings } from '@platform/logging/settings';
+import { releaseLock } from '@platform/sql-storage/process-lock';
 import { buildProjects } from './build/build.js';
 import { isStale } from './build/freshness.js';
 import { type BuildProject, readProject } from './build/project.js';
 import { discoverServices, type ServiceSpec } from './discover.js';
 import type { LaunchMode } from './launch-mode.js';
 import { jsonOutput, prettyOutput } from './output.js';
+import { alreadyRunning, claimInstance, instanceLockFile } from './preflight.js';
 import { SupervisedService } from './supervisor.js';
 import { renderTable } from './table.js';
 
@@ -80,6 +82,17 @@ if (specs.length === 0) {
   process.exit(1);
 }
 
+// A second `npm start` (or a service already started on its own) is refused before anything starts,
+// with one line naming the running instance and a non-zero exit (`preflight.ts`).
+const instanceRefusal = claimInstance(cwd);
+const preflightRefusal = instanceRefusal ?? (await alreadyRunning(specs, cwd));
+if (preflightRefusal) {
+  if (!instanceRefusal) releaseLock(instanceLockFile(cwd));
+  say(preflightRefusal);
+  process.exit(2);
+}
+process.on('exit', () => releaseLock(instanceLockFile(cwd)));
+
 /** Compiles the services whose output is stale (one tsc run); a failed build stops the launcher. */
 async function buildStale(compilable: ServiceSpec[]): Promise<void> {
   const seen = new Map<string, BuildProject>();
@@ -116,6 +129,9 @@ const byName = new Map(services.map((s) => [s.spec.name, s]));
 let stopping = false;
 async function stopAll(signal: string): Promise<void> {
   if (stopping) {
+    // The parent going away while we stop is expected (a SIGTERM to the whole process group reaches
+    // npm and its shell too): keep stopping in order. Only a second signal means "now".
+    if (signal === 'parent process exited') return;
     say(`${signal} again: killing everything now`);
     process.exit(130);
   }
@@ -164,19 +180,34 @@ function launch(service: SupervisedService): Promise<boolean> {
  * is never a log line (logs are shipped and kept); elsewhere the line names the key file (mode 0600).
  */
 function demoKeyLines(): string[] {
-  const file = join(cwd, 'data/exchange/demo-api-key.json');
-  if (byName.get('exchange')?.state !== 'healthy' || !existsSync(file)) return [];
-  if (!out.isTTY) return ['', `exchange demo API key and secret: ${file}`];
-  try {
-    const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
-    return [
-      '',
-      `exchange demo API key:    ${key.apiKey ?? '?'}`,
-      `exchange demo API secret: ${key.apiSecret ?? '?'}`,
-    ];
-  } catch {
-    return ['', `exchange demo API key: unreadable ${file}`];
+  if (byName.get('exchange')?.state !== 'healthy') return [];
+  // Both demo accounts (a trade needs two: self-trade prevention cancels an account's own order).
+  const accounts = [
+    { who: 'demo@example.com', file: join(cwd, 'data/exchange/demo-api-key.json') },
+    { who: 'demo2@example.com', file: join(cwd, 'data/exchange/demo2-api-key.json') },
+  ].filter((account) => existsSync(account.file));
+  if (accounts.length === 0) return [];
+  const lines = [''];
+  for (const { who, file } of accounts) {
+    if (!out.isTTY) {
+      lines.push(`exchange ${who} API key and secret: ${file}`);
+      continue;
+    }
+    try {
+      const key = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: string; apiSecret?: string };
+      lines.push(`exchange ${who} API key:    ${key.apiKey ?? '?'}`);
+      lines.push(`exchange ${who} API secret: ${key.apiSecret ?? '?'}`);
+    } catch {
+      lines.push(`exchange ${who} API key: unreadable ${file}`);
+    }
   }
+  lines.push("signed call: npm run -s call -w services/exchange -- POST /v3/auth/r/wallets '{}'");
+  if (byName.get('paygate')?.state === 'healthy') {
+    lines.push(
+      'hosted payment page test: npm run -s try-invoice -w services/paygate -- 500 UAH (prints its address)',
+    );
+  }
+  return lines;
 }
 
 const results = await Promise.all(services.map(launch));

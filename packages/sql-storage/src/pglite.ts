@@ -1,34 +1,22 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { Database, Sql } from './database.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { claimLock, releaseLock } from './process-lock.js';
 
 /**
- * PGlite does not guard its directory against a second process, and two writers corrupt it: a pid
+ * PGlite does not guard its directory against a second process, and two writers corrupt it: a lock
  * file next to the directory makes the second opener (an operator tool while the server runs) fail.
+ * It names the holder's pid and start time, so a restart right after a crash (the killed holder dead
+ * or a not yet reaped zombie) takes it over (`process-lock.ts`).
  */
 function claim(dataDir: string): string {
   const lock = path.join(path.dirname(dataDir), `${path.basename(dataDir)}.pid`);
-  try {
-    const holder = Number(readFileSync(lock, 'utf8'));
-    if (holder !== process.pid && holder > 0 && alive(holder)) {
-      throw new Error(
-        `the embedded database ${dataDir} is in use by process ${holder}; stop it first (or use DATABASE_URL)`,
-      );
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  writeFileSync(lock, String(process.pid));
+  claimLock(
+    lock,
+    (pid) =>
+      `the embedded database ${dataDir} is in use by process ${pid}; stop it first (or use DATABASE_URL)`,
+  );
   return lock;
 }
 
@@ -39,7 +27,10 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     mkdirSync(dataDir, { recursive: true });
     lock = claim(dataDir);
   }
-  const db = await PGlite.create(dataDir);
+  const db = await PGlite.create(dataDir).catch((error: unknown) => {
+    if (lock) releaseLock(lock);
+    throw error;
+  });
   const wrap = (client: Pick<PGlite, 'query'>): Sql => ({
     async query<Row>(text: string, params: readonly unknown[] = []) {
       const result = await client.query<Row>(text, params as unknown[]);
@@ -52,7 +43,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     transaction: <T>(fn: (tx: Sql) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
     async close() {
       await db.close();
-      if (lock) rmSync(lock, { force: true });
+      if (lock) releaseLock(lock);
     },
   };
 }

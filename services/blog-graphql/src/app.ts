@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { renderLandingPage } from '@platform/http-edge/landing-page';
 import { logNodeRequest } from '@platform/logging/request-line';
 import { checkReadiness } from '@platform/observability/health';
 import { createRouteMetrics, UNMATCHED_ROUTE } from '@platform/observability/route-metrics';
@@ -13,6 +14,7 @@ import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
 import { useQueryLimits } from './limits/plugin.js';
+import { refuseRoute } from './routes.js';
 import { BlogStore } from './store/file-store.js';
 
 export interface BlogApp {
@@ -54,6 +56,23 @@ function sendJson(
 ): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...extra });
   response.end(body);
+}
+
+function sendHtml(response: ServerResponse, html: string): void {
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  response.end(html);
+}
+
+/** `/`: where to go next (the landing page of every service, `@platform/http-edge/landing-page`). */
+function landingPage(): string {
+  return renderLandingPage({
+    title: 'blog-graphql',
+    summary: 'A WPGraphQL-shaped blog GraphQL server (posts, pages, categories, tags, authors).',
+    links: [
+      { label: 'GraphQL', href: '/graphql', note: 'POST a query; GET in a browser opens the playground' },
+      { label: 'Health', href: '/health' },
+    ],
+  });
 }
 
 function hasErrors(body: string): boolean {
@@ -156,11 +175,11 @@ export async function buildApp(
   const routeMetrics = config.metrics.port === 'off' ? undefined : createRouteMetrics(metrics);
   const server = createServer((request, response) => {
     logNodeRequest(logger, request, response);
-    const path = request.url?.split('?')[0];
+    const path = request.url?.split('?')[0] ?? '/';
     if (routeMetrics) {
       const started = performance.now();
       response.once('finish', () => {
-        const route = path !== undefined && ROUTES.has(path) ? path : UNMATCHED_ROUTE;
+        const route = ROUTES.has(path) ? path : UNMATCHED_ROUTE;
         routeMetrics.record(
           request.method ?? 'GET',
           route,
@@ -168,6 +187,21 @@ export async function buildApp(
           (performance.now() - started) / 1000,
         );
       });
+    }
+    const refusal = refuseRoute(request.method ?? 'GET', path);
+    if (refusal) {
+      request.resume();
+      sendJson(
+        response,
+        refusal.status,
+        refusal.body,
+        refusal.status === 405 ? { allow: refusal.allow } : {},
+      );
+      return;
+    }
+    if (path === '/') {
+      sendHtml(response, landingPage());
+      return;
     }
     if (path === '/health/live' && request.method === 'GET') {
       sendJson(response, 200, JSON.stringify({ status: 'ok' }));

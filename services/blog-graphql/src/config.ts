@@ -1,4 +1,3 @@
-import path from 'node:path';
 import {
   defaultSecretRefusal,
   SandboxSettingError,
@@ -6,6 +5,7 @@ import {
 } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
@@ -111,7 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host,
-    dataDir: path.resolve(cwd, env['BLOG_DATA_DIR'] || './data/blog-graphql'),
+    dataDir: dataPath(env['BLOG_DATA_DIR'], 'blog-graphql', env, cwd),
     authToken: token || DEVELOPMENT_AUTH_TOKEN,
     usingDevelopmentToken: !token,
     seed: boolean(env, 'BLOG_SEED', true),

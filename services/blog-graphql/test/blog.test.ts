@@ -258,3 +258,28 @@ describe('config', () => {
     expect(() => loadConfig({ PORT: '-1' })).toThrow(/PORT/);
   });
 });
+
+describe('outside /graphql', () => {
+  it('answers an unknown path 404 and a known path with another method 405, in the GraphQL error shape', async () => {
+    const unknown = await fetch(`${url}/nope`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({
+      errors: [{ message: 'no route GET /nope', extensions: { code: 'NOT_FOUND' } }],
+    });
+    const wrong = await fetch(`${url}/health`, { method: 'POST' });
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    expect((await wrong.json()).errors[0].extensions.code).toBe('METHOD_NOT_ALLOWED');
+    const put = await fetch(`${url}/graphql`, { method: 'PUT' });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, POST']);
+    await put.text();
+  });
+
+  it('has a landing page at / linking the GraphQL endpoint and health', async () => {
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    expect(html).toContain('href="/graphql"');
+    expect(html).toContain('href="/health"');
+  });
+});

@@ -2,10 +2,12 @@
  * Builds the HTTP app from resolved settings and adapters. No side effects at import; `server.ts`
  * (or a test) opens the store and the token verifier and passes them in. Wiring happens here only.
  */
+
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { requestLogOptions } from '@platform/logging/request-log';
 import { registerHealthRoutes } from '@platform/observability/health';
@@ -95,6 +97,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  landingRoute(app, {
+    title: 'events',
+    summary:
+      'An event-management REST API: create-or-replace, list, read and delete events; JWT authentication.',
+    links: [
+      { label: 'API documentation (OpenAPI)', href: '/docs' },
+      { label: 'Health', href: '/health' },
+      { label: 'Events', href: `${options.basePath}/events`, note: 'public events' },
+    ],
+  });
 
   await app.register(healthRoutes, { store: options.store, storage: options.storageLabel });
   registerHealthRoutes(app, { database: () => options.store.ping() });

@@ -3,12 +3,13 @@
  * value stops start-up with a message naming the setting. Every setting and its default is listed in
  * the README.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
   defaultSecretRefusal,
   SandboxSettingError,
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
@@ -160,8 +161,8 @@ export function baseDirectory(env: Env = process.env): string {
 }
 
 function dataDir(env: Env): string {
-  const raw = text(env, 'DATA_DIR') ?? './data/events';
-  return isAbsolute(raw) ? raw : resolve(baseDirectory(env), raw);
+  // The platform's one data-folder rule: `@platform/logging/data-dir`.
+  return dataPath(text(env, 'DATA_DIR'), 'events', env);
 }
 
 function auth(env: Env): AuthConfig {

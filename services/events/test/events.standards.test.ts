@@ -125,6 +125,20 @@ describe("Fastify's own errors leave in the NestJS shape with the request id", (
     expectNestShape(unknown.json, 404);
     expect(unknown.headers.get('x-request-id')).toBe(REQUEST_ID);
   });
+
+  it('a known path with another method is 405 with allow, in the same shape', async () => {
+    const wrong = await call(app, '/events', { method: 'POST', token: alice, body: validBody });
+    expect(wrong.status).toBe(405);
+    expectNestShape(wrong.json, 405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('has a landing page at / linking the docs and health', async () => {
+    const page = await fetch(`${app.url}/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const href of ['/docs', '/health', '/events']) expect(html).toContain(`href="${href}"`);
+  });
 });
 
 describe('problem details on request', () => {

@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
@@ -237,6 +238,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  landingRoute(app, {
+    title: 'exchange',
+    summary:
+      'A crypto exchange: v3 trading and wallet API, v2 (Peatio-style) order entry, matching engine, ledger.',
+    links: [
+      { label: 'API documentation (OpenAPI, Try it out)', href: '/docs' },
+      { label: 'Health', href: '/health' },
+      { label: 'Markets', href: '/v3/markets', note: 'public data' },
+    ],
+  });
   databaseHealthRoute(app, deps.db);
   registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   timestampRoutes(app, deps);

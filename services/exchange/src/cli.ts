@@ -1,5 +1,6 @@
 import { CliError, runCli, USAGE } from './cli/commands.js';
-import { loadConfig, npmInvocationDir } from './config.js';
+import { requireExistingData } from './cli/data-folder.js';
+import { loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
@@ -20,20 +21,20 @@ if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
 }
 const config = loadConfig();
 const reference = loadReferenceData(config.referenceFile);
-// `npm run admin -w services/exchange` runs in the package folder, while the root `npm start` keeps its
-// embedded data under the repository root: a sandbox deposit command goes to whichever running server
-// it finds, here or where npm was invoked.
-if (argv[0] === 'deposit' && config.storage.kind === 'pglite') {
-  const invoked = npmInvocationDir();
-  const dirs = [config.dataDir, ...(invoked ? [loadConfig(process.env, invoked).dataDir] : [])];
-  const running = dirs.find(serverRunsIn);
-  if (running) {
-    const answer = await forwardToServer(running, argv);
-    if (answer) {
-      if (answer.output !== undefined) console.log(JSON.stringify(answer.output, null, 2));
-      if (answer.error) console.error(answer.error);
-      process.exit(answer.code);
-    }
+// The tool opens the server's data, never a new one: it refuses when the folder holds no database
+// or no master key (`src/cli/data-folder.ts`), naming the folder it looked in.
+const refusal = requireExistingData(config);
+if (refusal) {
+  console.error(refusal);
+  process.exit(2);
+}
+// A sandbox deposit command goes to the running server of the same data folder, if there is one.
+if (argv[0] === 'deposit' && config.storage.kind === 'pglite' && serverRunsIn(config.dataDir)) {
+  const answer = await forwardToServer(config.dataDir, argv);
+  if (answer) {
+    if (answer.output !== undefined) console.log(JSON.stringify(answer.output, null, 2));
+    if (answer.error) console.error(answer.error);
+    process.exit(answer.code);
   }
 }
 const db = await openStorage(config.storage).catch((error: unknown) => {

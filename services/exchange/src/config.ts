@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
@@ -38,7 +39,7 @@ export interface Config {
   readonly port: number;
   /** @default '127.0.0.1' (`HOST`) */
   readonly host: string;
-  /** @default './data/exchange' relative to the working directory (`DATA_DIR`) */
+  /** `DATA_DIR` @default '<repository root>/data/exchange' (`@platform/logging/data-dir` says the rule) */
   readonly dataDir: string;
   readonly storage: StorageConfig;
   /** YAML file with currencies, markets, fees and reference rates. @default the bundled `config/reference.yaml` */
@@ -99,19 +100,6 @@ function logSettings(env: NodeJS.ProcessEnv): LogSettings {
 }
 
 /**
- * The folder npm was invoked from (`INIT_CWD`), when different from the working directory: the
- * operator tool runs in the package folder but the root `npm start` keeps its data under the root.
- */
-export function npmInvocationDir(
-  env: NodeJS.ProcessEnv = process.env,
-  cwd = process.cwd(),
-): string | undefined {
-  const invoked = env.INIT_CWD;
-  if (!invoked || env.DATA_DIR || path.resolve(invoked) === path.resolve(cwd)) return undefined;
-  return invoked;
-}
-
-/**
  * Whether to create the demo account. It is funded, may withdraw, and its secret is printed in the
  * log, so it must not exist on a service others can reach: with a `HOST` that is not loopback it is
  * off by default and `SEED_DEMO=true` is refused unless `SEED_DEMO_FORCE=true` says it is meant.
@@ -131,7 +119,7 @@ function demoSeedingOf(env: NodeJS.ProcessEnv, host: string, storageKind: Storag
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
-  const dataDir = path.resolve(cwd, env.DATA_DIR || './data/exchange');
+  const dataDir = dataPath(env.DATA_DIR, 'exchange', env, cwd);
   const databaseUrl = env.DATABASE_URL;
   let storage: StorageConfig;
   if (databaseUrl) {

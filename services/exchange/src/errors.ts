@@ -11,6 +11,7 @@ export type ErrorName =
   | 'unsupported_media_type'
   | 'not_found'
   | 'uri_too_long'
+  | 'method_not_allowed'
   | 'unknown_currency'
   | 'unknown_market'
   | 'too_many_decimals'
@@ -87,6 +88,8 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 1005, status: 404 };
     case 'uri_too_long':
       return { code: 1010, status: 414 };
+    case 'method_not_allowed':
+      return { code: 1013, status: 405 };
     case 'unknown_currency':
       return { code: 1006, status: 404 };
     case 'unknown_market':

@@ -15,6 +15,7 @@ const DEMO_LABEL = 'demo';
 /** Starting balances of the demo account (currencies missing from the reference data are skipped). */
 export const DEMO_BALANCES: Readonly<Record<string, string>> = {
   btc: '2.5',
+  ltc: '100',
   eth: '40',
   usdt: '25000',
   xrp: '10000',

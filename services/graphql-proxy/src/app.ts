@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
+import { allowedMethods, allowHeader } from '@platform/http-edge/allowed-methods';
+import { renderLandingPage } from '@platform/http-edge/landing-page';
 import { logNodeRequest, requestLogOptions } from '@platform/logging/request-log';
 import { registerHealthRoutes } from '@platform/observability/health';
 import {
@@ -371,9 +373,35 @@ export async function buildApp(
   guardManagementRoutes(app, config.adminToken);
 
   app.setErrorHandler(sendHttpError);
-  app.setNotFoundHandler((_request, reply) => {
+  app.setNotFoundHandler((request, reply) => {
+    // A known path with another method: 405 with `allow` (RFC 9110), in the same shape.
+    const allowed = allowedMethods(request.server, request.url);
+    if (allowed.length > 0) {
+      reply.header('allow', allowHeader(allowed));
+      reply.status(405).send({
+        statusCode: 405,
+        message: `Method ${request.method} not allowed; allowed: ${allowHeader(allowed)}`,
+        error: 'Method Not Allowed',
+      });
+      return;
+    }
     reply.status(404).send({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
+  // `/`: where to go next (the landing page of every service).
+  app.get('/', async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(
+      renderLandingPage({
+        title: 'graphql-proxy',
+        summary:
+          'A caching GraphQL proxy in front of the blog: cache, offline mode, mutation queue, local copy.',
+        links: [
+          { label: 'GraphQL', href: '/graphql', note: 'POST a query (answers carry x-cache)' },
+          { label: 'Health', href: '/health' },
+          { label: 'Metrics', href: '/metrics', note: 'cache and queue figures' },
+        ],
+      }),
+    ),
+  );
 
   healthRoutes(app, {
     config,

@@ -7,6 +7,7 @@ import {
 } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import { FleetSettingError, type FleetSettings, parseFleetSettings } from './fleet/settings.js';
@@ -244,7 +245,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     : relativeTo === 'script'
       ? PACKAGE_DIR
       : cwd;
-  const resolvePath = (name: string, fallback: string) => path.resolve(base, env[name] || fallback);
+  // With neither PATHS_BASE_DIR nor PATHS_RELATIVE_TO=script, the platform's one data-folder rule
+  // (`@platform/logging/data-dir`): defaults under the repository's ./data whatever the working folder.
+  const explicitBase = Boolean(env['PATHS_BASE_DIR']) || relativeTo === 'script';
+  const resolvePath = (name: string, fallback: string) =>
+    explicitBase
+      ? path.resolve(base, env[name] || fallback)
+      : dataPath(env[name], fallback.replace(/^\.\/data\//, ''), env, cwd);
   const log = logSettings(env);
   const retryBaseMs = integer(env, 'RETRY_BASE_MS', 1000, 10, 3_600_000);
   const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);

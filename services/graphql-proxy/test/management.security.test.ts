@@ -137,3 +137,26 @@ describe('management routes and browsers (issue 19)', () => {
     ]);
   });
 });
+
+describe('outside the routes', () => {
+  it('answers a known path with another method 405 with allow and an unknown path 404, in its shape', async () => {
+    const wrong = await app.fastify.inject({ method: 'DELETE', url: '/health' });
+    expect(wrong.statusCode).toBe(405);
+    expect(wrong.headers.allow).toBe('GET, HEAD');
+    expect(wrong.json()).toEqual({
+      statusCode: 405,
+      message: 'Method DELETE not allowed; allowed: GET, HEAD',
+      error: 'Method Not Allowed',
+    });
+    const unknown = await app.fastify.inject({ method: 'GET', url: '/nope' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
+  });
+
+  it('has a landing page at / linking GraphQL, health and metrics', async () => {
+    const page = await app.fastify.inject({ method: 'GET', url: '/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    for (const href of ['/graphql', '/health', '/metrics']) expect(page.body).toContain(`href="${href}"`);
+  });
+});

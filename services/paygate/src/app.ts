@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
+import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
@@ -169,6 +170,15 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  landingRoute(app, {
+    title: 'paygate',
+    summary:
+      'The fiat payment gateway: prerequests and invoices, a hosted payment page, signed payouts and callbacks.',
+    links: [
+      { label: 'API documentation (OpenAPI)', href: '/docs' },
+      { label: 'Health', href: '/health' },
+    ],
+  });
   databaseHealthRoute(app, deps.db);
   registerHealthRoutes(app, { database: () => deps.db.query('SELECT 1') });
   prerequestRoutes(app, deps);

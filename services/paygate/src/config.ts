@@ -5,6 +5,7 @@ import {
   SandboxSettingError,
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
+import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
@@ -21,7 +22,7 @@ export interface Config {
    * with `PORT=0` form actions carry the port the system gave, not `:0`. @default true
    */
   readonly publicUrlFromListener: boolean;
-  /** @default './data/paygate' relative to the working directory (`DATA_DIR`) */
+  /** `DATA_DIR` @default '<repository root>/data/paygate' (`@platform/logging/data-dir` says the rule) */
   readonly dataDir: string;
   readonly storage: StorageConfig;
   /** Merchants, methods and services. @default the bundled `config/gateway.yaml` (`PAYGATE_CONFIG`) */
@@ -95,7 +96,7 @@ const MERCHANT_PREFIX = /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|RETURN_URL|WEBSI
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
-  const dataDir = path.resolve(cwd, env.DATA_DIR || './data/paygate');
+  const dataDir = dataPath(env.DATA_DIR, 'paygate', env, cwd);
   const databaseUrl = env.DATABASE_URL;
   let storage: StorageConfig;
   if (databaseUrl) {

@@ -11,6 +11,7 @@ export type ErrorName =
   | 'unsupported_media_type'
   | 'not_found'
   | 'uri_too_long'
+  | 'method_not_allowed'
   | 'unavailable'
   | 'unknown_public_key'
   | 'currency_mismatch'
@@ -55,6 +56,8 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 1005, status: 404 };
     case 'uri_too_long':
       return { code: 1010, status: 414 };
+    case 'method_not_allowed':
+      return { code: 1013, status: 405 };
     case 'unavailable':
       return { code: 1011, status: 503 };
     case 'unknown_public_key':

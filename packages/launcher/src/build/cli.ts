@@ -2,6 +2,8 @@ import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createLogger, resolveFormat } from '@platform/logging/logger';
+import { parseLogSettings } from '@platform/logging/settings';
 import { buildProjects } from './build.js';
 import { type BuildProject, isCompilable, readProject } from './project.js';
 
@@ -14,6 +16,26 @@ import { type BuildProject, isCompilable, readProject } from './project.js';
  *   --if-stale            only when the output is missing or older than the sources (`npm start`)
  */
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/**
+ * The build's own lines go to stderr; off a terminal (or with LOG_FORMAT=json) they are JSON lines of
+ * `service: "launcher"` like the rest of `npm start`'s output, so a collector reads one stream.
+ */
+function report(message: string, level: 'info' | 'error' = 'info'): void {
+  let format: 'json' | 'pretty';
+  try {
+    format = resolveFormat(parseLogSettings(process.env).format, process.stderr);
+  } catch {
+    format = 'pretty';
+  }
+  if (format === 'pretty') {
+    process.stderr.write(`${message}\n`);
+    return;
+  }
+  createLogger({ service: 'launcher', level: 'info', format: 'json', destination: process.stderr })[level](
+    message,
+  );
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -36,7 +58,7 @@ const dirs = values.all
     : [process.cwd()];
 const missing = dirs.filter((dir) => !isCompilable(dir));
 if (missing.length > 0) {
-  process.stderr.write(`build: no tsconfig.build.json in ${missing.join(', ')}\n`);
+  report(`build: no tsconfig.build.json in ${missing.join(', ')}`, 'error');
   process.exit(2);
 }
 
@@ -47,9 +69,9 @@ const result = await buildProjects(
 );
 if (!result.ok) {
   process.stderr.write(result.output);
-  process.stderr.write('build: tsc failed\n');
+  report('build: tsc failed', 'error');
   process.exit(1);
 }
 if (result.built.length > 0) {
-  process.stderr.write(`build: ${result.built.map((p) => p.dir.replace(`${repoRoot}/`, '')).join(', ')}\n`);
+  report(`build: ${result.built.map((p) => p.dir.replace(`${repoRoot}/`, '')).join(', ')}`);
 }

@@ -77,10 +77,10 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
       start({
         name: 'paygate',
         entry: entry('paygate'),
-        cwd: scratch('paygate'),
         port: 0,
         env: {
           ...logEnv,
+          DATA_DIR: join(scratch('paygate'), 'data'),
           PUBLIC_URL: paygateFront.url,
           PAYGATE_MERCHANT_SECRET_EXCHANGE: settingSecrets.merchantSecret,
         },
@@ -98,7 +98,7 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
           ...logEnv,
           MASTER_KEY: '',
           MASTER_KEY_FILE: '',
-          DATA_DIR: '',
+          DATA_DIR: join(exchangeCwd, 'data/exchange'),
           SEED_DEMO: 'true',
           PAYGATE_URL: paygateFront.url,
           PAYGATE_MERCHANT_SECRET: settingSecrets.merchantSecret,
@@ -109,16 +109,23 @@ export async function startCapturedPlatform(): Promise<CapturedPlatform> {
         name: 'events',
         entry: entry('events'),
         port: 0,
-        cwd: scratch('events'),
-        env: { ...logEnv, HOST: '127.0.0.1', DATA_DIR: './data', JWT_SECRET: settingSecrets.jwtSecret },
+        env: {
+          ...logEnv,
+          HOST: '127.0.0.1',
+          DATA_DIR: join(scratch('events'), 'data'),
+          JWT_SECRET: settingSecrets.jwtSecret,
+        },
         healthPath: '/health',
       }),
       start({
         name: 'blog-graphql',
         entry: entry('blog-graphql'),
-        cwd: scratch('blog'),
         port: 0,
-        env: { ...logEnv, BLOG_AUTH_TOKEN: settingSecrets.blogToken },
+        env: {
+          ...logEnv,
+          BLOG_DATA_DIR: join(scratch('blog'), 'data'),
+          BLOG_AUTH_TOKEN: settingSecrets.blogToken,
+        },
         healthPath: '/health',
       }).then((blog) => {
         blogFront.target(blog.port);

@@ -3,6 +3,8 @@
  * are `ApiError`s; Fastify's own errors (validation, content type, body size, JSON syntax) are mapped
  * by code; anything else is a 500 that shows no internals and is logged with the request id.
  */
+
+import { allowedMethods, allowHeader } from '@platform/http-edge/allowed-methods';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, bodyOf, type ErrorCode, MESSAGES } from '../errors.js';
 import { problemOf, wantsProblem } from './problem.js';
@@ -104,6 +106,17 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const shown = path.length <= 256 ? path : `${path.slice(0, 256)}…`;
+    // A known path with another method: 405 with `allow` (RFC 9110), in the same shape.
+    const allowed = allowedMethods(request.server, request.url);
+    if (allowed.length > 0) {
+      reply.header('allow', allowHeader(allowed));
+      return sendError(
+        request,
+        reply,
+        'METHOD_NOT_ALLOWED',
+        `Cannot ${request.method} ${shown}; allowed: ${allowHeader(allowed)}`,
+      );
+    }
     return sendError(request, reply, 'NOT_FOUND', `Cannot ${request.method} ${shown}`);
   });
 }

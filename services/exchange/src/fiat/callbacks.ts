@@ -20,7 +20,7 @@ export type CallbackOutcome =
 export type Applied = Exclude<CallbackOutcome, { outcome: 'duplicate' }>;
 
 /** The reference we gave the gateway: a deposit or withdrawal id as decimal text. */
-function referenceNumber(text: string): number | undefined {
+export function referenceNumber(text: string): number | undefined {
   return /^[1-9]\d{0,9}$/.test(text) && Number(text) <= 2_147_483_647 ? Number(text) : undefined;
 }
 

@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
+import { referenceNumber } from '../fiat/callbacks.js';
 import type { FiatDeps } from '../fiat/deps.js';
 import type { App } from '../http/typed.js';
+import { depositById } from '../wallet/deposit-store.js';
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -10,7 +12,7 @@ function escapeHtml(text: string): string {
  * Where the gateway's hosted page sends the payer back (`return_url`): a plain page with the outcome
  * the gateway reported. It changes nothing: the deposit is credited by the signed callback only.
  */
-export function paygateReturnRoutes(app: App, _deps: FiatDeps): void {
+export function paygateReturnRoutes(app: App, deps: FiatDeps): void {
   app.get(
     '/v3/paygate/return',
     {
@@ -30,11 +32,23 @@ export function paygateReturnRoutes(app: App, _deps: FiatDeps): void {
     },
     async (request, reply) => {
       const { reference_id: reference = '', status = '' } = request.query;
+      // Only a fiat deposit of this exchange is ever credited: for any other reference (an invoice
+      // another merchant or a try tool created) the page must not promise a credit.
+      const id = referenceNumber(reference);
+      const deposit = id === undefined ? undefined : await depositById(deps.db, id);
+      const known = deposit !== undefined && deposit.provider !== null;
       const paid = status === 'success';
-      const title = paid ? 'Payment received' : 'Payment not completed';
-      const detail = paid
-        ? 'Thank you. Your deposit is credited as soon as the payment gateway confirms it, usually within seconds.'
-        : 'The payment did not go through, and nothing was charged to your exchange balance.';
+      const title = !known
+        ? 'Unknown deposit reference'
+        : paid
+          ? 'Payment received'
+          : 'Payment not completed';
+      const detail = !known
+        ? 'This exchange has no deposit with this reference, so nothing will be credited to an exchange balance for it. If you paid, keep the invoice id and contact support.'
+        : paid
+          ? 'Thank you. Your deposit is credited as soon as the payment gateway confirms it, usually within seconds.'
+          : 'The payment did not go through, and nothing was charged to your exchange balance.';
+      if (!known) void reply.status(404);
       const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title></head>

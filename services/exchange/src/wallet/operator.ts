@@ -11,6 +11,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { currentHolder, holderAlive } from '@platform/sql-storage/process-lock';
 import type { Sql } from '../db/database.js';
 import { parseAmount } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
@@ -174,7 +175,7 @@ export async function startOperatorEndpoint(
   const file = path.join(dataDir, OPERATOR_FILE);
   // Removed first: `mode` applies only to a file being created (one left by a crash may differ).
   rmSync(file, { force: true });
-  writeFileSync(file, JSON.stringify({ port, token, pid: process.pid }), { mode: 0o600, flag: 'wx' });
+  writeFileSync(file, JSON.stringify({ port, token, ...currentHolder() }), { mode: 0o600, flag: 'wx' });
   return {
     port,
     async close() {
@@ -184,20 +185,15 @@ export async function startOperatorEndpoint(
   };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** True when a running server wrote the operator file of `dataDir` (a stale file is ignored). */
 export function serverRunsIn(dataDir: string): boolean {
   try {
-    const { pid } = JSON.parse(readFileSync(path.join(dataDir, OPERATOR_FILE), 'utf8')) as { pid: number };
-    return typeof pid === 'number' && pid !== process.pid && alive(pid);
+    const { pid, start } = JSON.parse(readFileSync(path.join(dataDir, OPERATOR_FILE), 'utf8')) as {
+      pid: number;
+      start?: string;
+    };
+    // A crashed server's file (its process dead, a zombie, or its pid reused) is not a running server.
+    return typeof pid === 'number' && pid !== process.pid && holderAlive({ pid, start });
   } catch {
     return false;
   }

@@ -120,4 +120,24 @@ describe('fiat deposit refusals', () => {
       await platform.restartGateway();
     }
   }, 90_000);
+
+  it('the return page does not promise a credit for a reference the exchange does not know', async () => {
+    const unknown = await platform.exchange.inject({
+      method: 'GET',
+      url: '/v3/paygate/return?reference_id=999999&invoice_id=inv_x&status=success',
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('Unknown deposit reference');
+    expect(unknown.body).not.toContain('Payment received');
+    const user = await accountWithKey(platform.db, ['read']);
+    const api = client(() => platform.exchange, user.apiKey, user.secret);
+    const created = await api.v3('/v3/auth/deposit', { currency: 'uah', amount: 500 });
+    expect(created.statusCode).toBe(200);
+    const known = await platform.exchange.inject({
+      method: 'GET',
+      url: `/v3/paygate/return?reference_id=${created.json().deposit_id}&status=success`,
+    });
+    expect(known.statusCode).toBe(200);
+    expect(known.body).toContain('Payment received');
+  });
 });

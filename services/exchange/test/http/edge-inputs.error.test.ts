@@ -64,3 +64,27 @@ it('answers a path parameter that is not UTF-8 with 400 in the service error sha
     error: { code: 1001, name: 'validation_failed', message: 'the URL is not valid (bad percent-encoding)' },
   });
 });
+
+it('answers a known path with another method 405 with allow, an unknown path 404, in the error shape', async () => {
+  const wrong = await app.inject({ method: 'GET', url: '/v3/auth/r/wallets' });
+  expect(wrong.statusCode).toBe(405);
+  expect(wrong.headers.allow).toBe('POST');
+  expect(wrong.json()).toEqual({
+    error: {
+      code: 1013,
+      name: 'method_not_allowed',
+      message: 'GET is not allowed on /v3/auth/r/wallets; allowed: POST',
+    },
+  });
+  const post = await app.inject({ method: 'POST', url: '/v3/markets?x=1' });
+  expect([post.statusCode, post.headers.allow]).toEqual([405, 'GET, HEAD']);
+  const unknown = await app.inject({ method: 'GET', url: '/v3/nothing' });
+  expect([unknown.statusCode, unknown.json().error.name]).toEqual([404, 'not_found']);
+});
+
+it('has a landing page at / linking the docs and health', async () => {
+  const page = await app.inject({ method: 'GET', url: '/' });
+  expect(page.statusCode).toBe(200);
+  expect(page.headers['content-type']).toContain('text/html');
+  for (const href of ['/docs', '/health']) expect(page.body).toContain(`href="${href}"`);
+});

@@ -19,7 +19,8 @@ const env = {
   DATABASE_URL: '',
   MASTER_KEY: '',
   MASTER_KEY_FILE: '',
-  DATA_DIR: '',
+  // The data under the temporary folder (by default it would be the repository's ./data/exchange).
+  DATA_DIR: path.join(cwd, 'data/exchange'),
   SEED_DEMO: '',
   LOG_LEVEL: 'warn',
   WALLET_POLL_MS: '200',

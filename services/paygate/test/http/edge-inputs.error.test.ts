@@ -81,3 +81,26 @@ it('answers a body over BODY_LIMIT with 413 body_too_large without closing the c
   // the refused body is read to its end instead of the socket being reset (@platform/http-edge/refused-body)
   expect(response.headers.get('connection')).not.toBe('close');
 });
+
+it('answers a known path with another method 405 with allow, an unknown path 404, in the error shape', async () => {
+  const wrong = await fetch(`${gateway.url}/public-api/payment-invoices`);
+  expect(wrong.status).toBe(405);
+  expect(wrong.headers.get('allow')).toBe('POST');
+  expect(await wrong.json()).toEqual({
+    error: {
+      code: 1013,
+      name: 'method_not_allowed',
+      message: 'GET is not allowed on /public-api/payment-invoices; allowed: POST',
+    },
+  });
+  const unknown = await fetch(`${gateway.url}/public-api/nothing`);
+  expect(unknown.status).toBe(404);
+  expect(((await unknown.json()) as { error: { name: string } }).error.name).toBe('not_found');
+});
+
+it('has a landing page at / linking the docs and health', async () => {
+  const page = await fetch(`${gateway.url}/`);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  for (const href of ['/docs', '/health']) expect(html).toContain(`href="${href}"`);
+});

@@ -61,9 +61,27 @@ export class RateLimitService {
         }
         return stats;
       },
-      domainNotFound: (domain) =>
-        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
+      domainNotFound: (domain) => {
+        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc();
+        this.warnUnknownDomain(domain);
+      },
     };
+  }
+
+  /** Domains already warned about; bounded so that callers inventing domains cannot grow it. */
+  private readonly warnedDomains = new Set<string>();
+
+  /**
+   * A request for a domain no configuration has is answered OK (as upstream does), which hides a
+   * typo in the client's domain: the first request of each such domain is logged at warn.
+   */
+  private warnUnknownDomain(domain: string): void {
+    if (this.warnedDomains.has(domain) || this.warnedDomains.size >= 1_000) return;
+    this.warnedDomains.add(domain);
+    this.options.logger.warn(
+      { domain },
+      `unknown rate limit domain '${domain}': no configuration has it, so its requests are answered OK (logged once per domain)`,
+    );
   }
 
   private fail(error: CallError): CallResult {

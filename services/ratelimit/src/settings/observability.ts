@@ -69,7 +69,7 @@ export interface PullMetricsSettings {
 }
 
 export interface DebugSettings {
-  /** `DEBUG_HOST` @default "0.0.0.0" */
+  /** `DEBUG_HOST` @default "127.0.0.1" (loopback only; `0.0.0.0` opens it) */
   readonly host: string;
   /** `DEBUG_PORT` @default 6070 */
   readonly port: number;
@@ -323,7 +323,7 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
       responseTimeAsMilliseconds: bool(env, 'PULLMETRICS_RESPONSE_TIME_AS_MILLISECONDS', false),
     }),
     debug: Object.freeze({
-      host: str(env, 'DEBUG_HOST', '0.0.0.0'),
+      host: str(env, 'DEBUG_HOST', '127.0.0.1'),
       port: int(env, 'DEBUG_PORT', 6070, 0, 65_535),
     }),
     log,

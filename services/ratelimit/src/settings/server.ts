@@ -5,11 +5,11 @@ import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
  * Logging, connection age, TLS, DISABLE_STATS and stats sinks are parsed by `settings/observability.ts`.
  */
 export interface ServerSettings {
-  /** `HOST`. @default 0.0.0.0 */
+  /** `HOST`. @default 127.0.0.1 (loopback only; `0.0.0.0` opens it) */
   host: string;
   /** `PORT`. @default 8080 */
   port: number;
-  /** `GRPC_HOST`. @default 0.0.0.0 */
+  /** `GRPC_HOST`. @default 127.0.0.1 (loopback only; `0.0.0.0` opens it) */
   grpcHost: string;
   /** `GRPC_PORT`. @default 8081 */
   grpcPort: number;
@@ -37,9 +37,9 @@ export interface ServerSettings {
 export function parseServerSettings(env: Env): ServerSettings {
   const headersEnabled = bool(env, 'LIMIT_RESPONSE_HEADERS_ENABLED', false);
   return {
-    host: text(env, 'HOST', '0.0.0.0'),
+    host: text(env, 'HOST', '127.0.0.1'),
     port: integer(env, 'PORT', 8080, 0, 65535),
-    grpcHost: text(env, 'GRPC_HOST', '0.0.0.0'),
+    grpcHost: text(env, 'GRPC_HOST', '127.0.0.1'),
     grpcPort: integer(env, 'GRPC_PORT', 8081, 0, 65535),
     grpcUds: optionalText(env, 'GRPC_UDS'),
     responseHeaders: headersEnabled

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { renderLandingPage } from '@platform/http-edge/landing-page';
 import type { Logger } from '@platform/logging/logger';
 import { logNodeRequest } from '@platform/logging/request-line';
 import type { Health } from '../health/health.js';
@@ -8,9 +9,11 @@ import { Code } from '../proto/messages.js';
 
 /**
  * The HTTP 1.1 server (reference "HTTP"): `/json` (any method) takes the protobuf-JSON form of a
- * RateLimitRequest and answers 200 / 429 / 500 by overall code; 400 `Bad Request` for an empty or
- * malformed body and for call errors (the message is logged, as the reference's `http.Error` body
- * carries only the status text). `GET /healthcheck` is 200 `OK` or 500.
+ * RateLimitRequest and answers 200 / 429 / 500 by overall code; 400 for an empty or malformed body
+ * and for call errors, with the reference's status and text type but saying what is wrong
+ * (`Bad Request: <reason>`; the reference's `http.Error` body carries only the status text, which
+ * left a typo such as `descriptor` unexplained). `GET /healthcheck` is 200 `OK` or 500; another
+ * method there is 405 with `allow`.
  * Plain node:http: two routes do not need a framework, and it keeps the hot path short.
  */
 export interface HttpServerParts {
@@ -20,6 +23,17 @@ export interface HttpServerParts {
   /** Largest accepted body. @default 1 MiB */
   maxBodyBytes?: number;
 }
+
+/** `/`: where to go next (the landing page of every service). */
+const LANDING_PAGE = renderLandingPage({
+  title: 'ratelimit',
+  summary:
+    "A rate-limit decision service wire-compatible with Envoy's v3 rate-limit protocol (gRPC, and POST /json here).",
+  links: [
+    { label: 'Health', href: '/healthcheck' },
+    { label: 'POST /json', href: '/json', note: 'a ShouldRateLimit request as protobuf JSON' },
+  ],
+});
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, {
@@ -52,21 +66,22 @@ function readBody(req: IncomingMessage, max: number): Promise<string | undefined
 async function handleJson(req: IncomingMessage, res: ServerResponse, parts: HttpServerParts): Promise<void> {
   const body = await readBody(req, parts.maxBodyBytes ?? 1 << 20);
   if (body === undefined) return send(res, 413, 'Payload Too Large\n');
-  if (body.trim() === '') return send(res, 400, 'Bad Request\n');
+  if (body.trim() === '')
+    return send(res, 400, 'Bad Request: empty body (expected a JSON RateLimitRequest)\n');
   let request: ReturnType<typeof parseJsonRequest>;
   try {
     request = parseJsonRequest(body);
   } catch (error) {
     if (error instanceof JsonRequestError) {
       parts.logger.debug({ reason: error.message }, 'bad /json request');
-      return send(res, 400, 'Bad Request\n');
+      return send(res, 400, `Bad Request: ${error.message}\n`);
     }
     throw error;
   }
   const result = await parts.service.shouldRateLimit(request);
   if (!result.ok) {
     parts.logger.warn(`error: ${result.error.message}`);
-    return send(res, 400, 'Bad Request\n');
+    return send(res, 400, `Bad Request: ${result.error.message}\n`);
   }
   const response = result.response;
   const status =
@@ -87,8 +102,16 @@ export function createHttpServer(parts: HttpServerParts): Server {
       });
       return;
     }
-    if (path === '/healthcheck' && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
       req.resume();
+      return send(res, 200, LANDING_PAGE, 'text/html; charset=utf-8');
+    }
+    if (path === '/healthcheck') {
+      req.resume();
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.setHeader('allow', 'GET, HEAD');
+        return send(res, 405, 'Method Not Allowed\n');
+      }
       if (parts.health.healthy()) return send(res, 200, 'OK');
       return send(res, 500, `unhealthy: ${parts.health.failing().join(', ')}`);
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp, THREE_PER_MINUTE } from './app-harness.js';
 
@@ -66,30 +67,40 @@ describe('HTTP /json and /healthcheck', () => {
     expect(JSON.parse(snake.text).statuses[0].limitRemaining).toBe(1);
   });
 
-  it('400 Bad Request for an empty body, malformed JSON, unknown fields, wrong types', async () => {
-    for (const payload of [
-      '',
-      '{not json',
-      JSON.stringify({ domain: 'example', descriptors: [], extra: 1 }),
-      JSON.stringify({
-        domain: 'example',
-        descriptors: [{ entries: [{ key: 'user', value: 'x', other: 1 }] }],
-      }),
-      JSON.stringify({ domain: 5, descriptors: [] }),
-      JSON.stringify({ domain: 'example', hitsAddend: -1, descriptors: [] }),
-      JSON.stringify({ domain: 'example', hitsAddend: 4294967296, descriptors: [] }),
-      '[]',
-    ]) {
+  it('400 Bad Request saying what is wrong for an empty body, malformed JSON, unknown fields, wrong types', async () => {
+    for (const [payload, reason] of [
+      ['', 'empty body'],
+      ['{not json', 'not valid JSON'],
+      [JSON.stringify({ domain: 'example', descriptors: [], extra: 1 }), "unknown field 'extra'"],
+      // the typo of issue 31: `descriptor` for `descriptors`
+      [
+        JSON.stringify({ domain: 'example', descriptor: [{ entries: [{ key: 'user', value: 'x' }] }] }),
+        "unknown field 'descriptor'",
+      ],
+      [
+        JSON.stringify({
+          domain: 'example',
+          descriptors: [{ entries: [{ key: 'user', value: 'x', other: 1 }] }],
+        }),
+        "unknown field 'other'",
+      ],
+      [JSON.stringify({ domain: 5, descriptors: [] }), 'expected a string'],
+      [
+        JSON.stringify({ domain: 'example', hitsAddend: -1, descriptors: [] }),
+        'expected an unsigned integer',
+      ],
+      [JSON.stringify({ domain: 'example', hitsAddend: 4294967296, descriptors: [] }), 'out of range'],
+      ['[]', 'expected an object'],
+    ] as const) {
       const r = await post(s.http, payload);
-      expect({ payload, status: r.status, text: r.text }).toEqual({
-        payload,
-        status: 400,
-        text: 'Bad Request\n',
-      });
+      expect({ payload, status: r.status }).toEqual({ payload, status: 400 });
+      expect(r.text).toMatch(/^Bad Request: .+\n$/);
+      expect(r.text).toContain(reason);
+      expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     }
   });
 
-  it('400 Bad Request for call errors, as the reference (the message is logged)', async () => {
+  it('400 Bad Request with the call error for call errors (the message is logged too)', async () => {
     expect(
       await post(
         s.http,
@@ -97,11 +108,11 @@ describe('HTTP /json and /healthcheck', () => {
       ),
     ).toMatchObject({
       status: 400,
-      text: 'Bad Request\n',
+      text: 'Bad Request: rate limit domain must not be empty\n',
     });
     expect(await post(s.http, JSON.stringify({ domain: 'example' }))).toMatchObject({
       status: 400,
-      text: 'Bad Request\n',
+      text: 'Bad Request: rate limit descriptor list must not be empty\n',
     });
     const r = await post(
       s.http,
@@ -114,7 +125,7 @@ describe('HTTP /json and /healthcheck', () => {
     );
     expect(r).toMatchObject({
       status: 400,
-      text: 'Bad Request\n',
+      text: 'Bad Request: rate limit descriptor 0 has a limit override with unit UNKNOWN\n',
     });
     const ok = await post(
       s.http,
@@ -141,6 +152,39 @@ describe('HTTP /json and /healthcheck', () => {
     r = await fetch(`${s.http}/nope`);
     expect(r.status).toBe(404);
     await r.text();
+    r = await fetch(`${s.http}/`);
+    expect(r.headers.get('content-type')).toContain('text/html');
+    expect(await r.text()).toContain('href="/healthcheck"');
+    r = await fetch(`${s.http}/healthcheck`, { method: 'POST' });
+    expect([r.status, r.headers.get('allow'), await r.text()]).toEqual([
+      405,
+      'GET, HEAD',
+      'Method Not Allowed\n',
+    ]);
+  });
+});
+
+describe('an unknown domain', () => {
+  it('answers OK as upstream and is logged once per domain at warn', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const s = await startApp({ 'rules.yaml': THREE_PER_MINUTE }, {}, { logger });
+    try {
+      const call = (domain: string) =>
+        post(s.http, JSON.stringify({ domain, descriptors: [{ entries: [{ key: 'user', value: 'x' }] }] }));
+      for (let i = 0; i < 3; i++) expect((await call('exampel')).status).toBe(200);
+      expect((await call('other')).status).toBe(200);
+      expect((await call('example')).status).toBe(200);
+      const warned = lines
+        .map((line) => JSON.parse(line))
+        .filter((l) => /unknown rate limit domain/.test(l.msg));
+      expect(warned.map((l) => [l.level, l.domain])).toEqual([
+        [40, 'exampel'],
+        [40, 'other'],
+      ]);
+    } finally {
+      await s.close();
+    }
   });
 });
 

@@ -13,7 +13,7 @@ describe('parseObservabilitySettings', () => {
       disabled: false,
     });
     expect(s.pullMetrics).toMatchObject({ enabled: false, host: undefined, port: 9090, path: '/metrics' });
-    expect(s.debug).toEqual({ host: '0.0.0.0', port: 6070 });
+    expect(s.debug).toEqual({ host: '127.0.0.1', port: 6070 });
     expect(s.log).toEqual({ level: 'warn', format: undefined, color: undefined });
     expect(s.grpcServer).toMatchObject({
       maxConnectionAgeMs: 86_400_000,

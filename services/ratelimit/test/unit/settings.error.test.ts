@@ -13,9 +13,9 @@ describe('settings: defaults and fail-fast errors naming the setting', () => {
       usingBundledExample: true,
     });
     expect(s.server).toMatchObject({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 8080,
-      grpcHost: '0.0.0.0',
+      grpcHost: '127.0.0.1',
       grpcPort: 8081,
       nearLimitRatio: 0.8,
       workers: 1,
