@@ -180,7 +180,9 @@ try {
     await runOrderLoad(server.proc.url, ORDER_PATH, loadKeys, 1_000); // warm-up
     const phases = [await throughput(server, loadKeys), await throughput(server, loadKeys)];
     for (const p of phases) show(label, p);
-    return phases.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+    // The best of each: the phase least disturbed by the machine's other work.
+    const top = phases.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+    return { ...top, cpuPerOrderUs: Math.min(...phases.map((p) => p.cpuPerOrderUs)) };
   };
   const single = await start();
   const singleBest = await best(single, 'single process (no NODE_ID)');
@@ -191,7 +193,9 @@ try {
   const clusterBest = await best(nodes[0]!, 'one-node cluster');
   console.log(
     `  throughput one-node cluster / single process: ${(clusterBest.perSecond / singleBest.perSecond).toFixed(2)}x (goal >= 0.95x); ` +
-      `CPU per order ${(clusterBest.cpuPerOrderUs / singleBest.cpuPerOrderUs).toFixed(2)}x`,
+      `server CPU per order (least of each) ${clusterBest.cpuPerOrderUs.toFixed(0)} vs ${singleBest.cpuPerOrderUs.toFixed(0)} µs: ` +
+      `${(clusterBest.cpuPerOrderUs / singleBest.cpuPerOrderUs).toFixed(2)}x; database ${clusterBest.commitsPerSecond.toFixed(0)} commits/s ` +
+      `(${(clusterBest.perSecond / Math.max(1, clusterBest.commitsPerSecond)).toFixed(1)} orders per commit; xact_commit counts read-only transactions too)`,
   );
 
   // 2. Forwarding latency: btcuah pinned to node-1, orders to node-1 (owner) and node-2 (forwards).
@@ -243,7 +247,7 @@ try {
   sampling = false;
   await sampler;
   // Commands per second of the market's log during the load, to express the lag as time.
-  const seqRate = (Number(seqAfter.rows[0]!.seq) - Number(seqBefore.rows[0]!.seq)) / (seconds + 1.5);
+  const seqRate = (Number(seqAfter.rows[0]!.seq) - Number(seqBefore.rows[0]!.seq)) / (seconds + 3); // the load and the two 1.5 s waits of commits()
   show('two nodes, load on the owner', lagLoad);
   const p99 = quantile(lags, 0.99);
   console.log(
