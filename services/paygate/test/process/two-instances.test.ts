@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 
 const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -115,13 +116,13 @@ describe('two gateway processes on one PostgreSQL', () => {
         const response = await fetch(`${base}/public-api/payment-invoices`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
+          body: JSON.stringify(signed({
             public_key: 'pk_test_exchange_uah',
             reference_id: reference,
             service: 'payment_card_uah_hpp',
             currency: 'UAH',
             amount: 500,
-          }),
+          })),
         });
         return (
           (await response.json()) as {
