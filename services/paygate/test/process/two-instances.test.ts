@@ -98,6 +98,9 @@ describe('two gateway processes on one PostgreSQL', () => {
       PAYGATE_CONFIG: config,
       PUBLIC_URL: '',
       LOG_LEVEL: 'warn',
+      // The test signs with the catalog's sandbox secret; a gateway with DATABASE_URL set refuses it
+      // unless told (README "Settings"), as restart.test.ts does.
+      ALLOW_SANDBOX_SECRETS: 'true',
       WORKER_INTERVAL_MS: '50',
       CALLBACK_RETRY_BASE_MS: '100',
       CALLBACK_RETRY_MAX_MS: '500',
