@@ -28,13 +28,15 @@ describe('payment links', () => {
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(signed({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: reference,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount: '500',
-      })),
+      body: JSON.stringify(
+        signed({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: reference,
+          service: 'payment_card_uah_hpp',
+          currency: 'UAH',
+          amount: '500',
+        }),
+      ),
     });
     expect(response.status).toBe(201);
     return reference;

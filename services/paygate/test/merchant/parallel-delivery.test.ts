@@ -55,13 +55,15 @@ describe('callbacks run in parallel across objects', () => {
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(signed({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: `dep-${randomUUID()}`,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount: '500',
-      })),
+      body: JSON.stringify(
+        signed({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: `dep-${randomUUID()}`,
+          service: 'payment_card_uah_hpp',
+          currency: 'UAH',
+          amount: '500',
+        }),
+      ),
     });
     return ((await response.json()) as { data: { id: string } }).data.id;
   };

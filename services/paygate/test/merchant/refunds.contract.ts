@@ -34,13 +34,15 @@ export function refundsContract(target: Target): void {
       const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(signed({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: reference,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount,
-        })),
+        body: JSON.stringify(
+          signed({
+            public_key: 'pk_test_exchange_uah',
+            reference_id: reference,
+            service: 'payment_card_uah_hpp',
+            currency: 'UAH',
+            amount,
+          }),
+        ),
       });
       // biome-ignore lint/suspicious/noExplicitAny: nested JSON read ad hoc
       const json = (await response.json()) as any;

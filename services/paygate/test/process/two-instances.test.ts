@@ -119,13 +119,15 @@ describe('two gateway processes on one PostgreSQL', () => {
         const response = await fetch(`${base}/public-api/payment-invoices`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(signed({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: reference,
-            service: 'payment_card_uah_hpp',
-            currency: 'UAH',
-            amount: 500,
-          })),
+          body: JSON.stringify(
+            signed({
+              public_key: 'pk_test_exchange_uah',
+              reference_id: reference,
+              service: 'payment_card_uah_hpp',
+              currency: 'UAH',
+              amount: 500,
+            }),
+          ),
         });
         return (
           (await response.json()) as {
