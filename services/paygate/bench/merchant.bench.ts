@@ -23,6 +23,7 @@ import { cpuMicros, processTree } from '@platform/testkit/cpu';
 import { createTestDatabase } from '@platform/testkit/postgres';
 import pg from 'pg';
 import { bundledYaml } from '../test/support/catalog.js';
+import { signed } from '../test/support/invoice-form.js';
 
 const root = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -91,6 +92,8 @@ const gatewayEnv = {
   PUBLIC_URL: '',
   LOG_LEVEL: 'warn',
   CALLBACK_CONCURRENCY: String(CLIENTS),
+  // The bench signs with the catalog's sandbox secret, refused with DATABASE_URL set unless told.
+  ALLOW_SANDBOX_SECRETS: 'true',
 };
 console.log(`PostgreSQL, ${CLIENTS} clients, ${SECONDS} s per phase (after a 1 s warm-up)`);
 try {
@@ -108,26 +111,32 @@ try {
       name: 'anchor',
       entry: join(root, 'bench/anchor-server.ts'),
       cwd: root,
-      env: { DATABASE_URL: anchorDb.url },
+      env: { DATABASE_URL: anchorDb.url, MERCHANT_SECRET: SECRET },
       healthPath: '/health',
       timeoutMs: 60_000,
     });
     try {
       // The anchor's database needs the schema: the gateway's migrations, run by opening it once.
+      // Both get the same form signed by the merchant (README "Signed invoice forms"), so each
+      // measured request is a real creation, never a 401.
       const invoice = (reference: string) =>
-        JSON.stringify({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: reference,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: '500',
-        });
+        JSON.stringify(
+          signed(
+            {
+              public_key: 'pk_test_exchange_uah',
+              reference_id: reference,
+              service: 'payment_card_uah_hpp',
+              currency: 'UAH',
+              amount: '500',
+            },
+            { secret: SECRET },
+          ),
+        );
       const gatewayOnce = () =>
         post(`${gateway.url}/public-api/payment-invoices`, invoice(randomUUID()), {
           'idempotency-key': randomUUID(),
         });
-      const anchorOnce = () =>
-        post(`${anchor.url}/invoices`, JSON.stringify({ reference_id: randomUUID(), amount: '500' }));
+      const anchorOnce = () => post(`${anchor.url}/invoices`, invoice(randomUUID()));
       const warm = async (once: () => Promise<void>) => {
         const until = performance.now() + 1000;
         await Promise.all(

@@ -28,6 +28,9 @@ describe('pending fiat deposits expire', () => {
       service: invoiced.provider,
       currency: 'uah',
       amount: 100,
+      // the exchange's signature of this form, answered with the deposit (README "Fiat deposits")
+      expires: invoiced.expires,
+      signature: invoiced.signature,
     });
     expect(created.status).toBe(201);
     const deps = {

@@ -33,6 +33,9 @@ async function creditedDeposit(amount: number) {
     service: deposit.provider,
     currency: 'uah',
     amount,
+    // the exchange's signature of this form, answered with the deposit (README "Fiat deposits")
+    expires: deposit.expires,
+    signature: deposit.signature,
   });
   const { action, payload } = invoice.json.data.active_payment;
   const page = await submitForm(

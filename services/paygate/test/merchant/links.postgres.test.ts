@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { usePostgresTarget } from '../support/targets.js';
 
@@ -27,13 +28,15 @@ describe('payment links', () => {
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: reference,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount: '500',
-      }),
+      body: JSON.stringify(
+        signed({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: reference,
+          service: 'payment_card_uah_hpp',
+          currency: 'UAH',
+          amount: '500',
+        }),
+      ),
     });
     expect(response.status).toBe(201);
     return reference;

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { usePostgresTarget } from '../support/targets.js';
 
 const target = usePostgresTarget();
@@ -54,13 +55,15 @@ describe('callbacks run in parallel across objects', () => {
     const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: `dep-${randomUUID()}`,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount: '500',
-      }),
+      body: JSON.stringify(
+        signed({
+          public_key: 'pk_test_exchange_uah',
+          reference_id: `dep-${randomUUID()}`,
+          service: 'payment_card_uah_hpp',
+          currency: 'UAH',
+          amount: '500',
+        }),
+      ),
     });
     return ((await response.json()) as { data: { id: string } }).data.id;
   };

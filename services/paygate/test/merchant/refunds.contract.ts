@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import type { Target } from '../support/targets.js';
@@ -33,13 +34,15 @@ export function refundsContract(target: Target): void {
       const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: reference,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount,
-        }),
+        body: JSON.stringify(
+          signed({
+            public_key: 'pk_test_exchange_uah',
+            reference_id: reference,
+            service: 'payment_card_uah_hpp',
+            currency: 'UAH',
+            amount,
+          }),
+        ),
       });
       // biome-ignore lint/suspicious/noExplicitAny: nested JSON read ad hoc
       const json = (await response.json()) as any;

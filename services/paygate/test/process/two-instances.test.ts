@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
+import { signed } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 
 const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -97,6 +98,9 @@ describe('two gateway processes on one PostgreSQL', () => {
       PAYGATE_CONFIG: config,
       PUBLIC_URL: '',
       LOG_LEVEL: 'warn',
+      // The test signs with the catalog's sandbox secret; a gateway with DATABASE_URL set refuses it
+      // unless told (README "Settings"), as restart.test.ts does.
+      ALLOW_SANDBOX_SECRETS: 'true',
       WORKER_INTERVAL_MS: '50',
       CALLBACK_RETRY_BASE_MS: '100',
       CALLBACK_RETRY_MAX_MS: '500',
@@ -115,13 +119,15 @@ describe('two gateway processes on one PostgreSQL', () => {
         const response = await fetch(`${base}/public-api/payment-invoices`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: reference,
-            service: 'payment_card_uah_hpp',
-            currency: 'UAH',
-            amount: 500,
-          }),
+          body: JSON.stringify(
+            signed({
+              public_key: 'pk_test_exchange_uah',
+              reference_id: reference,
+              service: 'payment_card_uah_hpp',
+              currency: 'UAH',
+              amount: 500,
+            }),
+          ),
         });
         return (
           (await response.json()) as {
