@@ -326,12 +326,14 @@ describe('GET /events query errors', () => {
 });
 
 describe('unknown routes', () => {
-  it('answer 404 in the error shape', async () => {
+  it('answer 404 in the error shape; another method on a known path 405 with allow', async () => {
     const { status, json } = await call(app, '/nope');
     expect(status).toBe(404);
     expect(json).toEqual({ statusCode: 404, message: 'Cannot GET /nope', error: 'Not Found' });
+    // A known path with another method is 405 with `allow` (issue 31), not 404.
     const post = await call(app, '/events', { method: 'POST', body: validBody });
-    expect(post.status).toBe(404);
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toContain('GET');
   });
 
   it('an event read back is unchanged by all of the above', async () => {
