@@ -44,7 +44,8 @@ async function start(job: string, entry: string, env: NodeJS.ProcessEnv): Promis
     entry: path.join(REPO, entry),
     cwd: REPO,
     port: 0,
-    env: { LOG_LEVEL: 'warn', ...env },
+    // The services run on PostgreSQL with their documented sandbox secrets (issue 28's rule).
+    env: { LOG_LEVEL: 'warn', ALLOW_SANDBOX_SECRETS: 'true', ...env },
     healthPath: '/health',
     timeoutMs: 240_000,
   });
