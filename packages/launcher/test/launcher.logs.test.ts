@@ -54,7 +54,7 @@ describe('launcher output off a terminal', () => {
       output += chunk.toString();
     });
     try {
-      const deadline = Date.now() + 40_000;
+      const deadline = Date.now() + 80_000;
       while (
         !(output.includes('Press Ctrl-C') && output.includes('an error line')) &&
         Date.now() < deadline
@@ -63,9 +63,11 @@ describe('launcher output off a terminal', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
     } finally {
-      const exited = new Promise((r) => launcher.once('exit', r));
-      launcher.kill('SIGTERM');
-      await exited;
+      if (launcher.exitCode === null) {
+        const exited = new Promise((r) => launcher.once('exit', r));
+        launcher.kill('SIGTERM');
+        await exited;
+      }
       await front.close();
     }
     const lines = output.split('\n').filter((line) => line.length > 0);
@@ -79,5 +81,6 @@ describe('launcher output off a terminal', () => {
     );
     expect(records).toContainEqual(expect.objectContaining({ service: 'launcher', msg: 'beta is healthy' }));
     expect(output).not.toMatch(/service\s+status\s+where/);
-  });
+    // The launcher and its service start under tsx: slow on a loaded machine.
+  }, 100_000);
 });
