@@ -16,7 +16,8 @@ const WithdrawBodySchema = Type.Object({
   address: Type.Optional(Type.String({ maxLength: 256 })),
   gateway: Type.Optional(Type.String({ maxLength: 64 })),
   fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  fund_source_id: Type.Optional(Type.Integer()),
+  // An id the fund_sources integer column can hold: a larger JSON integer is 400, never a failed query (500).
+  fund_source_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
   payment_id: Type.Optional(Type.String({ maxLength: 128 })),
   allow_blank_memo: Type.Optional(Type.Boolean()),
   withdrawall: Type.Optional(Type.Union([Type.Boolean(), Type.Literal(0), Type.Literal(1)])),

@@ -52,6 +52,8 @@ export async function startExchangeCluster(
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),
       SEED_DEMO: 'false',
+      // The gateway's documented sandbox secret, refused with DATABASE_URL unless forced (issue 28).
+      ALLOW_SANDBOX_SECRETS: 'true',
       LOG_LEVEL: 'warn',
       RATE_LIMITS_ENABLED: 'false',
       // Leases long enough for a node starved by a loaded 2-core machine to renew in time.
