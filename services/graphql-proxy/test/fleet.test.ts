@@ -83,7 +83,12 @@ describe('a fleet of three proxies on one Redis', () => {
     expect(new Set(answers.map((answer) => answer.headers.get('x-backend'))).size).toBe(3);
     expect(answers.map((answer) => answer.headers.get('x-cache'))).toEqual(['MISS', 'HIT', 'HIT']);
     expect(answers[2]?.body).toEqual(answers[0]?.body);
-    const views = await Promise.all(proxies.map(health));
+    // Each instance's heartbeat lands on its own timer: wait (bounded) until the fleet lists all three.
+    let views = await Promise.all(proxies.map(health));
+    for (let tries = 0; tries < 40 && views[0]?.fleet.instances?.length !== 3; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      views = await Promise.all(proxies.map(health));
+    }
     expect(views.map((view) => view.fleet.redis)).toEqual(['up', 'up', 'up']);
     expect(views[0]?.fleet.instances?.map((instance) => instance.id)).toEqual(['p0', 'p1', 'p2']);
     expect(views[1]?.cache.entries).toBeGreaterThanOrEqual(1);
