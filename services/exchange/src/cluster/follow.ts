@@ -1,5 +1,6 @@
 import type { Sql } from '../db/database.js';
 import type { Command } from '../matching/types.js';
+import { type BatchFeed, decodeBatchFeed } from '../orders/batch-feed.js';
 import { decodeCommand } from '../orders/store.js';
 
 /** One committed batch of a market's command log: its commands, under the sequence number of the last. */
@@ -7,6 +8,8 @@ export interface LoggedBatch {
   readonly market: string;
   readonly seq: number;
   readonly commands: Command[];
+  /** What the batch changed for the live feed, as its owner logged it (orders/batch-feed.ts). */
+  readonly feed?: BatchFeed;
 }
 
 /** Rows of the log read per market in one round. */
@@ -22,11 +25,11 @@ export async function logTails(
 ): Promise<Map<string, LoggedBatch[]>> {
   const tails = new Map<string, LoggedBatch[]>();
   if (after.size === 0) return tails;
-  const { rows } = await db.query<{ market: string; seq: string; command: unknown }>(
-    `SELECT c.market, c.seq::text, c.command
+  const { rows } = await db.query<{ market: string; seq: string; command: unknown; feed: unknown }>(
+    `SELECT c.market, c.seq::text, c.command, c.feed
        FROM unnest($1::text[], $2::bigint[]) AS w(market, seq)
        CROSS JOIN LATERAL (
-         SELECT e.market, e.seq, e.command FROM engine_commands e
+         SELECT e.market, e.seq, e.command, e.feed FROM engine_commands e
           WHERE e.market = w.market AND e.seq > w.seq ORDER BY e.seq LIMIT $3
        ) c
       ORDER BY c.market, c.seq`,
@@ -39,7 +42,8 @@ export async function logTails(
     );
     const list = tails.get(row.market) ?? [];
     tails.set(row.market, list);
-    list.push({ market: row.market, seq: Number(row.seq), commands });
+    const feed = decodeBatchFeed(row.feed);
+    list.push({ market: row.market, seq: Number(row.seq), commands, ...(feed ? { feed } : {}) });
   }
   return tails;
 }

@@ -4,6 +4,8 @@ import type { WireLevel } from './book-levels.js';
 export interface BookFrame {
   readonly event: 'snapshot' | 'diff';
   readonly seq: number;
+  /** A diff's sequence number before its batch (the last frame's `seq` when none was missed). */
+  readonly prev_seq?: number;
   readonly bids: readonly WireLevel[];
   readonly asks: readonly WireLevel[];
 }
@@ -13,9 +15,12 @@ export type FollowOutcome = 'applied' | 'stale' | 'gap' | 'waiting';
 /**
  * The client side of the `book` channel (the reference for client authors; used by the tests and the
  * benchmark): a snapshot replaces the book; a diff not newer than the last frame applied is skipped
- * (the snapshot already holds it); a newer diff must carry the sequence number right after the last
- * one applied, else the follower reports a gap and ignores diffs until the next snapshot (the client
- * then subscribes again, which sends a fresh snapshot).
+ * (the snapshot already holds it); a newer diff must start where the last frame applied ended
+ * (`prev_seq` not greater than its `seq`: a diff sets whole levels, so one that covers more than the
+ * missing batches is still exact), else the follower reports a gap and ignores diffs until the next
+ * snapshot (the client then subscribes again, which sends a fresh snapshot). Sequence numbers are the
+ * command log's, the same on every node of a cluster: a client that moves to another node keeps its
+ * book and goes on, or sees the gap. (A diff without `prev_seq` must carry the last `seq` + 1.)
  */
 export class BookFollower {
   private readonly bids = new Map<number, WireLevel>();
@@ -35,7 +40,7 @@ export class BookFollower {
       return 'waiting';
     } else if (frame.seq <= this.seq) {
       return 'stale';
-    } else if (frame.seq !== this.seq + 1) {
+    } else if (frame.prev_seq === undefined ? frame.seq !== this.seq + 1 : frame.prev_seq > this.seq) {
       this.seq = undefined;
       return 'gap';
     }

@@ -225,7 +225,12 @@ export class FeedConnection implements Peer, KeyHolder {
       this.subscriptions.set(key, subscription);
       this.join(subscription);
     }
-    this.reply({ event: 'subscribed', ...subscription }, id);
+    // Where the subscription starts in the committed log: every frame with a greater `seq` follows.
+    let position: Record<string, unknown> = {};
+    if (subscription.channel === 'trades' || subscription.channel === 'book')
+      position = { seq: this.deps.hub.position(subscription.market) };
+    else if (!('market' in subscription)) position = { seqs: this.deps.hub.positions() };
+    this.reply({ event: 'subscribed', ...subscription, ...position }, id);
     // Subscribing again to a book is how a client resyncs after a gap: a fresh snapshot each time.
     if (subscription.channel === 'book') this.deps.hub.sendSnapshot(this, subscription.market);
     if (subscription.channel === 'ticker') {

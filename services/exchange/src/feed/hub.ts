@@ -1,11 +1,9 @@
 import { formatAmount } from '../money/decimal.js';
 import type { CommittedBatch } from '../orders/commits.js';
 import { v3Order } from '../orders/format.js';
-import type { LevelChanges } from '../orders/level-book.js';
 import type { TradingMarket } from '../orders/markets.js';
 import type { OrderService } from '../orders/service.js';
-import type { OrderRow, TradeRow } from '../orders/store.js';
-import type { BookView } from '../orders/writer.js';
+import type { OrderRow } from '../orders/store.js';
 import type { ReferenceData } from '../reference/load.js';
 import type { BookDiff } from './book-levels.js';
 import { wireLevel, wireSide } from './book-levels.js';
@@ -15,33 +13,30 @@ import { Outbox } from './outbox.js';
 import type { Peer } from './peer.js';
 import type { PrivateChannel, PublicChannel } from './protocol.js';
 
-/** Committed batches of one market not yet sent (coalesced between two flushes). */
-interface Pending {
-  trades: TradeRow[];
-  /** Level changes of the batches, in commit order. */
-  levels: LevelChanges[];
-  /** A whole book that replaces the one before (a recovered batch), with the changes after it. */
-  book: BookView | undefined;
-}
-
 interface MarketState {
   readonly market: TradingMarket;
   /** The committed book as of the last flush, grouped: the book the last `book` frame left every follower with. */
   readonly book: GroupedLevels;
-  /** Sequence number of that frame: a snapshot carries it, each diff the next one. */
+  /**
+   * The command log's sequence number after the last batch whose frames were made (the committed
+   * log's numbers, the same on every node of a cluster): a snapshot carries it, every later frame of
+   * the market a greater one.
+   */
   seq: number;
   readonly peers: Record<PublicChannel, Set<Peer>>;
-  pending: Pending;
   /** A batch changed the market since the last ticker round. */
   tickerDirty: boolean;
 }
 
 /**
  * The fan-out of committed batches to the feed's subscribers. Committed batches are taken from the
- * order writers (orders.commits) without doing any work on the writer's path but queueing: they are
- * coalesced per market and flushed on a later turn of the event loop, once the frames of the previous
- * flush were written (so under load more batches share one frame). A market's book diff is computed
- * once per flush against the book the previous frame left, and serialised once for all followers.
+ * order writers (orders.commits) without doing any work on the writer's path but queueing, and turned
+ * into frames on a later turn of the event loop, once the frames of the previous flush were written.
+ * Every batch makes its own frames, stamped with the command log's sequence numbers of the batch
+ * (`seq` after it, `prev_seq` before it): on a node of a cluster that follows the market, the batch
+ * comes from the committed log with what its owner logged beside it (orders/batch-feed.ts), so every
+ * node sends the same frames under the same numbers. A market's book diff is computed per batch
+ * against the book the previous frame left, and serialised once for all followers.
  */
 export class FeedHub {
   private readonly markets = new Map<string, MarketState>();
@@ -49,8 +44,8 @@ export class FeedHub {
     orders: new Map(),
     balances: new Map(),
   };
-  private pendingOrders: OrderRow[] = [];
-  private pendingBalances = new Map<string, bigint>();
+  /** Batches taken since the last flush, in the order they were committed (per market). */
+  private pending: CommittedBatch[] = [];
   private flushScheduled = false;
   /** Batches came in since the last flush. */
   private dirty = false;
@@ -78,9 +73,8 @@ export class FeedHub {
       this.markets.set(market.id, {
         market,
         book: new GroupedLevels(market, this.orders.writer(market.id)!.view()),
-        seq: 0,
+        seq: this.orders.writer(market.id)!.commandSeq,
         peers: { trades: new Set(), book: new Set(), ticker: new Set() },
-        pending: { trades: [], levels: [], book: undefined },
         tickerDirty: false,
       });
     }
@@ -117,6 +111,22 @@ export class FeedHub {
         }),
       [peer],
     );
+  }
+
+  /**
+   * The sequence number a new subscription of the market starts after: it receives every frame of
+   * the market with a greater `seq` (the `subscribed` answer carries it; a client that comes from
+   * another node and saw less may have missed frames in between).
+   */
+  position(marketId: string): number {
+    return this.markets.get(marketId)!.seq;
+  }
+
+  /** `position` of every market (a private channel's `subscribed` answer). */
+  positions(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [id, state] of this.markets) out[id] = state.seq;
+    return out;
   }
 
   addPublic(peer: Peer, channel: PublicChannel, marketId: string): void {
@@ -163,18 +173,9 @@ export class FeedHub {
   private take(batch: CommittedBatch): void {
     const state = this.markets.get(batch.market.id);
     if (!state) return;
-    if (state.peers.trades.size > 0) state.pending.trades.push(...batch.trades);
-    // The book is always kept, followed or not, so that a later snapshot is the committed book.
-    if (batch.book) {
-      state.pending.book = batch.book;
-      state.pending.levels = [];
-    } else {
-      state.pending.levels.push(batch.levels);
-    }
+    // Kept whether followed or not: the book must stay the committed one for a later snapshot.
+    this.pending.push(batch);
     state.tickerDirty = true;
-    if (this.privatePeers.orders.size > 0) this.pendingOrders.push(...batch.orders);
-    if (this.privatePeers.balances.size > 0)
-      for (const [key, available] of batch.balances) this.pendingBalances.set(key, available);
     this.dirty = true;
     if (this.outbox.empty) this.scheduleFlush();
   }
@@ -185,24 +186,32 @@ export class FeedHub {
     setImmediate(() => this.flush());
   }
 
-  /** Queues what the batches since the last flush changed; public, then private. */
+  /** Queues the frames of the batches taken since the last flush, batch by batch. */
   flush(): void {
     this.flushScheduled = false;
     this.dirty = false;
-    for (const state of this.markets.values()) this.flushMarket(state);
-    this.flushPrivate();
+    const batches = this.pending;
+    this.pending = [];
+    const anyPrivate = this.privatePeers.orders.size > 0 || this.privatePeers.balances.size > 0;
+    for (const batch of batches) {
+      const state = this.markets.get(batch.market.id)!;
+      this.flushBatch(state, batch);
+      if (anyPrivate) this.flushPrivate(batch);
+      if (batch.seq > state.seq) state.seq = batch.seq;
+    }
   }
 
-  private flushMarket(state: MarketState): void {
-    const { trades, levels, book } = state.pending;
-    state.pending = { trades: [], levels: [], book: undefined };
+  private flushBatch(state: MarketState, batch: CommittedBatch): void {
     const id = state.market.id;
-    if (trades.length > 0 && state.peers.trades.size > 0) {
+    // A batch without commands (every request refused before the engine) is not in the log.
+    const logged = batch.seq > batch.prevSeq;
+    if (logged && batch.trades.length > 0 && state.peers.trades.size > 0) {
       const text = encode({
         event: 'trades',
         channel: 'trades',
         market: id,
-        trades: trades.map((trade) => ({
+        seq: batch.seq,
+        trades: batch.trades.map((trade) => ({
           id: trade.id,
           price: state.market.formatPrice(trade.price),
           amount: state.market.formatAmount(trade.amount),
@@ -212,53 +221,49 @@ export class FeedHub {
       });
       this.outbox.push(text, state.peers.trades);
     }
-    if (!book && levels.length === 0) return;
     let diff: BookDiff | undefined;
-    if (book) diff = state.book.replaceWithDiff(book);
-    for (const changes of levels) state.book.apply(changes);
+    if (batch.book) diff = state.book.replaceWithDiff(batch.book);
+    state.book.apply(batch.levels);
     const changed = state.book.takeDiff();
     if (changed) diff = diff ? mergeDiffs(diff, changed) : changed;
-    if (state.peers.book.size === 0) {
-      // Nobody follows: no frame. The number still grows, so that any diff still queued stays older
-      // than a later snapshot.
-      state.seq += 1;
-      return;
-    }
-    if (!diff) return;
-    state.seq += 1;
+    if (!logged || state.peers.book.size === 0) return;
+    // Sent even when no displayed level changed, so that the diffs of a market chain `prev_seq` to
+    // `seq` without a hole: a client sees a missed frame by the numbers alone.
     const text = encode({
       event: 'diff',
       channel: 'book',
       market: id,
-      seq: state.seq,
-      bids: diff.bids.map((change) => wireLevel(state.market, change)),
-      asks: diff.asks.map((change) => wireLevel(state.market, change)),
+      seq: batch.seq,
+      prev_seq: batch.prevSeq,
+      bids: (diff?.bids ?? []).map((change) => wireLevel(state.market, change)),
+      asks: (diff?.asks ?? []).map((change) => wireLevel(state.market, change)),
     });
     this.outbox.push(text, state.peers.book);
   }
 
-  private flushPrivate(): void {
-    const orders = this.pendingOrders;
-    const balances = this.pendingBalances;
-    this.pendingOrders = [];
-    this.pendingBalances = new Map();
+  /** The batch's `orders` and `balances` frames, one of each per account that follows them. */
+  private flushPrivate(batch: CommittedBatch): void {
+    const market = batch.market.id;
     const byAccount = new Map<number, OrderRow[]>();
-    for (const order of orders) {
+    for (const order of batch.orders) {
       if (!this.privatePeers.orders.has(order.accountId)) continue;
       const list = byAccount.get(order.accountId) ?? [];
       list.push(order);
       byAccount.set(order.accountId, list);
     }
     for (const [accountId, list] of byAccount) {
+      list.sort((a, b) => a.id - b.id);
       const text = encode({
         event: 'orders',
         channel: 'orders',
+        market,
+        seq: batch.seq,
         orders: list.map((order) => v3Order(this.orders.market(order.market)!, order)),
       });
       this.outbox.push(text, this.privatePeers.orders.get(accountId) ?? []);
     }
     const balancesOf = new Map<number, { currency: string; available: string }[]>();
-    for (const [key, available] of balances) {
+    for (const [key, available] of batch.balances) {
       const at = key.indexOf(':');
       const accountId = Number(key.slice(0, at));
       if (!this.privatePeers.balances.has(accountId)) continue;
@@ -268,7 +273,8 @@ export class FeedHub {
       balancesOf.set(accountId, list);
     }
     for (const [accountId, list] of balancesOf) {
-      const text = encode({ event: 'balances', channel: 'balances', balances: list });
+      list.sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+      const text = encode({ event: 'balances', channel: 'balances', market, seq: batch.seq, balances: list });
       this.outbox.push(text, this.privatePeers.balances.get(accountId) ?? []);
     }
   }

@@ -12,6 +12,11 @@ export interface CommittedBatch {
   readonly market: TradingMarket;
   /** The writer's command sequence number after the batch (batches of one market only grow it). */
   readonly seq: number;
+  /**
+   * The sequence number before the batch (`seq` less the batch's commands): the batches of a market
+   * chain `prevSeq` to the previous one's `seq`, the same on every node of a cluster (the log's rows).
+   */
+  readonly prevSeq: number;
   /** Trades the batch made, in the order they happened. */
   readonly trades: readonly TradeRow[];
   /** Orders the batch created or changed, as stored once it committed. */

@@ -16,6 +16,8 @@ export interface FailedBatch {
   readonly error: unknown;
   /** The command sequence number after the batch: logged at or below it means it committed after all. */
   readonly seq: number;
+  /** The command sequence number before the batch (`seq` less its commands). */
+  readonly prevSeq: number;
   /** Trades the batch made, published to followers if a rebuild finds that it committed. */
   readonly trades: readonly TradeRow[];
 }

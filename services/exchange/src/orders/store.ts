@@ -56,7 +56,8 @@ function orderColumns(p = ''): string {
 }
 const ORDER_COLUMNS = orderColumns();
 
-interface OrderRecord {
+/** An order row as the statements return it (numbers as text), and as a cluster's feed log holds it. */
+export interface OrderRecord {
   id: string;
   market: string;
   account_id: number;
@@ -77,7 +78,7 @@ interface OrderRecord {
 const big = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
 const text = (value: bigint | null): string | null => (value === null ? null : value.toString());
 
-function orderOf(row: OrderRecord): OrderRow {
+export function orderOf(row: OrderRecord): OrderRow {
   return {
     id: Number(row.id),
     market: row.market,
@@ -94,6 +95,27 @@ function orderOf(row: OrderRecord): OrderRow {
     state: row.state,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+  };
+}
+
+/** `orderOf`'s inverse: an order in the shape the statements return it. */
+export function orderRecord(order: OrderRow): OrderRecord {
+  return {
+    id: String(order.id),
+    market: order.market,
+    account_id: order.accountId,
+    side: order.side,
+    kind: order.kind,
+    price: text(order.price),
+    stop_price: text(order.stopPrice),
+    amount: text(order.amount),
+    quote: text(order.quote),
+    executed: order.executed.toString(),
+    funds: order.funds.toString(),
+    trades_count: order.tradesCount,
+    state: order.state,
+    created_at: String(order.createdAt),
+    updated_at: String(order.updatedAt),
   };
 }
 
@@ -146,6 +168,11 @@ export interface BatchEffects {
    * SQLSTATE SVC02 otherwise), recording the batch's last sequence number and ids in the lease row.
    */
   readonly fence?: BatchFence;
+  /**
+   * In a cluster: the batch's trades and created orders as JSON (batch-feed.ts), logged with its
+   * commands, its changed orders and moved balances for the followers' live feed.
+   */
+  readonly feed?: { readonly trades: string; readonly created: string };
 }
 
 /** What fences one batch of a cluster node (030_cluster.sql). */
@@ -175,6 +202,23 @@ export interface BatchWritten {
  * itself (SQLSTATE SVC01) and nothing of the batch is written; the writer then recomputes it on
  * fresh values.
  */
+const SINGLE_LOG = `c AS (
+       INSERT INTO engine_commands (market, seq, command)
+       SELECT $13::text, $14::bigint, $15::jsonb WHERE $14::bigint > 0
+     ), `;
+// A cluster node logs what the batch changed beside its commands (065_feed_log.sql): its trades and
+// created orders as sent, the older orders it changed and the balances it moved as the statement left
+// them, so that the nodes following the market publish what the owner publishes (batch-feed.ts).
+const CLUSTER_LOG = `c AS (
+       INSERT INTO engine_commands (market, seq, command, feed)
+       SELECT $13::text, $14::bigint, $15::jsonb,
+              jsonb_build_object(
+                'trades', $62::jsonb, 'created', $63::jsonb,
+                'changed', coalesce((SELECT jsonb_agg(to_jsonb(u)) FROM u), '[]'::jsonb),
+                'balances', coalesce((SELECT jsonb_agg(jsonb_build_object('account_id', account_id,
+                  'currency', currency, 'available', available::text)) FROM b), '[]'::jsonb))
+        WHERE $14::bigint > 0
+     )`;
 const SINGLE_CHAIN = `h AS (
        UPDATE batch_chain SET seq = $57 WHERE id = 1 AND seq = $56 RETURNING 1
      )`;
@@ -197,10 +241,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
   const { rows } = await db.query<{
     result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
   }>(
-    `WITH ${postingCtes(1)}, c AS (
-       INSERT INTO engine_commands (market, seq, command)
-       SELECT $13::text, $14::bigint, $15::jsonb WHERE $14::bigint > 0
-     ), o AS (
+    `WITH ${postingCtes(1)}, ${batch.fence ? '' : SINGLE_LOG}o AS (
        INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
                            funds, trades_count, state, created_at, updated_at)
        SELECT * FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
@@ -219,7 +260,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), ${batch.fence ? CLUSTER_CHAIN : SINGLE_CHAIN}
+     ), ${batch.fence ? `${CLUSTER_LOG}, ${CLUSTER_CHAIN}` : SINGLE_CHAIN}
      SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
@@ -249,7 +290,14 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       batch.chain.prev,
       batch.chain.next,
       ...(batch.fence
-        ? [batch.fence.node, batch.fence.epoch, batch.fence.lastOrderId, batch.fence.lastTradeId]
+        ? [
+            batch.fence.node,
+            batch.fence.epoch,
+            batch.fence.lastOrderId,
+            batch.fence.lastTradeId,
+            batch.feed?.trades ?? '[]',
+            batch.feed?.created ?? '[]',
+          ]
         : []),
     ],
   );
@@ -262,7 +310,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
   };
 }
 
-interface BalanceRecord {
+export interface BalanceRecord {
   account_id: number;
   currency: string;
   available: string;

@@ -5,6 +5,7 @@ import { MatchingEngine } from '../matching/engine.js';
 import type { Command } from '../matching/types.js';
 import type { BookSnapshots, Restored } from '../snapshots/book-snapshots.js';
 import { type ComputeContext, computeBatch } from './batch-compute.js';
+import { type BatchFeed, encodeBatchFeed } from './batch-feed.js';
 import type { BatchInputs } from './batch-inputs.js';
 import { BatchWork } from './batch-work.js';
 import { type BookView, captureView, EMPTY_VIEW } from './book-view.js';
@@ -22,6 +23,14 @@ import type { OrderOutcome, OrderRequest } from './requests.js';
 import { type BatchWritten, readBatch } from './store.js';
 
 export type { BookView } from './book-view.js';
+
+/** One committed batch of the command log, as a node following the market reads it (cluster/follow.ts). */
+export interface LoggedRow {
+  readonly seq: number;
+  readonly commands: readonly Command[];
+  /** What the owner published with the batch (a cluster node's rows; undefined in a single process's). */
+  readonly feed?: BatchFeed;
+}
 export { CHECKPOINT_EVERY } from './checkpoints.js';
 
 /** What the writers share: storage, the clock, the fee account and the global id sequences. */
@@ -193,9 +202,7 @@ export class MarketWriter {
    * and publishes them to the followers of committed batches, with the log's sequence numbers.
    * Only while the market is not written here (the engine is then the committed state).
    */
-  async follow(
-    log: readonly { readonly seq: number; readonly commands: readonly Command[] }[],
-  ): Promise<void> {
+  async follow(log: readonly LoggedRow[]): Promise<void> {
     if (this.lease || !this.idleNow) return;
     if (this.stale) {
       // A batch's outcome was unknown when the database went away: the engine is rebuilt first.
@@ -218,12 +225,15 @@ export class MarketWriter {
       );
       const levels = this.engine.takeChangedLevels();
       if (this.ctx.commits?.followed) {
+        // What the owner published with the batch, as it logged it (empty in a single process's rows).
+        const feed = row.feed;
         this.ctx.commits.publish({
           market: this.market,
           seq: row.seq,
-          trades: [],
-          orders: [],
-          balances: new Map(),
+          prevSeq: first - 1,
+          trades: feed?.trades ?? [],
+          orders: feed?.orders ?? [],
+          balances: feed?.balances ?? new Map(),
           levels,
           lastPrice: this.engine.lastPrice,
         });
@@ -236,10 +246,7 @@ export class MarketWriter {
    * lease was taken (so nothing can be committed after it by the node before). Requests are taken
    * from then on.
    */
-  async takeOver(
-    lease: WriterLease,
-    log: readonly { readonly seq: number; readonly commands: readonly Command[] }[],
-  ): Promise<void> {
+  async takeOver(lease: WriterLease, log: readonly LoggedRow[]): Promise<void> {
     await this.drained();
     await this.follow(log);
     this.checkpoints.reset(this.engine, this.seq);
@@ -392,7 +399,7 @@ export class MarketWriter {
       this.send(batch, needs);
     } catch (error) {
       // The engine may hold part of the batch: it goes back as after a failed write.
-      this.failures.push({ batch, error, seq: 0, trades: [] });
+      this.failures.push({ batch, error, seq: 0, prevSeq: 0, trades: [] });
     }
   }
 
@@ -457,6 +464,7 @@ export class MarketWriter {
       nonces: work.nonces,
       ...(this.ctx.clusterNode !== undefined && lease
         ? {
+            feed: encodeBatchFeed(work.trades, [...work.created.values()]),
             fence: {
               node: this.ctx.clusterNode,
               epoch: lease.epoch,
@@ -501,6 +509,7 @@ export class MarketWriter {
       this.ctx.commits.publish({
         market: this.market,
         seq: flight.seq,
+        prevSeq: flight.seq - flight.work.commands.length,
         trades: flight.work.trades,
         orders: [...rows.values()],
         balances: written.balances,
@@ -525,6 +534,7 @@ export class MarketWriter {
       commits.publish({
         market: this.market,
         seq: failure.seq,
+        prevSeq: failure.prevSeq,
         trades: failure.trades,
         orders: [],
         balances: new Map(),
@@ -542,7 +552,13 @@ export class MarketWriter {
     this.stats.failed += 1;
     if (outcomeUnknown(error)) this.outcomeUnknown = true;
     this.ctx.inputs.failed(flight.moves, flight.checked, flight.keyIds);
-    this.failures.push({ batch: flight.batch, error, seq: flight.seq, trades: flight.work.trades });
+    this.failures.push({
+      batch: flight.batch,
+      error,
+      seq: flight.seq,
+      prevSeq: flight.seq - flight.work.commands.length,
+      trades: flight.work.trades,
+    });
     this.wake?.();
   }
 
