@@ -76,6 +76,24 @@ describe('BookFollower (the client side of the book channel)', () => {
     follower.apply({ event: 'snapshot', seq: 8, bids: [], asks: [[13, 1, 1]] });
     expect(follower.restBook()).toEqual([[13, -1, 1]]);
   });
+
+  it('with the log’s numbers: a diff applies when its prev_seq is not past the last seq, else it is a gap', () => {
+    const follower = new BookFollower();
+    follower.apply({ event: 'snapshot', seq: 40, bids: [[10, 1, 1]], asks: [] });
+    // A batch of three commands after 40.
+    expect(follower.apply({ event: 'diff', seq: 43, prev_seq: 40, bids: [[11, 2, 1]], asks: [] })).toBe(
+      'applied',
+    );
+    expect(follower.apply({ event: 'diff', seq: 43, prev_seq: 40, bids: [], asks: [] })).toBe('stale');
+    // A diff that starts before the client's last seq and ends after it sets whole levels: it applies.
+    expect(follower.apply({ event: 'diff', seq: 45, prev_seq: 42, bids: [[11, 0, 0]], asks: [] })).toBe(
+      'applied',
+    );
+    expect(follower.restBook()).toEqual([[10, 1, 1]]);
+    // Batches 45-50 never arrived.
+    expect(follower.apply({ event: 'diff', seq: 52, prev_seq: 50, bids: [], asks: [] })).toBe('gap');
+    expect(follower.lastSeq).toBeUndefined();
+  });
 });
 
 describe('MessageBudget', () => {
