@@ -38,7 +38,8 @@ function open() {
         // Diffs queued before the snapshot and written after it are already in it.
         if (seq !== undefined && frame.seq <= seq) return;
         bookFrames += 1;
-        if (seq !== undefined && frame.seq !== seq + 1) gaps += 1;
+        // The log's numbers: each diff starts (prev_seq) where the frame before it ended.
+        if (seq !== undefined && frame.prev_seq > seq) gaps += 1;
         seq = frame.seq;
       }
     });
