@@ -4,8 +4,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { callbackBackoffMs } from '../domain/backoff.js';
 import { signBody } from '../domain/signature.js';
+import type { CallbackSandbox } from '../sandbox/sandbox.js';
 import type { SecretBook } from '../secrets/book.js';
-import { claimDueCallbacks, markDelivered, markFailed, type PendingCallback } from './outbox.js';
+import { claimDueCallbacks, markDelivered, markDropped, markFailed, type PendingCallback } from './outbox.js';
 
 export interface DeliveryOptions {
   readonly db: Database;
@@ -26,14 +27,23 @@ export interface DeliveryOptions {
   readonly concurrency?: number;
   /** Rotated merchant secrets; callbacks are signed with the current one. @default the configured secret */
   readonly secrets?: SecretBook;
+  /** The fault-injecting sandbox of the test merchants that asked for it (src/sandbox/). @default none */
+  readonly sandbox?: CallbackSandbox;
 }
 
 /** Sends one callback, signed over the exact bytes sent with the time of this attempt. */
-async function send(options: DeliveryOptions, callback: PendingCallback): Promise<string | undefined> {
+async function send(
+  options: DeliveryOptions,
+  callback: PendingCallback,
+  signWithPrevious = false,
+): Promise<string | undefined> {
   const merchant = options.catalog.merchants.get(callback.merchantId);
   if (!merchant) return `merchant ${callback.merchantId} is no longer configured`;
   const timestamp = Math.floor(options.now() / 1000);
-  const secret = options.secrets ? await options.secrets.signing(merchant) : merchant.secret;
+  const secret = options.secrets
+    ? ((signWithPrevious ? await options.secrets.previousInGrace(merchant) : undefined) ??
+      (await options.secrets.signing(merchant)))
+    : merchant.secret;
   try {
     const response = await fetch(merchant.callbackUrl, {
       method: 'POST',
@@ -82,7 +92,7 @@ export class CallbackDispatcher {
       claimDueCallbacks(
         tx,
         now,
-        this.options.timeoutMs + 5_000,
+        this.options.sandbox?.leaseMs(this.options.timeoutMs) ?? this.options.timeoutMs + 5_000,
         Math.min(free, this.options.batchSize ?? 20),
       ),
     );
@@ -149,9 +159,24 @@ export class CallbackDispatcher {
   /** Sends and records one callback; true when the merchant acknowledged it. */
   async #deliver(callback: PendingCallback): Promise<boolean> {
     const { options } = this;
+    const plan = options.sandbox?.planFor(callback);
+    if (plan?.dropForMs !== undefined) {
+      await markDropped(options.db, callback.id, new Date(options.now() + plan.dropForMs));
+      options.log.debug({ event: callback.eventId, inMs: plan.dropForMs }, 'sandbox fault: callback dropped');
+      return false;
+    }
+    if (plan && plan.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, plan.delayMs));
+    if (plan?.reorder) await options.sandbox?.hold(callback, plan.holdMaxMs);
     // The send joins the trace of the request that wrote the callback (the payer's submit).
-    const failure = await withTraceContext(callback.traceContext, () => send(options, callback));
+    const sendOnce = () =>
+      withTraceContext(callback.traceContext, () => send(options, callback, plan?.signWithPrevious));
+    // A sandbox duplicate goes out alongside the callback or right after its acknowledgement, never
+    // after the object's next event (that one waits until this one is recorded as delivered).
+    const failure =
+      plan?.duplicate === 'alongside' ? (await Promise.all([sendOnce(), sendOnce()]))[0] : await sendOnce();
+    if (failure === undefined && plan?.duplicate === 'after') await sendOnce();
     if (failure === undefined) {
+      options.sandbox?.acknowledged(callback);
       await markDelivered(options.db, callback.id, new Date(options.now()));
       options.log.info({ event: callback.eventId }, 'callback delivered');
       return true;

@@ -104,6 +104,18 @@ export async function markDelivered(sql: Sql, id: number, now: Date): Promise<vo
   ]);
 }
 
+/**
+ * A sandbox fault (src/sandbox/): the attempt was dropped on purpose, not sent. It counts as an
+ * attempt (so the next one has its own fate) and comes again at `nextAttemptAt`; never dead-letters.
+ */
+export async function markDropped(sql: Sql, id: number, nextAttemptAt: Date): Promise<void> {
+  await sql.query(
+    `UPDATE callback_outbox SET attempts = attempts + 1, next_attempt_at = $2,
+       last_error = 'sandbox fault: dropped, redelivered later' WHERE id = $1`,
+    [id, nextAttemptAt.toISOString()],
+  );
+}
+
 /** Records a failed attempt: the next one at `nextAttemptAt`, or the dead-letter state when `dead`. */
 export async function markFailed(
   sql: Sql,
