@@ -95,7 +95,9 @@ describe('the sandbox merchant secret (issue 28: whoever reads the README could 
       loadConfig({ HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'true', ...own, ...previous }).paygate
         .previousMerchantSecret,
     ).toBe('sandbox-exchange-secret');
-    expect(loadConfig({ ...own, ...previous }).paygate.previousMerchantSecret).toBe('sandbox-exchange-secret');
+    expect(loadConfig({ ...own, ...previous }).paygate.previousMerchantSecret).toBe(
+      'sandbox-exchange-secret',
+    );
   });
 
   it('accepts it on loopback without DATABASE_URL (npm start, tests)', () => {

@@ -53,6 +53,8 @@ describe('gateway signatures', () => {
     expect(check(secret, rotation)).toEqual({ ok: true });
     expect(check('a-third-secret', rotation)).toMatchObject({ ok: false, reason: 'bad_signature' });
     // without the previous secret set, a callback signed with it is refused
-    expect(check(secret, { ...options, secret: 'the-new-secret' })).toMatchObject({ reason: 'bad_signature' });
+    expect(check(secret, { ...options, secret: 'the-new-secret' })).toMatchObject({
+      reason: 'bad_signature',
+    });
   });
 });
