@@ -180,8 +180,18 @@ describe(`the exchange's receiver under the gateway's callback faults (${seedNam
       payout(140, '4000000000000119'),
     ]);
 
-    // Everything the gateway wrote was acknowledged (nothing left, nothing dead-lettered).
-    await eventually(async () => ((await platform.undeliveredCallbacks()) === 0 ? true : undefined), 30_000);
+    // Every deposit and withdrawal ended, and everything the gateway wrote was acknowledged (nothing
+    // left, nothing dead-lettered).
+    const ended = async () => {
+      const { rows } = await platform.db.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM deposits WHERE id = ANY($1::int[]) AND status = 'pending')
+              + (SELECT count(*) FROM withdrawals WHERE id = ANY($2::int[]) AND status NOT IN ('done', 'failed'))
+              AS n`,
+        [deposits.map((d) => d.depositId), payouts.map((p) => p.withdrawalId)],
+      );
+      return Number(rows[0]?.n) === 0 && (await platform.undeliveredCallbacks()) === 0 ? true : undefined;
+    };
+    await eventually(ended, 30_000);
 
     for (const d of deposits) {
       const { rows } = await platform.db.query<{ status: string }>(
