@@ -34,6 +34,7 @@ import { hostedPageRoutes } from './routes/hosted-page.js';
 import { invoiceRoutes } from './routes/invoices.js';
 import { merchantRoutes } from './routes/merchant.js';
 import { prerequestRoutes } from './routes/prerequests.js';
+import { CallbackSandbox, type MerchantFaults } from './sandbox/sandbox.js';
 import { SecretBook } from './secrets/book.js';
 
 export interface AppOptions {
@@ -81,6 +82,30 @@ export interface AppOptions {
    * served by the metrics listener). Without it nothing is recorded per request. @default none
    */
   readonly metrics?: Registry;
+  /**
+   * The seed of the callback faults of a test merchant whose `callback_faults` names none (`TEST_SEED`).
+   * @default a random one, logged
+   */
+  readonly faultSeed?: number;
+}
+
+/** The test merchants with callback faults, each with the seed of this run (logged, so a run can be repeated). */
+function sandboxOf(
+  catalog: Catalog,
+  fallbackSeed: number | undefined,
+  log: FastifyBaseLogger,
+): CallbackSandbox {
+  const merchants = new Map<string, MerchantFaults>();
+  for (const merchant of catalog.merchants.values()) {
+    if (!merchant.callbackFaults) continue;
+    const seed = merchant.callbackFaults.seed ?? fallbackSeed ?? Math.floor(Math.random() * 2 ** 31);
+    merchants.set(merchant.id, { faults: merchant.callbackFaults, seed });
+    log.warn(
+      { merchant: merchant.id, seed, faults: merchant.callbackFaults },
+      `sandbox: callbacks of merchant ${merchant.id} are duplicated, delayed, reordered, dropped and signed with a rotated secret on purpose (repeat with seed=${seed})`,
+    );
+  }
+  return new CallbackSandbox(merchants);
 }
 
 export interface Gateway {
@@ -135,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
       maxAttempts: options.callbackMaxAttempts ?? 25,
       concurrency: options.callbackConcurrency ?? 64,
       ...(deps.secrets ? { secrets: deps.secrets } : {}),
+      sandbox: sandboxOf(options.catalog, options.faultSeed, app.log),
     },
     options.workerIntervalMs ?? 500,
     app.log,

@@ -56,6 +56,11 @@ export interface Config {
   readonly callbackMaxAttempts: number;
   /** Callbacks in flight at once per process. @default 64 (`CALLBACK_CONCURRENCY`) */
   readonly callbackConcurrency: number;
+  /**
+   * The seed of the callback faults of a merchant whose `callback_faults` names none, so a sandbox
+   * run can be repeated. @default a random one, logged at start (`TEST_SEED`)
+   */
+  readonly testSeed: number | undefined;
   /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
   readonly bodyLimit: number;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
@@ -91,8 +96,17 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+/** `TEST_SEED` as the test kit reads it (an integer, or a list of which the first counts here). */
+function testSeed(raw: string | undefined): number | undefined {
+  const first = raw?.split(',')[0]?.trim();
+  if (!first) return undefined;
+  if (!/^-?\d{1,15}$/.test(first)) throw new ConfigError('TEST_SEED', `expected an integer, got "${raw}"`);
+  return Math.abs(Number(first));
+}
+
 const SECRET_PREFIX = 'PAYGATE_MERCHANT_SECRET_';
-const MERCHANT_PREFIX = /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|RETURN_URL|WEBSITE|ICON)_[A-Z0-9_]+$/;
+const MERCHANT_PREFIX =
+  /^PAYGATE_MERCHANT_(SECRET|CALLBACK_URL|CALLBACK_FAULTS|RETURN_URL|WEBSITE|ICON)_[A-Z0-9_]+$/;
 
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
@@ -161,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     callbackTimeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 100, 120_000),
     callbackMaxAttempts: integer(env, 'CALLBACK_MAX_ATTEMPTS', 25, 1, 1_000),
     callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 1_024),
+    testSeed: testSeed(env.TEST_SEED),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     log,
     metrics: parseMetricsSettings(env, 9200, (setting, detail) => new ConfigError(setting, detail)),

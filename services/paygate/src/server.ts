@@ -38,6 +38,7 @@ const { app } = await buildApp({
   callbackTimeoutMs: config.callbackTimeoutMs,
   callbackMaxAttempts: config.callbackMaxAttempts,
   callbackConcurrency: config.callbackConcurrency,
+  ...(config.testSeed === undefined ? {} : { faultSeed: config.testSeed }),
   logger: createLogger({ service: 'paygate', ...config.log }),
 });
 for (const merchant of catalog.merchants.values()) {

@@ -17,6 +17,12 @@ export interface PaygateConfig {
    */
   readonly merchantSecret: string;
   /**
+   * The secret in effect before the last rotation at the gateway: callbacks signed with it still
+   * verify, so the gateway's grace period (`secrets rotate`) loses none. Nothing is signed with it.
+   * @default unset: only `merchantSecret` (`PAYGATE_MERCHANT_SECRET_PREVIOUS`)
+   */
+  readonly previousMerchantSecret: string | undefined;
+  /**
    * The merchant's public key per lower-case fiat currency, shown in the account object.
    * @default uah pk_test_exchange_uah, usd pk_test_exchange_usd, rub pk_test_exchange_rub
    * (`PAYGATE_PUBLIC_KEYS`, `UAH:key,USD:key,...`)
@@ -31,6 +37,11 @@ export interface PaygateConfig {
    * @default 3600 (`PAYGATE_FORM_TTL_S`, 60..604800)
    */
   readonly formTtlS: number;
+  /**
+   * A pending fiat deposit for which the gateway never reported an invoice is canceled after this
+   * long, in seconds (src/fiat/deposit-expiry.ts). @default 7200 (`PAYGATE_DEPOSIT_TTL_S`, 60..2592000)
+   */
+  readonly depositTtlS: number;
 }
 
 export const DEFAULT_PAYGATE_PUBLIC_KEYS =
@@ -56,14 +67,19 @@ export function paygateConfig(env: NodeJS.ProcessEnv): PaygateConfig {
   const merchantSecret = env.PAYGATE_MERCHANT_SECRET || SANDBOX_MERCHANT_SECRET;
   if (merchantSecret.length < 8)
     throw new ConfigError('PAYGATE_MERCHANT_SECRET', 'expected 8 characters or more');
+  const previousMerchantSecret = env.PAYGATE_MERCHANT_SECRET_PREVIOUS || undefined;
+  if (previousMerchantSecret !== undefined && previousMerchantSecret.length < 8)
+    throw new ConfigError('PAYGATE_MERCHANT_SECRET_PREVIOUS', 'expected 8 characters or more');
   return Object.freeze({
     url,
     merchantId,
     merchantSecret,
+    previousMerchantSecret,
     publicKeys: publicKeys(env),
     timeoutMs: integer(env, 'PAYGATE_TIMEOUT_MS', 10_000, 100, 300_000),
     callbackWindowS: integer(env, 'PAYGATE_CALLBACK_WINDOW_S', 300, 10, 86_400),
     formTtlS: integer(env, 'PAYGATE_FORM_TTL_S', 3_600, 60, 604_800),
+    depositTtlS: integer(env, 'PAYGATE_DEPOSIT_TTL_S', 7_200, 60, 2_592_000),
   });
 }
 
@@ -87,15 +103,19 @@ export function refuseSandboxPaygateSecret(
     if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, error.message);
     throw error;
   }
-  if (paygateSettings.merchantSecret !== SANDBOX_MERCHANT_SECRET) return;
-  const refusal = defaultSecretRefusal(
-    {
-      setting: 'PAYGATE_MERCHANT_SECRET',
-      what: `the gateway's sandbox merchant secret "${SANDBOX_MERCHANT_SECRET}"`,
-    },
-    { host, databaseUrl: Boolean(env.DATABASE_URL), forced },
-  );
-  if (refusal) throw new ConfigError('PAYGATE_MERCHANT_SECRET', refusal);
+  // Either secret verifies callbacks, so the previous one is held to the same rule.
+  const settings = [
+    ['PAYGATE_MERCHANT_SECRET', paygateSettings.merchantSecret],
+    ['PAYGATE_MERCHANT_SECRET_PREVIOUS', paygateSettings.previousMerchantSecret],
+  ] as const;
+  for (const [setting, value] of settings) {
+    if (value !== SANDBOX_MERCHANT_SECRET) continue;
+    const refusal = defaultSecretRefusal(
+      { setting, what: `the gateway's sandbox merchant secret "${SANDBOX_MERCHANT_SECRET}"` },
+      { host, databaseUrl: Boolean(env.DATABASE_URL), forced },
+    );
+    if (refusal) throw new ConfigError(setting, refusal);
+  }
 }
 
 /** The gateway settings with every default (tests and in-process apps). */

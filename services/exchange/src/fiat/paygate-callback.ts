@@ -27,6 +27,7 @@ export function paygateCallbackRoutes(app: App, deps: FiatDeps): void {
           {
             merchantId: deps.paygate.merchantId,
             secret: deps.paygate.merchantSecret,
+            previousSecret: deps.paygate.previousMerchantSecret,
             nowMs: deps.now(),
             windowS: deps.paygate.callbackWindowS,
           },

@@ -22,7 +22,10 @@ export interface FiatOptions extends PayoutDispatcherOptions {
   readonly confirmation?: WithdrawalConfirmation;
   /** How long a request waits for its confirmation when the links give no expiry. @default 3600000 */
   readonly confirmationTtlMs?: number;
-  /** A fiat deposit with no invoice at the gateway is canceled after this long (src/fiat/deposit-expiry.ts). @default 7200000 */
+  /**
+   * A fiat deposit with no invoice at the gateway is canceled after this long (src/fiat/deposit-expiry.ts).
+   * @default the setting `PAYGATE_DEPOSIT_TTL_S` (7200 s) of the gateway config
+   */
   readonly depositTtlMs?: number;
 }
 
@@ -47,7 +50,7 @@ export function createFiat(deps: RouteDeps, options: FiatOptions = {}): Fiat {
     confirmationTtlMs: options.confirmationTtlMs ?? 3_600_000,
     queued: () => dispatcher.kick(),
   });
-  const depositExpiry = depositExpiryLoop(fiatDeps, options.depositTtlMs ?? 7_200_000);
+  const depositExpiry = depositExpiryLoop(fiatDeps, options.depositTtlMs ?? deps.paygate.depositTtlS * 1_000);
   return { deps: fiatDeps, withdrawals, dispatcher, depositExpiry };
 }
 

@@ -44,6 +44,8 @@ export interface SignedMessage {
 export interface VerifyOptions {
   readonly merchantId: string;
   readonly secret: string;
+  /** Also accepted: the secret before a rotation (the gateway's grace period). @default none */
+  readonly previousSecret?: string | undefined;
   readonly nowMs: number;
   /** Largest accepted distance between the timestamp and `nowMs`, in seconds. */
   readonly windowS: number;
@@ -74,9 +76,15 @@ export function verifyPaygate(message: SignedMessage, options: VerifyOptions): S
       detail: `${TIMESTAMP_HEADER} must be Unix seconds within ${options.windowS} s of our clock`,
     };
   }
-  const expected = Buffer.from(signPaygate(options.secret, timestamp, message.rawBody), 'hex');
   const given = /^[0-9a-f]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  const secrets = options.previousSecret ? [options.secret, options.previousSecret] : [options.secret];
+  // Every secret is tried (no early exit), so the time taken does not tell which one matched.
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = Buffer.from(signPaygate(secret, timestamp, message.rawBody), 'hex');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
+  }
+  if (!matched) {
     return { ok: false, reason: 'bad_signature', detail: 'the signature does not match the body' };
   }
   return { ok: true };

@@ -7,10 +7,12 @@ describe('gateway settings', () => {
       url: 'http://127.0.0.1:3200',
       merchantId: 'exchange',
       merchantSecret: 'sandbox-exchange-secret',
+      previousMerchantSecret: undefined,
       publicKeys: { uah: 'pk_test_exchange_uah', usd: 'pk_test_exchange_usd', rub: 'pk_test_exchange_rub' },
       timeoutMs: 10_000,
       callbackWindowS: 300,
       formTtlS: 3600,
+      depositTtlS: 7200,
     });
   });
 
@@ -23,21 +25,30 @@ describe('gateway settings', () => {
       PAYGATE_TIMEOUT_MS: '2500',
       PAYGATE_CALLBACK_WINDOW_S: '60',
       PAYGATE_FORM_TTL_S: '600',
+      PAYGATE_MERCHANT_SECRET_PREVIOUS: 'the-secret-before',
+      PAYGATE_DEPOSIT_TTL_S: '900',
     }).paygate;
     expect(config).toEqual({
       url: 'https://pay.example.com',
       merchantId: 'ex2',
       merchantSecret: 'a-long-secret',
+      previousMerchantSecret: 'the-secret-before',
       publicKeys: { uah: 'pk_a', usd: 'pk_b' },
       timeoutMs: 2500,
       callbackWindowS: 60,
       formTtlS: 600,
+      depositTtlS: 900,
     });
     expect(() => loadConfig({ PAYGATE_URL: 'ftp://x' })).toThrow(/PAYGATE_URL/);
     expect(() => loadConfig({ PAYGATE_PUBLIC_KEYS: 'uah' })).toThrow(/PAYGATE_PUBLIC_KEYS/);
     expect(() => loadConfig({ PAYGATE_MERCHANT_SECRET: 'short' })).toThrow(/PAYGATE_MERCHANT_SECRET/);
     expect(() => loadConfig({ PAYGATE_TIMEOUT_MS: 'soon' })).toThrow(/PAYGATE_TIMEOUT_MS/);
     expect(() => loadConfig({ PAYGATE_FORM_TTL_S: '10' })).toThrow(/PAYGATE_FORM_TTL_S/);
+    expect(() => loadConfig({ PAYGATE_MERCHANT_SECRET_PREVIOUS: 'short' })).toThrow(
+      /PAYGATE_MERCHANT_SECRET_PREVIOUS/,
+    );
+    expect(() => loadConfig({ PAYGATE_DEPOSIT_TTL_S: '2h' })).toThrow(/PAYGATE_DEPOSIT_TTL_S/);
+    expect(() => loadConfig({ PAYGATE_DEPOSIT_TTL_S: '59' })).toThrow(/PAYGATE_DEPOSIT_TTL_S/);
   });
 });
 
@@ -69,6 +80,24 @@ describe('the sandbox merchant secret (issue 28: whoever reads the README could 
       loadConfig({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', ...KEY, ...own }).paygate.merchantSecret,
     ).toBe(own.PAYGATE_MERCHANT_SECRET);
     expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'perhaps' })).toThrow(/ALLOW_SANDBOX_SECRETS/);
+  });
+
+  it('refuses it as PAYGATE_MERCHANT_SECRET_PREVIOUS by the same rule (either secret verifies callbacks)', () => {
+    const own = { PAYGATE_MERCHANT_SECRET: 'a-merchant-secret-of-our-own' };
+    const previous = { PAYGATE_MERCHANT_SECRET_PREVIOUS: 'sandbox-exchange-secret' };
+    expect(() => loadConfig({ HOST: '0.0.0.0', ...own, ...previous })).toThrow(
+      /invalid setting PAYGATE_MERCHANT_SECRET_PREVIOUS: .*sandbox-exchange-secret/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x', ...KEY, ...own, ...previous })).toThrow(
+      /PAYGATE_MERCHANT_SECRET_PREVIOUS/,
+    );
+    expect(
+      loadConfig({ HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'true', ...own, ...previous }).paygate
+        .previousMerchantSecret,
+    ).toBe('sandbox-exchange-secret');
+    expect(loadConfig({ ...own, ...previous }).paygate.previousMerchantSecret).toBe(
+      'sandbox-exchange-secret',
+    );
   });
 
   it('accepts it on loopback without DATABASE_URL (npm start, tests)', () => {

@@ -8,7 +8,7 @@ import { startTcpFront, type TcpFront } from '@platform/testkit/front';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { defaultPaygateConfig } from '../../src/config.js';
+import { defaultPaygateConfig, type PaygateConfig } from '../../src/config.js';
 import type { App } from '../../src/http/typed.js';
 import { createSmtpMailer } from '../../src/mail/smtp.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
@@ -31,6 +31,15 @@ export interface FiatPlatform {
   undeliveredCallbacks(): Promise<number>;
   /** Stops the gateway process and starts it again at the same address (its front) and database. */
   restartGateway(): Promise<void>;
+  /** The gateway's database (its tables are the gateway's business: tests read them for evidence). */
+  readonly gatewayDatabaseUrl: string;
+}
+
+export interface FiatPlatformOptions {
+  /** More gateway settings, asked for once the exchange listens (at `exchangeUrl`). */
+  readonly gatewayEnv?: (exchangeUrl: string) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
+  /** Exchange settings over the defaults (e.g. a rotated merchant secret). */
+  readonly paygate?: Partial<PaygateConfig>;
 }
 
 /**
@@ -39,7 +48,7 @@ export interface FiatPlatform {
  * PostgreSQL (one throw-away database each). Payouts settle after 300 ms, the dispatcher polls
  * every 200 ms, callbacks are retried from 100 ms.
  */
-export function useFiatPlatform(): FiatPlatform {
+export function useFiatPlatform(options: FiatPlatformOptions = {}): FiatPlatform {
   const target = usePostgresTarget();
   const gatewayDb = useTestDatabase('paygate');
   let exchange: App | undefined;
@@ -76,7 +85,7 @@ export function useFiatPlatform(): FiatPlatform {
       db: target.db(),
       reference,
       secretBox,
-      paygate: { ...defaultPaygateConfig(), url: gatewayUrl, timeoutMs: 5_000 },
+      paygate: { ...defaultPaygateConfig(), url: gatewayUrl, timeoutMs: 5_000, ...options.paygate },
       fiat: { pollMs: 200, resendAfterMs: 1_000 },
       mail: {
         mailer: createSmtpMailer({
@@ -111,6 +120,7 @@ export function useFiatPlatform(): FiatPlatform {
       CALLBACK_RETRY_BASE_MS: '100',
       CALLBACK_RETRY_MAX_MS: '1000',
       LOG_LEVEL: 'warn',
+      ...(await options.gatewayEnv?.(exchangeUrl)),
     };
     await startGateway();
   }, 90_000);
@@ -144,6 +154,9 @@ export function useFiatPlatform(): FiatPlatform {
     },
     get db() {
       return target.db();
+    },
+    get gatewayDatabaseUrl() {
+      return gatewayDb.url;
     },
     async undeliveredCallbacks() {
       const db = new pg.Client({ connectionString: gatewayDb.url });

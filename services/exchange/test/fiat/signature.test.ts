@@ -40,4 +40,21 @@ describe('gateway signatures', () => {
     const upper = headers['x-paygate-signature']!.toUpperCase();
     expect(check({ ...headers, 'x-paygate-signature': upper })).toMatchObject({ reason: 'bad_signature' });
   });
+
+  it('accepts the previous secret too while it is set (a rotation at the gateway), and no third one', () => {
+    const body = '{"event_id":"inv_1:success"}';
+    const rotation = { ...options, secret: 'the-new-secret', previousSecret: secret };
+    const check = (signedWith: string, opts: typeof options & { previousSecret?: string }) =>
+      verifyPaygate(
+        { headers: paygateHeaders('exchange', signedWith, body, options.nowMs), rawBody: Buffer.from(body) },
+        opts,
+      );
+    expect(check('the-new-secret', rotation)).toEqual({ ok: true });
+    expect(check(secret, rotation)).toEqual({ ok: true });
+    expect(check('a-third-secret', rotation)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // without the previous secret set, a callback signed with it is refused
+    expect(check(secret, { ...options, secret: 'the-new-secret' })).toMatchObject({
+      reason: 'bad_signature',
+    });
+  });
 });

@@ -4,8 +4,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { callbackBackoffMs } from '../domain/backoff.js';
 import { signBody } from '../domain/signature.js';
+import type { CallbackSandbox } from '../sandbox/sandbox.js';
 import type { SecretBook } from '../secrets/book.js';
-import { claimDueCallbacks, markDelivered, markFailed, type PendingCallback } from './outbox.js';
+import { claimDueCallbacks, markDropped, markFailed, type PendingCallback } from './outbox.js';
 
 export interface DeliveryOptions {
   readonly db: Database;
@@ -26,14 +27,23 @@ export interface DeliveryOptions {
   readonly concurrency?: number;
   /** Rotated merchant secrets; callbacks are signed with the current one. @default the configured secret */
   readonly secrets?: SecretBook;
+  /** The fault-injecting sandbox of the test merchants that asked for it (src/sandbox/). @default none */
+  readonly sandbox?: CallbackSandbox;
 }
 
 /** Sends one callback, signed over the exact bytes sent with the time of this attempt. */
-async function send(options: DeliveryOptions, callback: PendingCallback): Promise<string | undefined> {
+async function send(
+  options: DeliveryOptions,
+  callback: PendingCallback,
+  signWithPrevious = false,
+): Promise<string | undefined> {
   const merchant = options.catalog.merchants.get(callback.merchantId);
   if (!merchant) return `merchant ${callback.merchantId} is no longer configured`;
   const timestamp = Math.floor(options.now() / 1000);
-  const secret = options.secrets ? await options.secrets.signing(merchant) : merchant.secret;
+  const secret = options.secrets
+    ? ((signWithPrevious ? await options.secrets.previousInGrace(merchant) : undefined) ??
+      (await options.secrets.signing(merchant)))
+    : merchant.secret;
   try {
     const response = await fetch(merchant.callbackUrl, {
       method: 'POST',
@@ -61,11 +71,20 @@ async function send(options: DeliveryOptions, callback: PendingCallback): Promis
  * claims due callbacks up to the free capacity and starts them, and the next pass does not wait for
  * the ones still in flight (their lease keeps them from being claimed again). Per object the order
  * holds, as only an object's oldest undelivered event is ever claimed.
+ *
+ * Acknowledgements are not written one by one: a delivered callback joins a list that the next
+ * claim statement records (`claimDueCallbacks`), so a busy dispatcher costs one statement per
+ * round trip rather than a claim transaction and an UPDATE per callback. A delivery settles once its
+ * acknowledgement is committed.
  */
 export class CallbackDispatcher {
   readonly #inFlight = new Set<Promise<boolean>>();
+  /** Acknowledged, not yet recorded: the next claim writes them. */
+  #acknowledged: { id: number; recorded: (error?: unknown) => void }[] = [];
+  #cycleRequested = false;
   #pumping = false;
-  #halted = false;
+  /** Refills only while the worker runs (`resume`); tests driving single passes get no more than they ask. */
+  #halted = true;
 
   constructor(private readonly options: DeliveryOptions) {}
 
@@ -75,17 +94,17 @@ export class CallbackDispatcher {
 
   /** Claims and starts due callbacks; resolves to the deliveries started (each settles when recorded). */
   async dispatch(): Promise<Promise<boolean>[]> {
+    return this.#start(this.#capacity());
+  }
+
+  /** Callbacks one claim may take now. */
+  #capacity(): number {
     const free = (this.options.concurrency ?? 64) - this.#inFlight.size;
-    if (free <= 0) return [];
-    const now = new Date(this.options.now());
-    const claimed = await this.options.db.transaction((tx) =>
-      claimDueCallbacks(
-        tx,
-        now,
-        this.options.timeoutMs + 5_000,
-        Math.min(free, this.options.batchSize ?? 20),
-      ),
-    );
+    return Math.max(0, Math.min(free, this.options.batchSize ?? 20));
+  }
+
+  async #start(limit: number): Promise<Promise<boolean>[]> {
+    const claimed = await this.#claim(limit);
     return claimed.map((callback) => {
       const delivery = this.#deliver(callback).catch((error: unknown) => {
         this.options.log.error({ err: error, event: callback.eventId }, 'callback bookkeeping failed');
@@ -97,35 +116,49 @@ export class CallbackDispatcher {
     });
   }
 
+  /** One statement: records the acknowledgements so far and claims up to `limit` (0: records only). */
+  async #claim(limit: number): Promise<PendingCallback[]> {
+    const acknowledged = this.#acknowledged.splice(0);
+    if (limit === 0 && acknowledged.length === 0) return [];
+    try {
+      const claimed = await claimDueCallbacks(
+        this.options.db,
+        new Date(this.options.now()),
+        this.options.sandbox?.leaseMs(this.options.timeoutMs) ?? this.options.timeoutMs + 5_000,
+        limit,
+        acknowledged.map((a) => a.id),
+      );
+      for (const a of acknowledged) a.recorded();
+      return claimed;
+    } catch (error) {
+      for (const a of acknowledged) a.recorded(error);
+      throw error;
+    }
+  }
+
   /**
    * Keeps the pipe full between passes: claims again while claims come back full and capacity is
-   * free, and again whenever a delivery ends (`refill`), so the throughput is not one batch per pass.
-   * Never runs twice at once.
+   * free, and again whenever deliveries end, so the throughput is not one batch per pass. Never runs
+   * twice at once.
    */
   async pump(): Promise<void> {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
       for (;;) {
-        const want = Math.min(
-          (this.options.concurrency ?? 64) - this.#inFlight.size,
-          this.options.batchSize ?? 20,
-        );
-        if (want <= 0) return;
-        const started = await this.dispatch();
-        for (const delivery of started) {
-          void delivery.then((acknowledged) => {
-            if (acknowledged) this.#refill();
-          });
-        }
-        if (started.length < want) return;
+        const want = this.#halted ? 0 : this.#capacity();
+        if (want === 0 && this.#acknowledged.length === 0) return;
+        const started = await this.#start(want);
+        const full = want > 0 && started.length >= want;
+        if (!full && this.#acknowledged.length === 0) return;
       }
     } finally {
       this.#pumping = false;
+      if (this.#acknowledged.length > 0) this.#requestCycle();
     }
   }
 
-  /** Stops refilling (the worker is stopping). */
+  /** Stops refilling (the worker is stopping); acknowledgements are still recorded. */
   halt(): void {
     this.#halted = true;
   }
@@ -134,11 +167,25 @@ export class CallbackDispatcher {
     this.#halted = false;
   }
 
-  #refill(): void {
-    if (this.#halted || this.#pumping) return;
-    void this.pump().catch((error: unknown) =>
-      this.options.log.error({ err: error }, 'callback pump failed'),
-    );
+  /** A delivery ended: soon (after the deliveries ending in the same turn) record and refill. */
+  #requestCycle(): void {
+    if (this.#cycleRequested) return;
+    this.#cycleRequested = true;
+    setImmediate(() => {
+      this.#cycleRequested = false;
+      if (this.#pumping) return; // the running pump takes the acknowledgements in its next turn
+      void this.pump().catch((error: unknown) =>
+        this.options.log.error({ err: error }, 'callback pump failed'),
+      );
+    });
+  }
+
+  /** Resolves once the acknowledgement of `id` is committed. */
+  #recordDelivered(id: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#acknowledged.push({ id, recorded: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.#requestCycle();
+    });
   }
 
   /** Waits for every delivery in flight. */
@@ -149,10 +196,25 @@ export class CallbackDispatcher {
   /** Sends and records one callback; true when the merchant acknowledged it. */
   async #deliver(callback: PendingCallback): Promise<boolean> {
     const { options } = this;
+    const plan = options.sandbox?.planFor(callback);
+    if (plan?.dropForMs !== undefined) {
+      await markDropped(options.db, callback.id, new Date(options.now() + plan.dropForMs));
+      options.log.debug({ event: callback.eventId, inMs: plan.dropForMs }, 'sandbox fault: callback dropped');
+      return false;
+    }
+    if (plan && plan.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, plan.delayMs));
+    if (plan?.reorder) await options.sandbox?.hold(callback, plan.holdMaxMs);
     // The send joins the trace of the request that wrote the callback (the payer's submit).
-    const failure = await withTraceContext(callback.traceContext, () => send(options, callback));
+    const sendOnce = () =>
+      withTraceContext(callback.traceContext, () => send(options, callback, plan?.signWithPrevious));
+    // A sandbox duplicate goes out alongside the callback or right after its acknowledgement, never
+    // after the object's next event (that one waits until this one is recorded as delivered).
+    const failure =
+      plan?.duplicate === 'alongside' ? (await Promise.all([sendOnce(), sendOnce()]))[0] : await sendOnce();
+    if (failure === undefined && plan?.duplicate === 'after') await sendOnce();
     if (failure === undefined) {
-      await markDelivered(options.db, callback.id, new Date(options.now()));
+      options.sandbox?.acknowledged(callback);
+      await this.#recordDelivered(callback.id);
       options.log.info({ event: callback.eventId }, 'callback delivered');
       return true;
     }

@@ -51,17 +51,23 @@ export interface PendingCallback {
 
 /**
  * Claims up to `limit` due callbacks by pushing their next attempt `leaseMs` ahead (so a second
- * gateway process, or the next tick, does not send them at the same time; `SKIP LOCKED` lets two
+ * gateway process, or the next pass, does not send them at the same time; `SKIP LOCKED` lets two
  * processes claim disjoint sets). Only the oldest undelivered, not dead-lettered event of each
  * object is due: a merchant sees an object's statuses in order, while other objects go on.
+ *
+ * In the same statement (one round trip, one commit) it records the callbacks `delivered` since the
+ * last claim as delivered at `now`; their objects' next events are then due at once, as if the
+ * acknowledgement had been committed first (it commits with them, or neither does). `limit` 0 only
+ * records. The walk follows index `callback_outbox_due` and stops at `limit` (migration 030).
  */
 export async function claimDueCallbacks(
-  tx: Sql,
+  sql: Sql,
   now: Date,
   leaseMs: number,
   limit: number,
+  delivered: readonly number[] = [],
 ): Promise<PendingCallback[]> {
-  const { rows } = await tx.query<{
+  const { rows } = await sql.query<{
     id: number;
     event_id: string;
     merchant_id: string;
@@ -71,19 +77,25 @@ export async function claimDueCallbacks(
     attempts: number;
     trace_context: string | null;
   }>(
-    `UPDATE callback_outbox SET next_attempt_at = $2
+    `WITH acknowledged AS (
+       UPDATE callback_outbox SET delivered_at = $1, attempts = attempts + 1
+       WHERE id = ANY($4::bigint[]) AND delivered_at IS NULL
+       RETURNING id)
+     UPDATE callback_outbox SET next_attempt_at = $2
      WHERE id IN (
        SELECT o.id FROM callback_outbox o
        WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.next_attempt_at <= $1
+         AND o.id <> ALL($4::bigint[])
          AND NOT EXISTS (
            SELECT 1 FROM callback_outbox e
            WHERE e.object_type = o.object_type AND e.object_id = o.object_id
-             AND e.delivered_at IS NULL AND e.dead_at IS NULL AND e.id < o.id)
+             AND e.delivered_at IS NULL AND e.dead_at IS NULL AND e.id < o.id
+             AND e.id <> ALL($4::bigint[]))
        ORDER BY o.next_attempt_at, o.id
        LIMIT $3
        FOR UPDATE SKIP LOCKED)
      RETURNING id, event_id, merchant_id, object_type, object_id, body, attempts, trace_context`,
-    [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit],
+    [now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit, delivered],
   );
   return rows.map((row) => ({
     id: Number(row.id),
@@ -97,11 +109,16 @@ export async function claimDueCallbacks(
   }));
 }
 
-export async function markDelivered(sql: Sql, id: number, now: Date): Promise<void> {
-  await sql.query('UPDATE callback_outbox SET delivered_at = $2, attempts = attempts + 1 WHERE id = $1', [
-    id,
-    now.toISOString(),
-  ]);
+/**
+ * A sandbox fault (src/sandbox/): the attempt was dropped on purpose, not sent. It counts as an
+ * attempt (so the next one has its own fate) and comes again at `nextAttemptAt`; never dead-letters.
+ */
+export async function markDropped(sql: Sql, id: number, nextAttemptAt: Date): Promise<void> {
+  await sql.query(
+    `UPDATE callback_outbox SET attempts = attempts + 1, next_attempt_at = $2,
+       last_error = 'sandbox fault: dropped, redelivered later' WHERE id = $1`,
+    [id, nextAttemptAt.toISOString()],
+  );
 }
 
 /** Records a failed attempt: the next one at `nextAttemptAt`, or the dead-letter state when `dead`. */

@@ -1,6 +1,7 @@
 import type { FeeRule } from '../domain/fees.js';
 import type { FieldRule } from '../domain/fields.js';
 import type { AmountLimits } from '../domain/limits.js';
+import type { CallbackFaults } from '../sandbox/faults.js';
 
 /** The gateway's merchants, methods and services, loaded once at start (src/catalog/load.ts). */
 
@@ -17,6 +18,11 @@ export interface Merchant {
   readonly returnUrl: string;
   /** Signs callbacks and verifies merchant API calls. Never logged. */
   readonly secret: string;
+  /**
+   * The fault-injecting sandbox on this merchant's callbacks (`callback_faults`,
+   * `PAYGATE_MERCHANT_CALLBACK_FAULTS_<ID>`); only a test merchant may have it. @default none
+   */
+  readonly callbackFaults?: CallbackFaults;
 }
 
 export interface Method {

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { feeRuleProblem } from '../domain/fees.js';
 import type { FieldRule } from '../domain/fields.js';
 import { parseAmount } from '../domain/money.js';
+import { type CallbackFaults, faultsOn, parseCallbackFaults } from '../sandbox/faults.js';
 import type { Catalog, Merchant, Method, Service } from './catalog.js';
 import { GatewayFile } from './schema.js';
 
@@ -21,7 +22,7 @@ export class CatalogError extends Error {
  * that move the merchant).
  */
 export function merchantVariable(
-  kind: 'SECRET' | 'CALLBACK_URL' | 'RETURN_URL' | 'WEBSITE' | 'ICON',
+  kind: 'SECRET' | 'CALLBACK_URL' | 'CALLBACK_FAULTS' | 'RETURN_URL' | 'WEBSITE' | 'ICON',
   merchantId: string,
 ): string {
   return `PAYGATE_MERCHANT_${kind}_${merchantId.toUpperCase()}`;
@@ -92,6 +93,13 @@ export function buildCatalog(
           ? // The file's icon lives on the file's website: it moves with it.
             `${website.replace(/\/+$/, '')}${m.icon.slice(m.website.replace(/\/+$/, '').length)}`
           : m.icon;
+    const faultsVariable = merchantVariable('CALLBACK_FAULTS', id);
+    const callbackFaults = faultsOf(merchantEnv.get(faultsVariable) ?? m.callback_faults, {
+      merchant: id,
+      testMode: m.test_mode,
+      setting: merchantEnv.has(faultsVariable) ? faultsVariable : `merchant ${id} callback_faults`,
+      file,
+    });
     const merchant: Merchant = {
       id,
       name: m.name,
@@ -111,6 +119,7 @@ export function buildCatalog(
         file,
       ),
       secret,
+      ...(callbackFaults ? { callbackFaults } : {}),
     };
     for (const [currency, key] of merchant.publicKeys) {
       if (!precision.has(currency))
@@ -186,6 +195,27 @@ export function buildCatalog(
         .sort((a, b) => (methods.get(a.method)?.position ?? 0) - (methods.get(b.method)?.position ?? 0));
     },
   };
+}
+
+/**
+ * A merchant's callback faults, or undefined when off; refused for a live merchant (test_mode: false),
+ * whose real receiver must never be sent a duplicate or a callback signed with a retired secret on purpose.
+ */
+function faultsOf(
+  text: string | undefined,
+  where: { merchant: string; testMode: boolean; setting: string; file: string },
+): CallbackFaults | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const parsed = parseCallbackFaults(text);
+  if (!parsed.ok) throw new CatalogError(where.file, `${where.setting}: ${parsed.problem}`);
+  if (!faultsOn(parsed.faults)) return undefined;
+  if (!where.testMode) {
+    throw new CatalogError(
+      where.file,
+      `${where.setting}: callback faults are for test merchants only, and merchant ${where.merchant} is live (test_mode: false)`,
+    );
+  }
+  return parsed.faults;
 }
 
 /** Secrets published in this repository, refused like a `sandbox_secret` wherever they come from. */

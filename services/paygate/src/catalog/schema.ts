@@ -35,6 +35,8 @@ export const MerchantFile = Type.Object(
     return_url: Type.String({ minLength: 1 }),
     /** Used when PAYGATE_MERCHANT_SECRET_<ID> is unset; refused for a merchant not in test mode. */
     sandbox_secret: Type.Optional(Type.String({ minLength: 8 })),
+    /** The fault-injecting sandbox for this merchant's callbacks (src/sandbox/faults.ts); test merchants only. */
+    callback_faults: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );

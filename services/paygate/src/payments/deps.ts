@@ -2,6 +2,7 @@ import type { Database } from '@platform/sql-storage/database';
 import type { Catalog } from '../catalog/catalog.js';
 import type { CardProcessor } from '../processor/card.js';
 import type { PayoutProcessor } from '../processor/payout.js';
+import type { SecretBook } from '../secrets/book.js';
 
 /** What the payment operations need, wired by hand in app.ts. */
 export interface PaymentDeps {
@@ -15,4 +16,6 @@ export interface PaymentDeps {
   readonly payoutSettleMs: number;
   /** The gateway's public address, e.g. `http://127.0.0.1:3200`. */
   readonly publicUrl: string;
+  /** Merchant secrets rotated at run time; without it the configured secret is the only one. */
+  readonly secrets?: SecretBook;
 }

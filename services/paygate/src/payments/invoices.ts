@@ -46,13 +46,17 @@ export interface CreateInvoiceInput {
  * Refuses a create or repeat the merchant did not sign: the answer carries the hosted page's token,
  * so the public key and a guessed reference id must not be enough to get it.
  */
-function requireSignedForm(
-  deps: Pick<PaymentDeps, 'now'>,
+async function requireSignedForm(
+  deps: Pick<PaymentDeps, 'now' | 'secrets'>,
   merchant: Merchant,
   form: Omit<InvoiceForm, 'expires'>,
   given: CreateInvoiceInput['formSignature'],
-): void {
-  const check = checkInvoiceForm(merchant.secret, form, given, deps.now());
+): Promise<void> {
+  // Signed with the merchant's secret, or during a rotation's grace period with the previous one
+  // (src/secrets/), as its API calls are.
+  const secrets = deps.secrets ? await deps.secrets.accepted(merchant) : [merchant.secret];
+  const checks = secrets.map((secret) => checkInvoiceForm(secret, form, given, deps.now()));
+  const check = checks.find((c) => c.ok || c.reason === 'expired') ?? checks[0]!;
   if (check.ok) return;
   if (check.reason === 'expired') {
     throw new ApiError('form_expired', 'this payment form has expired: start the deposit again', 'expires');
@@ -106,7 +110,7 @@ export async function createInvoice(
   const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
   const service = depositService(deps, input.service, currency);
   const priced = priceAmount(deps.catalog, service, input.amount);
-  requireSignedForm(
+  await requireSignedForm(
     deps,
     merchant,
     {

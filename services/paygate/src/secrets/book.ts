@@ -58,6 +58,12 @@ export class SecretBook {
     return (await this.secretsOf(merchant)).current;
   }
 
+  /** The secret before the last rotation while its grace period runs (the sandbox signs some callbacks with it). */
+  async previousInGrace(merchant: Merchant): Promise<string | undefined> {
+    const { previous } = await this.secretsOf(merchant);
+    return previous && this.now() < previous.untilMs ? previous.secret : undefined;
+  }
+
   forget(): void {
     this.#cache.clear();
   }

@@ -487,9 +487,18 @@ export function httpContract(target: Target): void {
         });
 
         const idle = await newInvoice(100);
+        // The answer says when (issue 33 "Expiry everywhere"): created_at + INVOICE_TTL_SECONDS (60 here).
+        expect(Date.parse(idle.data.expires_at) - Date.parse(idle.data.created_at)).toBe(60_000);
         offsetMs += 61_000;
         await gateway.worker.runOnce();
         expect((await invoiceStatus(idle.reference)).status).toBe('expired');
+        // ...and the merchant is told by a callback of its own.
+        for (let i = 0; i < 3; i++) await gateway.worker.runOnce();
+        const told = receiver.received.filter((r) => r.body.reference_id === idle.reference);
+        expect(told.map((r) => [r.body.status, r.body.sequence])).toEqual([
+          ['created', 1],
+          ['expired', 2],
+        ]);
         const late = await pay(idle.payload, '4242424242424242');
         const page = await (await fetch(`${gateway.url}${late.location}`)).text();
         expect(page).toContain('Payment expired');

@@ -37,6 +37,14 @@ describe('config', () => {
     const config = loadConfig({ PAYGATE_MERCHANT_SECRET_EXCHANGE: 'a-long-merchant-secret' });
     expect(config.merchantEnv.get('PAYGATE_MERCHANT_SECRET_EXCHANGE')).toBe('a-long-merchant-secret');
   });
+
+  it('collects callback faults per merchant and reads TEST_SEED as the test kit writes it', () => {
+    const config = loadConfig({ PAYGATE_MERCHANT_CALLBACK_FAULTS_EXCHANGE: 'on', TEST_SEED: '11,12' });
+    expect(config.merchantEnv.get('PAYGATE_MERCHANT_CALLBACK_FAULTS_EXCHANGE')).toBe('on');
+    expect(config.testSeed).toBe(11);
+    expect(loadConfig({}).testSeed).toBeUndefined();
+    expect(() => loadConfig({ TEST_SEED: 'abc' })).toThrow(/TEST_SEED/);
+  });
 });
 
 describe('gateway file', () => {
