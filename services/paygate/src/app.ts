@@ -59,6 +59,8 @@ export interface AppOptions {
   readonly invoiceTtlSeconds?: number;
   /** @default 2000 */
   readonly payoutSettleMs?: number;
+  /** Cards a payer may try on one invoice. @default 3 */
+  readonly cardAttemptsMax?: number;
   /** @default the sandbox processors */
   readonly cards?: CardProcessor;
   readonly payoutProcessor?: PayoutProcessor;
@@ -115,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     now,
     invoiceTtlMs: (options.invoiceTtlSeconds ?? 1_800) * 1_000,
     payoutSettleMs: options.payoutSettleMs ?? 2_000,
+    cardAttemptsMax: options.cardAttemptsMax ?? 3,
     get publicUrl() {
       const { publicUrl } = options;
       return (typeof publicUrl === 'string' ? publicUrl : publicUrl()).replace(/\/+$/, '');

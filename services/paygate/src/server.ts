@@ -32,6 +32,7 @@ const { app } = await buildApp({
   signatureWindowSeconds: config.signatureWindowSeconds,
   invoiceTtlSeconds: config.invoiceTtlSeconds,
   payoutSettleMs: config.payoutSettleMs,
+  cardAttemptsMax: config.cardAttemptsMax,
   workerIntervalMs: config.workerIntervalMs,
   callbackRetryBaseMs: config.callbackRetryBaseMs,
   callbackRetryMaxMs: config.callbackRetryMaxMs,

@@ -124,10 +124,14 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
   });
 
-  it('leaves the balance unchanged when the card is declined, and cancels the deposit', async () => {
+  it('leaves the balance unchanged when the card is declined, and cancels the deposit when the payer gives up', async () => {
     const { user, deposit, page } = await startDeposit(200);
     const declined = await payWithCard(page.html, '4000000000000002');
     expect(declined.html).toMatch(/declined/i);
+    // The invoice stays open for another card (the gateway's CARD_ATTEMPTS_MAX): still pending.
+    expect(await depositStatus(deposit.deposit_id)).toBe('pending');
+    const { action, fields } = formFields(declined.html, '/cancel');
+    await submitForm(platform.gatewayUrl, action, fields);
     await eventually(async () =>
       (await depositStatus(deposit.deposit_id)) === 'canceled' ? true : undefined,
     );

@@ -174,7 +174,13 @@ export function buildCatalog(
     });
   }
 
+  for (const [key, field] of Object.entries(data.page_fields)) {
+    if (!field.label.en || !field.hint.en)
+      throw new CatalogError(file, `page_fields.${key}: label and hint need an "en" text`);
+  }
+
   return {
+    pageFields: data.page_fields,
     merchants,
     methods,
     services,

@@ -67,8 +67,16 @@ export const ServiceFile = Type.Object(
   { additionalProperties: false },
 );
 
+/** The hosted page's own inputs: the same `label` and `hint` per language as a service's fields. */
+const PageField = Type.Object({ label: Texts, hint: Texts }, { additionalProperties: false });
+export const PageFieldsFile = Type.Object(
+  { card_number: PageField, expiry: PageField, cvc: PageField, code: PageField },
+  { additionalProperties: false },
+);
+
 export const GatewayFile = Type.Object(
   {
+    page_fields: PageFieldsFile,
     currencies: Type.Record(Currency, Type.Object({ precision: Type.Integer({ minimum: 0, maximum: 8 }) })),
     merchants: Type.Record(Id, MerchantFile),
     methods: Type.Record(Id, MethodFile),

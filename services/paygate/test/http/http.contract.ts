@@ -295,8 +295,9 @@ export function httpContract(target: Target): void {
         const { payload } = await newInvoice(500);
         const page = await postForm(`${gateway.url}/public-api/payment-invoices/process`, payload);
         expect(page.status).toBe(200);
-        for (const text of ['Exchange', '500.00 UAH', '7.50 UAH', '507.50 UAH', 'Pay 507.50 UAH']) {
-          expect(page.text).toContain(text);
+        // Amounts in the payer's language (English without Accept-Language), with a no-break space.
+        for (const text of ['Exchange', 'UAH 500.00', 'UAH 7.50', 'UAH 507.50', 'Pay UAH 507.50']) {
+          expect(page.text.replace(/\u00a0/g, ' ')).toContain(text);
         }
         for (const id of ['card_number', 'expiry', 'cvc']) {
           expect(page.text).toContain(`<label for="${id}">`);
@@ -397,22 +398,26 @@ export function httpContract(target: Target): void {
           ...bad.payload,
           code: '000000',
         });
-        expect(await invoiceStatus(bad.reference)).toMatchObject({
-          status: 'failed',
-          failure_reason: 'authentication_failed',
-        });
+        // A wrong code ends that card's attempt: the invoice is open for another card (no failure yet).
+        expect(await invoiceStatus(bad.reference)).toMatchObject({ status: 'created', failure_reason: null });
+        const again = await (
+          await fetch(`${gateway.url}/public-api/payment-invoices/page?${new URLSearchParams(bad.payload)}`)
+        ).text();
+        expect(again).toContain('The confirmation code was wrong.');
+        expect(again).toContain('2 attempts left');
       });
 
-      it('fails a declined card and one with insufficient funds, and says so', async () => {
+      it('keeps the invoice open after a declined card, and fails it with the last reason once the attempts are used', async () => {
         const declined = await newInvoice(200);
         const answer = await pay(declined.payload, '4000000000000002');
         const page = await (await fetch(`${gateway.url}${answer.location}`)).text();
         expect(page).toContain('Your card was declined');
-        expect(await invoiceStatus(declined.reference)).toMatchObject({
-          status: 'failed',
-          failure_reason: 'declined',
-        });
+        expect(await invoiceStatus(declined.reference)).toMatchObject({ status: 'created' });
         const poor = await newInvoice(200);
+        // CARD_ATTEMPTS_MAX (3 by default): two declines leave it open, the third card ends it.
+        await pay(poor.payload, '4000000000000002');
+        await pay(poor.payload, '4000000000000002');
+        expect(await invoiceStatus(poor.reference)).toMatchObject({ status: 'created' });
         await pay(poor.payload, '4000000000009995');
         expect(await invoiceStatus(poor.reference)).toMatchObject({
           status: 'failed',
@@ -436,7 +441,7 @@ export function httpContract(target: Target): void {
         });
         const first = await postForm(`${gateway.url}/public-api/payment-invoices/process`, form);
         expect(first.status).toBe(200);
-        expect(first.text).toContain('507.50 UAH');
+        expect(first.text.replace(/\u00a0/g, ' ')).toContain('UAH 507.50');
         const again = await postForm(`${gateway.url}/public-api/payment-invoices/process`, form);
         expect(again.status).toBe(200);
         expect(await invoiceStatus(reference)).toMatchObject({
@@ -467,7 +472,7 @@ export function httpContract(target: Target): void {
           ]),
         );
         const page = await postForm(`${gateway.url}/public-api/payment-invoices/process`, payload);
-        expect(page.text).toContain('Approve 20.50 USD');
+        expect(page.text).toContain('Approve $20.50');
         expect(page.text).not.toContain('card_number');
         const card = await pay(payload as { invoice_id: string; token: string }, '4242424242424242');
         expect(card.status).toBe(303); // a card cannot pay a wallet invoice: back to the page, unchanged
