@@ -35,6 +35,7 @@ import { invoiceRoutes } from './routes/invoices.js';
 import { merchantRoutes } from './routes/merchant.js';
 import { prerequestRoutes } from './routes/prerequests.js';
 import { SecretBook } from './secrets/book.js';
+import { tryItRoutes } from './try-it/routes.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -192,6 +193,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   eventRoutes(app, deps);
   paymentLinkRoutes(app, deps);
   assetRoutes(app, deps);
+  tryItRoutes(app);
   if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
   return { app, worker };
 }

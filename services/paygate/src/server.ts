@@ -18,10 +18,11 @@ process.on('uncaughtException', (error) => {
 });
 
 const config = loadConfig();
-const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secretExposure);
-const db = await openStorage(config.storage);
 // Without PUBLIC_URL the address follows the port the server listens on (known after listen).
 let publicUrl = config.publicUrl;
+// Merchant URLs given as paths (the try-it merchant's) are on this gateway's public address.
+const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secretExposure, () => publicUrl);
+const db = await openStorage(config.storage);
 const metrics = createMetricsRegistry();
 const { app } = await buildApp({
   ...(config.metrics.port === 'off' ? {} : { metrics }),

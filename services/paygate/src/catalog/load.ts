@@ -27,6 +27,19 @@ export function merchantVariable(
   return `PAYGATE_MERCHANT_${kind}_${merchantId.toUpperCase()}`;
 }
 
+/**
+ * A merchant URL of the file: an absolute http(s) URL, or a path on the gateway itself, read through
+ * `self` at each use (the gateway's public address is known only once it listens, with PORT=0).
+ */
+function merchantUrl(value: string, where: string, file: string, self?: () => string): () => string {
+  if (value.startsWith('/') && !value.startsWith('//')) {
+    if (!self) throw new CatalogError(file, `${where} is a path, which needs the gateway's own address`);
+    return () => `${self().replace(/\/+$/, '')}${value}`;
+  }
+  const url = httpUrl(value, where, file);
+  return () => url;
+}
+
 function httpUrl(value: string, where: string, file: string): string {
   let url: URL;
   try {
@@ -49,6 +62,8 @@ export function buildCatalog(
   merchantEnv: ReadonlyMap<string, string>,
   file = '<inline>',
   exposure?: Exposure,
+  /** The gateway's own public address, for merchant URLs given as paths. @default http://127.0.0.1:3200 */
+  self: () => string = () => 'http://127.0.0.1:3200',
 ): Catalog {
   if (!Value.Check(GatewayFile, document)) {
     const first = Value.Errors(GatewayFile, document)[0];
@@ -77,6 +92,8 @@ export function buildCatalog(
       sandbox && exposure
         ? defaultSecretRefusal({ setting: variable, what: `merchant ${id}'s sandbox secret` }, exposure)
         : undefined;
+    // A try-it merchant is simply left out where its public secret may not serve.
+    if (refusal && m.sandbox_only) continue;
     if (refusal) throw new CatalogError(file, refusal);
     // The prerequest's `account`: the file's values, or the merchant's public address from the
     // environment (the file's defaults point at a local exchange, 127.0.0.1:3100).
@@ -92,6 +109,18 @@ export function buildCatalog(
           ? // The file's icon lives on the file's website: it moves with it.
             `${website.replace(/\/+$/, '')}${m.icon.slice(m.website.replace(/\/+$/, '').length)}`
           : m.icon;
+    const callbackUrl = merchantUrl(
+      merchantEnv.get(merchantVariable('CALLBACK_URL', id)) ?? m.callback_url,
+      `merchant ${id} callback_url`,
+      file,
+      self,
+    );
+    const returnUrl = merchantUrl(
+      merchantEnv.get(merchantVariable('RETURN_URL', id)) ?? m.return_url,
+      `merchant ${id} return_url`,
+      file,
+      self,
+    );
     const merchant: Merchant = {
       id,
       name: m.name,
@@ -100,16 +129,12 @@ export function buildCatalog(
       website,
       testMode: m.test_mode,
       publicKeys: new Map(Object.entries(m.public_keys)),
-      callbackUrl: httpUrl(
-        merchantEnv.get(merchantVariable('CALLBACK_URL', id)) ?? m.callback_url,
-        `merchant ${id} callback_url`,
-        file,
-      ),
-      returnUrl: httpUrl(
-        merchantEnv.get(merchantVariable('RETURN_URL', id)) ?? m.return_url,
-        `merchant ${id} return_url`,
-        file,
-      ),
+      get callbackUrl() {
+        return callbackUrl();
+      },
+      get returnUrl() {
+        return returnUrl();
+      },
       secret,
     };
     for (const [currency, key] of merchant.publicKeys) {
@@ -195,7 +220,7 @@ export function buildCatalog(
 }
 
 /** Secrets published in this repository, refused like a `sandbox_secret` wherever they come from. */
-const KNOWN_SANDBOX_SECRETS = new Set(['sandbox-exchange-secret']);
+const KNOWN_SANDBOX_SECRETS = new Set(['sandbox-exchange-secret', 'sandbox-try-it-secret']);
 
 /**
  * Reads and validates the gateway configuration file; throws CatalogError naming the problem. With
@@ -205,6 +230,7 @@ export function loadCatalog(
   file: string,
   merchantEnv: ReadonlyMap<string, string>,
   exposure?: Exposure,
+  self?: () => string,
 ): Catalog {
   let text: string;
   try {
@@ -218,5 +244,5 @@ export function loadCatalog(
   } catch (error) {
     throw new CatalogError(file, `is not valid YAML (${(error as Error).message})`);
   }
-  return buildCatalog(document, merchantEnv, file, exposure);
+  return buildCatalog(document, merchantEnv, file, exposure, self);
 }

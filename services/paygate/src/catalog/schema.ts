@@ -31,8 +31,14 @@ export const MerchantFile = Type.Object(
     website: Type.String(),
     test_mode: Type.Boolean(),
     public_keys: Type.Record(Currency, Type.String({ pattern: '^pk_[A-Za-z0-9_]{8,64}$' })),
+    /** An http(s) URL, or a path on the gateway itself (`/try-it/callback`), resolved against its PUBLIC_URL. */
     callback_url: Type.String({ minLength: 1 }),
     return_url: Type.String({ minLength: 1 }),
+    /**
+     * A merchant for trying the gateway out: served only where its sandbox secret may serve (loopback,
+     * no DATABASE_URL, or ALLOW_SANDBOX_SECRETS=true) and left out elsewhere instead of refusing the start.
+     */
+    sandbox_only: Type.Optional(Type.Boolean()),
     /** Used when PAYGATE_MERCHANT_SECRET_<ID> is unset; refused for a merchant not in test mode. */
     sandbox_secret: Type.Optional(Type.String({ minLength: 8 })),
   },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTryInvoice } from '../../src/try-it/invoice.js';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
 import { signed, signedFormFields } from '../support/invoice-form.js';
@@ -24,7 +25,8 @@ export function httpContract(target: Target): void {
       receiver = await startReceiver(SANDBOX_SECRET);
       gateway = await startGateway({
         db: target.db(),
-        catalog: testCatalog({ callbackUrl: receiver.url, returnUrl: RETURN_URL }),
+        // The try-it merchant's URLs are paths on the gateway itself.
+        catalog: testCatalog({ callbackUrl: receiver.url, returnUrl: RETURN_URL }, () => gateway.url),
         now,
         startWorker: false,
         payoutSettleMs: 2_000,
@@ -668,6 +670,78 @@ export function httpContract(target: Target): void {
           frozenAt = undefined;
           receiver.respond = () => 200;
         }
+      });
+    });
+    describe("the try-it merchant (the README's Try-it lines, issue 31)", () => {
+      /** The outbox rows of one object: delivered, and in how many attempts. */
+      const callbacksOf = async (objectId: string) =>
+        (
+          await target.db().query<{ attempts: number; delivered: boolean; status: string }>(
+            `SELECT attempts, delivered_at IS NOT NULL AS delivered, body::jsonb ->> 'status' AS status
+                 FROM callback_outbox WHERE object_id = $1 ORDER BY id`,
+            [objectId],
+          )
+        ).rows;
+
+      it('try-invoice makes an invoice of its own; paid, its callbacks are acknowledged by the gateway at once', async () => {
+        const before = receiver.received.length;
+        const invoice = await createTryInvoice({
+          gatewayUrl: gateway.url,
+          secret: 'sandbox-try-it-secret',
+          amount: '500',
+          currency: 'UAH',
+          locale: 'uk',
+          now: now(),
+        });
+        const pageUrl = new URL(invoice.pageUrl);
+        const page = await (await fetch(pageUrl)).text();
+        expect(page).toContain('Try-it shop');
+        expect(page).toContain('<html lang="uk">');
+        const payload = {
+          invoice_id: pageUrl.searchParams.get('invoice_id') ?? '',
+          token: pageUrl.searchParams.get('token') ?? '',
+        };
+        expect((await pay(payload, '4242424242424242')).status).toBe(303);
+        await gateway.worker.runOnce();
+        await gateway.worker.runOnce();
+        expect((await callbacksOf(invoice.id)).map((c) => [c.status, c.delivered, c.attempts])).toEqual([
+          ['created', true, 1],
+          ['success', true, 1],
+        ]);
+        // Nothing reached the exchange merchant's receiver.
+        expect(receiver.received.slice(before).filter((r) => r.body.id === invoice.id)).toEqual([]);
+        // The payer returns to the gateway's own page, which promises no credit.
+        const back = await fetch(
+          `${gateway.url}/public-api/payment-invoices/return?${new URLSearchParams(payload)}`,
+          { redirect: 'manual' },
+        );
+        const location = back.headers.get('location') ?? '';
+        expect(location.startsWith(`${gateway.url}/try-it/return?`)).toBe(true);
+        const returned = await fetch(location);
+        expect(returned.status).toBe(200);
+        expect(await returned.text()).toContain('nothing is credited anywhere');
+      });
+
+      it("the README's payout as the try-it merchant: its callback is acknowledged at once", async () => {
+        const answer = await merchantPost(
+          gateway.url,
+          '/merchant-api/payouts',
+          {
+            reference_id: `try-payout-${randomUUID()}`,
+            service: 'payment_card_uah',
+            currency: 'UAH',
+            amount: '100.00',
+            fields: { card_number: '4242424242424242' },
+          },
+          'sandbox-try-it-secret',
+          { merchant: 'try_it', timestamp: Math.floor(now() / 1000) },
+        );
+        expect(answer.status).toBe(201);
+        const payout = (answer.json.data as { id: string }).id;
+        await gateway.worker.runOnce();
+        expect((await callbacksOf(payout)).map((c) => [c.status, c.delivered, c.attempts])).toEqual([
+          ['processing', true, 1],
+        ]);
       });
     });
   });
