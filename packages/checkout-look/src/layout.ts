@@ -27,6 +27,8 @@ input[type=text]{width:100%;padding:.625rem .75rem;font:inherit;border:1px solid
 input[aria-invalid=true]{border:2px solid #b91c1c}
 .error{display:block;color:#b91c1c;font-size:.9375rem;margin-top:.25rem}
 .row{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+.row>.field{display:flex;flex-direction:column}
+.row>.field .hint{flex-grow:1}
 button{font:inherit;font-weight:600;padding:.75rem 1rem;border-radius:.375rem;border:1px solid #1e40af;background:#1d4ed8;color:#fff;cursor:pointer;width:100%}
 button.secondary{background:#fff;color:#1e3a8a;border-color:#6b7280}
 button.danger{background:#fff;color:#991b1b;border-color:#991b1b}
