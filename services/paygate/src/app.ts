@@ -36,6 +36,7 @@ import { merchantRoutes } from './routes/merchant.js';
 import { prerequestRoutes } from './routes/prerequests.js';
 import { CallbackSandbox, type MerchantFaults } from './sandbox/sandbox.js';
 import { SecretBook } from './secrets/book.js';
+import { tryItRoutes } from './try-it/routes.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -60,6 +61,8 @@ export interface AppOptions {
   readonly invoiceTtlSeconds?: number;
   /** @default 2000 */
   readonly payoutSettleMs?: number;
+  /** Cards a payer may try on one invoice. @default 3 */
+  readonly cardAttemptsMax?: number;
   /** @default the sandbox processors */
   readonly cards?: CardProcessor;
   readonly payoutProcessor?: PayoutProcessor;
@@ -140,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     now,
     invoiceTtlMs: (options.invoiceTtlSeconds ?? 1_800) * 1_000,
     payoutSettleMs: options.payoutSettleMs ?? 2_000,
+    cardAttemptsMax: options.cardAttemptsMax ?? 3,
     get publicUrl() {
       const { publicUrl } = options;
       return (typeof publicUrl === 'string' ? publicUrl : publicUrl()).replace(/\/+$/, '');
@@ -215,6 +219,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   eventRoutes(app, deps);
   paymentLinkRoutes(app, deps);
   assetRoutes(app, deps);
+  tryItRoutes(app);
   if (options.startWorker ?? true) app.addHook('onReady', async () => worker.start());
   return { app, worker };
 }

@@ -42,6 +42,8 @@ export interface Config {
   readonly signatureWindowSeconds: number;
   /** An unpaid invoice expires after this long. @default 1800 (`INVOICE_TTL_SECONDS`) */
   readonly invoiceTtlSeconds: number;
+  /** Cards a payer may try on one invoice (a declined card leaves it open for another) before it fails. @default 3 (`CARD_ATTEMPTS_MAX`) */
+  readonly cardAttemptsMax: number;
   /** How long the sandbox payout processor takes to settle a payout. @default 2000 (`PAYOUT_SETTLE_MS`) */
   readonly payoutSettleMs: number;
   /** How often the background loop looks for due callbacks, payouts and expiries. @default 500 (`WORKER_INTERVAL_MS`) */
@@ -168,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     secretExposure: Object.freeze({ host, databaseUrl: Boolean(databaseUrl), forced }),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 300, 1, 3_600),
     invoiceTtlSeconds: integer(env, 'INVOICE_TTL_SECONDS', 1_800, 10, 604_800),
+    cardAttemptsMax: integer(env, 'CARD_ATTEMPTS_MAX', 3, 1, 20),
     payoutSettleMs: integer(env, 'PAYOUT_SETTLE_MS', 2_000, 0, 3_600_000),
     workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
     callbackRetryBaseMs,

@@ -18,10 +18,11 @@ process.on('uncaughtException', (error) => {
 });
 
 const config = loadConfig();
-const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secretExposure);
-const db = await openStorage(config.storage);
 // Without PUBLIC_URL the address follows the port the server listens on (known after listen).
 let publicUrl = config.publicUrl;
+// Merchant URLs given as paths (the try-it merchant's) are on this gateway's public address.
+const catalog = loadCatalog(config.catalogFile, config.merchantEnv, config.secretExposure, () => publicUrl);
+const db = await openStorage(config.storage);
 const metrics = createMetricsRegistry();
 const { app } = await buildApp({
   ...(config.metrics.port === 'off' ? {} : { metrics }),
@@ -32,6 +33,7 @@ const { app } = await buildApp({
   signatureWindowSeconds: config.signatureWindowSeconds,
   invoiceTtlSeconds: config.invoiceTtlSeconds,
   payoutSettleMs: config.payoutSettleMs,
+  cardAttemptsMax: config.cardAttemptsMax,
   workerIntervalMs: config.workerIntervalMs,
   callbackRetryBaseMs: config.callbackRetryBaseMs,
   callbackRetryMaxMs: config.callbackRetryMaxMs,

@@ -9,13 +9,19 @@ import { invoiceFormSignature } from '../fiat/invoice-form.js';
 import { requestAmount } from '../http/amounts.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
+import { formatAmount } from '../money/decimal.js';
 
 const RegularResponse = Type.Object(
   {
     deposit_id: Type.Integer({ description: 'the reference_id of the invoice to create at the gateway' }),
     status: Type.Literal('pending'),
-    currency: Type.String(),
-    amount: Type.String({ description: 'decimal text, e.g. "500.00"' }),
+    currency: Type.Integer({
+      description: 'internal currency id (the currency list), as in deposit details and assets history',
+    }),
+    amount: Type.String({
+      description:
+        'decimal text without trailing zeros ("500", "150.5"), as deposit details give it; assets history gives the same value as a number',
+    }),
     provider: Type.String({ description: 'the gateway service the limits were checked against' }),
     reference_id: Type.String({ description: 'deposit_id as text' }),
     public_key: Type.String({ description: 'the gateway public key of the currency' }),
@@ -125,11 +131,14 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
           ],
         };
       }
+      // The deposit record in the one format of deposit details and assets history (README "Fiat
+      // amounts"): the currency's id and the decimal text without trailing zeros. The simplified form
+      // above is the gateway's parameters and keeps the gateway's format ("500.00", "UAH").
       return {
         deposit_id: deposit.id,
         status: 'pending' as const,
-        currency: fiat.currency.code,
-        amount: deposit.amountText,
+        currency: fiat.currency.id,
+        amount: formatAmount(amount, deps.reference.ledgerPrecision(fiat.currency.code)),
         provider: deposit.service,
         reference_id: String(deposit.id),
         public_key: deposit.publicKey,

@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { launchBrowser, type TestBrowser } from '@platform/testkit/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { balancesOf } from '../../src/ledger/store.js';
@@ -10,7 +11,9 @@ import { eventually, useFiatPlatform } from './platform.js';
 
 type Page = Awaited<ReturnType<TestBrowser['context']['newPage']>>;
 
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+/** Screenshots go to a temporary folder removed after the run; SCREENSHOTS_DIR keeps them there. */
+const KEEP = process.env.SCREENSHOTS_DIR;
+const ARTIFACTS = `${KEEP ?? mkdtempSync(join(tmpdir(), 'exchange-fiat-browser-'))}/`;
 const UAH = 1_000_000n; // ledger minor units per hryvnia (ledger_precision 6)
 
 /**
@@ -27,6 +30,7 @@ describe('fiat deposit end to end in a browser', () => {
   });
   afterAll(async () => {
     await browser?.close();
+    if (!KEEP) rmSync(ARTIFACTS, { recursive: true, force: true });
   });
 
   async function uahAvailable(accountId: number): Promise<bigint> {
@@ -89,8 +93,9 @@ describe('fiat deposit end to end in a browser', () => {
 
   it('credits 500 UAH paid with the success card exactly once, and returns the payer to the exchange', async () => {
     const { user, api, deposit, page } = await depositAndInvoice(500);
-    const main = await page.textContent('main');
-    for (const text of ['500.00 UAH', '7.50 UAH', '507.50 UAH']) expect(main).toContain(text);
+    const main = (await page.textContent('main'))?.replace(/\u00a0/g, ' ');
+    for (const text of ['UAH 500.00', 'UAH 7.50', 'UAH 507.50']) expect(main).toContain(text);
+    const hostedStyle = await page.textContent('style');
     await page.screenshot({ path: `${ARTIFACTS}fiat-hosted-page.png`, fullPage: true });
     await payWith(page, '4242 4242 4242 4242');
     await page.getByText('Payment successful').waitFor();
@@ -100,6 +105,8 @@ describe('fiat deposit end to end in a browser', () => {
     ]);
     expect(await page.textContent('h1')).toBe('Payment received');
     expect(await page.textContent('#reference')).toBe(String(deposit.deposit_id));
+    // The return page wears the hosted page's look (one stylesheet, @platform/checkout-look).
+    expect(await page.textContent('style')).toBe(hostedStyle);
     await page.screenshot({ path: `${ARTIFACTS}fiat-return-page.png`, fullPage: true });
     await page.close();
 
@@ -137,6 +144,12 @@ describe('fiat deposit end to end in a browser', () => {
     const { user, deposit, page } = await depositAndInvoice(200);
     await payWith(page, '4000 0000 0000 0002');
     await page.getByText('Your card was declined').waitFor();
+    // The invoice is open for another card; the payer gives up instead.
+    expect(await depositStatus(deposit.deposit_id)).toBe('pending');
+    await Promise.all([
+      page.waitForURL('**/page?**'),
+      page.getByRole('button', { name: /Cancel and return to Exchange/ }).click(),
+    ]);
     await Promise.all([
       page.waitForURL(`${platform.exchangeUrl}/v3/paygate/return?**`),
       page.getByRole('link', { name: /Return to Exchange/ }).click(),
@@ -156,7 +169,7 @@ describe('fiat deposit end to end in a browser', () => {
       await api.v3('/v3/auth/deposit', { currency: 'uah', amount: 250, payment_service: 'default' })
     ).json();
     const page = await openForm(form.action, form.params);
-    expect(await page.textContent('main')).toContain('250.00 UAH');
+    expect((await page.textContent('main'))?.replace(/\u00a0/g, ' ')).toContain('UAH 250.00');
     await payWith(page, '4242 4242 4242 4242');
     await page.getByText('Payment successful').waitFor();
     await page.close();

@@ -73,8 +73,10 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     const { user, api, deposit, page } = await startDeposit(500);
     expect(deposit).toMatchObject({
       status: 'pending',
-      currency: 'uah',
-      amount: '500.00',
+      // One format across create, details and history (README "Fiat amounts"): the currency's id,
+      // the amount's decimal text without trailing zeros (a number of the same value in history).
+      currency: 5,
+      amount: '500',
       provider: 'payment_card_uah_hpp',
     });
     await payWithCard(page.html, '4242424242424242');
@@ -96,6 +98,9 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     expect(history.items).toContainEqual(
       expect.objectContaining({ id: deposit.deposit_id, type: 'deposit', amount: 500, status: 'done' }),
     );
+    const item = history.items.find((i: { id: number }) => i.id === deposit.deposit_id);
+    expect([details.json().currency, item.currency]).toEqual([deposit.currency, deposit.currency]);
+    expect([details.json().amount, String(item.amount)]).toEqual([deposit.amount, deposit.amount]);
 
     // The gateway's event delivered again (a lost acknowledgement): acknowledged, not applied again.
     const { rows } = await platform.db.query<{ body: unknown }>(
@@ -124,10 +129,14 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     expect(await uahAvailable(user.account.id)).toBe(500n * UAH);
   });
 
-  it('leaves the balance unchanged when the card is declined, and cancels the deposit', async () => {
+  it('leaves the balance unchanged when the card is declined, and cancels the deposit when the payer gives up', async () => {
     const { user, deposit, page } = await startDeposit(200);
     const declined = await payWithCard(page.html, '4000000000000002');
     expect(declined.html).toMatch(/declined/i);
+    // The invoice stays open for another card (the gateway's CARD_ATTEMPTS_MAX): still pending.
+    expect(await depositStatus(deposit.deposit_id)).toBe('pending');
+    const { action, fields } = formFields(declined.html, '/cancel');
+    await submitForm(platform.gatewayUrl, action, fields);
     await eventually(async () =>
       (await depositStatus(deposit.deposit_id)) === 'canceled' ? true : undefined,
     );
@@ -154,7 +163,10 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
       'expires',
       'signature',
     ]);
+    // The form is the gateway's parameters, in the gateway's format; the deposit record is ours.
     expect(params[0]).toEqual({ name: 'amount', value: '150.50' });
+    const record = await api.v3('/v3/auth/deposit', { currency: 'uah', amount: '150.50' });
+    expect(record.json()).toMatchObject({ currency: 5, amount: '150.5' });
     const page = await submitForm(
       platform.gatewayUrl,
       action,

@@ -49,7 +49,16 @@ export interface Service {
   readonly fee: FeeRule;
 }
 
+/** A text in several languages (`en` always present), as a service field's `label` and `hint`. */
+export type Texts = Readonly<Record<string, string>>;
+
+/** The hosted page's own inputs (card number, expiry, security code, 3-D Secure code). */
+export type PageFieldKey = 'card_number' | 'expiry' | 'cvc' | 'code';
+export type PageFields = Readonly<Record<PageFieldKey, { readonly label: Texts; readonly hint: Texts }>>;
+
 export interface Catalog {
+  /** Labels and hints of the hosted page's inputs, per language. */
+  readonly pageFields: PageFields;
   readonly merchants: ReadonlyMap<string, Merchant>;
   readonly methods: ReadonlyMap<string, Method>;
   readonly services: ReadonlyMap<string, Service>;

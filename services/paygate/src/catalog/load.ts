@@ -28,6 +28,19 @@ export function merchantVariable(
   return `PAYGATE_MERCHANT_${kind}_${merchantId.toUpperCase()}`;
 }
 
+/**
+ * A merchant URL of the file: an absolute http(s) URL, or a path on the gateway itself, read through
+ * `self` at each use (the gateway's public address is known only once it listens, with PORT=0).
+ */
+function merchantUrl(value: string, where: string, file: string, self?: () => string): () => string {
+  if (value.startsWith('/') && !value.startsWith('//')) {
+    if (!self) throw new CatalogError(file, `${where} is a path, which needs the gateway's own address`);
+    return () => `${self().replace(/\/+$/, '')}${value}`;
+  }
+  const url = httpUrl(value, where, file);
+  return () => url;
+}
+
 function httpUrl(value: string, where: string, file: string): string {
   let url: URL;
   try {
@@ -50,6 +63,8 @@ export function buildCatalog(
   merchantEnv: ReadonlyMap<string, string>,
   file = '<inline>',
   exposure?: Exposure,
+  /** The gateway's own public address, for merchant URLs given as paths. @default http://127.0.0.1:3200 */
+  self: () => string = () => 'http://127.0.0.1:3200',
 ): Catalog {
   if (!Value.Check(GatewayFile, document)) {
     const first = Value.Errors(GatewayFile, document)[0];
@@ -78,6 +93,8 @@ export function buildCatalog(
       sandbox && exposure
         ? defaultSecretRefusal({ setting: variable, what: `merchant ${id}'s sandbox secret` }, exposure)
         : undefined;
+    // A try-it merchant is simply left out where its public secret may not serve.
+    if (refusal && m.sandbox_only) continue;
     if (refusal) throw new CatalogError(file, refusal);
     // The prerequest's `account`: the file's values, or the merchant's public address from the
     // environment (the file's defaults point at a local exchange, 127.0.0.1:3100).
@@ -100,6 +117,18 @@ export function buildCatalog(
       setting: merchantEnv.has(faultsVariable) ? faultsVariable : `merchant ${id} callback_faults`,
       file,
     });
+    const callbackUrl = merchantUrl(
+      merchantEnv.get(merchantVariable('CALLBACK_URL', id)) ?? m.callback_url,
+      `merchant ${id} callback_url`,
+      file,
+      self,
+    );
+    const returnUrl = merchantUrl(
+      merchantEnv.get(merchantVariable('RETURN_URL', id)) ?? m.return_url,
+      `merchant ${id} return_url`,
+      file,
+      self,
+    );
     const merchant: Merchant = {
       id,
       name: m.name,
@@ -108,16 +137,12 @@ export function buildCatalog(
       website,
       testMode: m.test_mode,
       publicKeys: new Map(Object.entries(m.public_keys)),
-      callbackUrl: httpUrl(
-        merchantEnv.get(merchantVariable('CALLBACK_URL', id)) ?? m.callback_url,
-        `merchant ${id} callback_url`,
-        file,
-      ),
-      returnUrl: httpUrl(
-        merchantEnv.get(merchantVariable('RETURN_URL', id)) ?? m.return_url,
-        `merchant ${id} return_url`,
-        file,
-      ),
+      get callbackUrl() {
+        return callbackUrl();
+      },
+      get returnUrl() {
+        return returnUrl();
+      },
       secret,
       ...(callbackFaults ? { callbackFaults } : {}),
     };
@@ -183,7 +208,13 @@ export function buildCatalog(
     });
   }
 
+  for (const [key, field] of Object.entries(data.page_fields)) {
+    if (!field.label.en || !field.hint.en)
+      throw new CatalogError(file, `page_fields.${key}: label and hint need an "en" text`);
+  }
+
   return {
+    pageFields: data.page_fields,
     merchants,
     methods,
     services,
@@ -219,7 +250,7 @@ function faultsOf(
 }
 
 /** Secrets published in this repository, refused like a `sandbox_secret` wherever they come from. */
-const KNOWN_SANDBOX_SECRETS = new Set(['sandbox-exchange-secret']);
+const KNOWN_SANDBOX_SECRETS = new Set(['sandbox-exchange-secret', 'sandbox-try-it-secret']);
 
 /**
  * Reads and validates the gateway configuration file; throws CatalogError naming the problem. With
@@ -229,6 +260,7 @@ export function loadCatalog(
   file: string,
   merchantEnv: ReadonlyMap<string, string>,
   exposure?: Exposure,
+  self?: () => string,
 ): Catalog {
   let text: string;
   try {
@@ -242,5 +274,5 @@ export function loadCatalog(
   } catch (error) {
     throw new CatalogError(file, `is not valid YAML (${(error as Error).message})`);
   }
-  return buildCatalog(document, merchantEnv, file, exposure);
+  return buildCatalog(document, merchantEnv, file, exposure, self);
 }

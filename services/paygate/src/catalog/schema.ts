@@ -31,8 +31,14 @@ export const MerchantFile = Type.Object(
     website: Type.String(),
     test_mode: Type.Boolean(),
     public_keys: Type.Record(Currency, Type.String({ pattern: '^pk_[A-Za-z0-9_]{8,64}$' })),
+    /** An http(s) URL, or a path on the gateway itself (`/try-it/callback`), resolved against its PUBLIC_URL. */
     callback_url: Type.String({ minLength: 1 }),
     return_url: Type.String({ minLength: 1 }),
+    /**
+     * A merchant for trying the gateway out: served only where its sandbox secret may serve (loopback,
+     * no DATABASE_URL, or ALLOW_SANDBOX_SECRETS=true) and left out elsewhere instead of refusing the start.
+     */
+    sandbox_only: Type.Optional(Type.Boolean()),
     /** Used when PAYGATE_MERCHANT_SECRET_<ID> is unset; refused for a merchant not in test mode. */
     sandbox_secret: Type.Optional(Type.String({ minLength: 8 })),
     /** The fault-injecting sandbox for this merchant's callbacks (src/sandbox/faults.ts); test merchants only. */
@@ -69,8 +75,16 @@ export const ServiceFile = Type.Object(
   { additionalProperties: false },
 );
 
+/** The hosted page's own inputs: the same `label` and `hint` per language as a service's fields. */
+const PageField = Type.Object({ label: Texts, hint: Texts }, { additionalProperties: false });
+export const PageFieldsFile = Type.Object(
+  { card_number: PageField, expiry: PageField, cvc: PageField, code: PageField },
+  { additionalProperties: false },
+);
+
 export const GatewayFile = Type.Object(
   {
+    page_fields: PageFieldsFile,
     currencies: Type.Record(Currency, Type.Object({ precision: Type.Integer({ minimum: 0, maximum: 8 }) })),
     merchants: Type.Record(Id, MerchantFile),
     methods: Type.Record(Id, MethodFile),

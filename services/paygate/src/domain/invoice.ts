@@ -1,13 +1,15 @@
 /**
  * The invoice state machine (gateway-contract.md): `created` -> `processing` (a 3-D Secure step is
- * pending) -> `success` | `failed`; an unpaid invoice may also expire. Terminal states never change,
+ * pending) -> `success` | `failed`; an unpaid invoice may also expire. A 3-D Secure step that ends
+ * without payment while the payer has card attempts left (domain/card-attempts.ts) goes back from
+ * `processing` to `created` for another card. Terminal states never change,
  * which is what makes a paid invoice unpayable twice.
  */
 export type InvoiceStatus = 'created' | 'processing' | 'success' | 'failed' | 'expired';
 
 const NEXT: Readonly<Record<InvoiceStatus, readonly InvoiceStatus[]>> = {
   created: ['processing', 'success', 'failed', 'expired'],
-  processing: ['success', 'failed', 'expired'],
+  processing: ['created', 'success', 'failed', 'expired'],
   success: [],
   failed: [],
   expired: [],

@@ -14,6 +14,8 @@ export interface PaymentDeps {
   readonly now: () => number;
   readonly invoiceTtlMs: number;
   readonly payoutSettleMs: number;
+  /** Cards a payer may try on one invoice before it fails (src/domain/card-attempts.ts). */
+  readonly cardAttemptsMax: number;
   /** The gateway's public address, e.g. `http://127.0.0.1:3200`. */
   readonly publicUrl: string;
   /** Merchant secrets rotated at run time; without it the configured secret is the only one. */

@@ -3,6 +3,7 @@ import type { Sql } from '@platform/sql-storage/database';
 import { invoiceEvent } from '../callbacks/event.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Merchant, Service } from '../catalog/catalog.js';
+import { afterFailedAttempt } from '../domain/card-attempts.js';
 import { validateFields } from '../domain/fields.js';
 import { type InvoiceStatus, invoiceCanMove, invoiceHasExpired } from '../domain/invoice.js';
 import { checkInvoiceForm, type InvoiceForm } from '../domain/invoice-form.js';
@@ -38,6 +39,8 @@ export interface CreateInvoiceInput {
   readonly serviceFields: Readonly<Record<string, unknown>>;
   readonly currency: string;
   readonly amount: string | number;
+  /** The hosted page's language the merchant chose (`en`, `uk`, `ru`); none: the browser's. */
+  readonly locale?: string | undefined;
   /** The merchant's signature of the form and its expiry (domain/invoice-form.ts), as received. */
   readonly formSignature: { readonly expires: unknown; readonly signature: unknown };
 }
@@ -140,6 +143,7 @@ export async function createInvoice(
       testMode: merchant.testMode,
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.invoiceTtlMs),
+      locale: input.locale ?? null,
     });
     if (inserted) {
       await enqueueCallback(tx, merchant.id, invoiceEvent(inserted), now);
@@ -166,7 +170,14 @@ export async function createInvoice(
 async function move(
   tx: Sql,
   invoice: Invoice,
-  change: { status: InvoiceStatus; cardMasked?: string; processorToken?: string; failureReason?: string },
+  change: {
+    status: InvoiceStatus;
+    cardMasked?: string;
+    processorToken?: string;
+    failureReason?: string;
+    cardAttempts?: number;
+    lastAttemptFailure?: string | null;
+  },
   now: Date,
 ): Promise<Invoice> {
   if (!invoiceCanMove(invoice.status, change.status)) {
@@ -202,6 +213,43 @@ async function withLockedInvoice(
   });
 }
 
+/**
+ * A card that did not pay: the invoice stays open for another card (`created`, no callback: nothing
+ * the merchant must act on happened; from `processing` it goes back to `created` silently, so the
+ * merchant saw `processing` once) until the payer has used `cardAttemptsMax` cards; then it fails
+ * with the last card's reason, announced by its callback as before.
+ */
+async function failedAttempt(
+  deps: PaymentDeps,
+  tx: Sql,
+  invoice: Invoice,
+  reason: string,
+  card: { cardMasked?: string; processorToken?: string },
+  now: Date,
+): Promise<PaymentStep> {
+  const outcome = afterFailedAttempt(invoice.cardAttempts, deps.cardAttemptsMax);
+  if (outcome.kind === 'fail') {
+    const change = {
+      status: 'failed' as const,
+      failureReason: reason,
+      cardAttempts: outcome.attempts,
+      ...card,
+    };
+    return { kind: 'moved', invoice: await move(tx, invoice, { ...change, lastAttemptFailure: null }, now) };
+  }
+  if (!invoiceCanMove(invoice.status, 'created') && invoice.status !== 'created') {
+    throw new Error(`invoice ${invoice.id}: ${invoice.status} -> created is not allowed`);
+  }
+  const reopened = await updateInvoice(tx, invoice.id, {
+    status: 'created',
+    ...card,
+    cardAttempts: outcome.attempts,
+    lastAttemptFailure: reason,
+    at: now,
+  });
+  return { kind: 'moved', invoice: reopened };
+}
+
 /** Charges a checked card for a `created` invoice. */
 export function payWithCard(deps: PaymentDeps, invoiceId: string, cardNumber: string): Promise<PaymentStep> {
   return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
@@ -210,15 +258,18 @@ export function payWithCard(deps: PaymentDeps, invoiceId: string, cardNumber: st
     const card = { cardMasked: charge.masked, processorToken: charge.token };
     switch (charge.result) {
       case 'approved':
-        return { kind: 'moved', invoice: await move(tx, invoice, { status: 'success', ...card }, now) };
-      case 'challenge':
-        return { kind: 'moved', invoice: await move(tx, invoice, { status: 'processing', ...card }, now) };
-      case 'declined':
-      case 'insufficient_funds':
         return {
           kind: 'moved',
-          invoice: await move(tx, invoice, { status: 'failed', failureReason: charge.result, ...card }, now),
+          invoice: await move(tx, invoice, { status: 'success', lastAttemptFailure: null, ...card }, now),
         };
+      case 'challenge':
+        return {
+          kind: 'moved',
+          invoice: await move(tx, invoice, { status: 'processing', lastAttemptFailure: null, ...card }, now),
+        };
+      case 'declined':
+      case 'insufficient_funds':
+        return failedAttempt(deps, tx, invoice, charge.result, card, now);
     }
   });
 }
@@ -228,11 +279,18 @@ export function confirmChallenge(deps: PaymentDeps, invoiceId: string, code: str
   return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
     if (invoice.status !== 'processing' || !invoice.processorToken) return { kind: 'unchanged', invoice };
     const result = deps.cards.confirmChallenge(invoice.processorToken, code);
-    const change =
-      result === 'approved'
-        ? { status: 'success' as const }
-        : { status: 'failed' as const, failureReason: 'authentication_failed' };
-    return { kind: 'moved', invoice: await move(tx, invoice, change, now) };
+    if (result === 'approved') {
+      return { kind: 'moved', invoice: await move(tx, invoice, { status: 'success' }, now) };
+    }
+    return failedAttempt(deps, tx, invoice, 'authentication_failed', {}, now);
+  });
+}
+
+/** The payer cancels the 3-D Secure step: that card did not pay; another may, while attempts are left. */
+export function cancelChallenge(deps: PaymentDeps, invoiceId: string): Promise<PaymentStep> {
+  return withLockedInvoice(deps, invoiceId, async (tx, invoice, now) => {
+    if (invoice.status !== 'processing') return { kind: 'unchanged', invoice };
+    return failedAttempt(deps, tx, invoice, 'authentication_canceled', {}, now);
   });
 }
 

@@ -1,11 +1,22 @@
+import { FAVICON_ICO } from '@platform/checkout-look/favicon';
+import { escapeHtml } from '@platform/checkout-look/html';
 import { Type } from 'typebox';
 import { ApiError } from '../errors.js';
-import { escapeHtml } from '../hpp/html.js';
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
 
 /** `GET /assets/methods/:code.svg`: the method logos the prerequest links to, drawn here (no outside assets). */
 export function assetRoutes(app: App, deps: RouteDeps): void {
+  app.get(
+    '/favicon.ico',
+    { schema: { tags: ['public'], summary: "The gateway's icon (browsers ask for it on every page)" } },
+    async (_request, reply) =>
+      reply
+        .header('content-type', 'image/x-icon')
+        .header('cache-control', 'public, max-age=86400')
+        .send(FAVICON_ICO),
+  );
+
   app.get(
     '/assets/methods/:file',
     {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Merchant } from '../catalog/catalog.js';
+import { attemptsLeft } from '../domain/card-attempts.js';
 import { checkCardForm } from '../domain/card-form.js';
 import { returnOutcome } from '../domain/invoice.js';
 import { ApiError } from '../errors.js';
+import { type Locale, pageLocale, supportedLocale } from '../hpp/locale.js';
 import {
   cardPage,
   challengePage,
@@ -16,6 +18,7 @@ import {
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
 import {
+  cancelChallenge,
   cancelInvoice,
   confirmChallenge,
   createInvoice,
@@ -69,23 +72,42 @@ function pageUrl(invoice: Invoice, token: string): string {
 
 /** The hosted payment page and its forms (gateway-contract.md "Public API"). */
 export function hostedPageRoutes(app: App, deps: RouteDeps): void {
-  const context = (invoice: Invoice, merchant: Merchant, n: string): PageContext => {
+  /** The payer's language: the invoice's `locale` if the merchant chose one, else the browser's. */
+  const localeOf = (request: FastifyRequest, invoice?: Invoice): Locale =>
+    pageLocale(invoice?.locale, request.headers['accept-language']);
+  const context = (invoice: Invoice, merchant: Merchant, n: string, locale: Locale): PageContext => {
     const service = deps.catalog.services.get(invoice.service);
     const method = service ? deps.catalog.methods.get(service.method) : undefined;
+    // The service's fields the merchant filled, under their labels in the payer's language.
+    const serviceFields = (service?.fields ?? [])
+      .filter((field) => invoice.serviceFields[field.key] !== undefined)
+      .map((field) => ({
+        label: field.label[locale] ?? field.label.en ?? field.key,
+        value: String(invoice.serviceFields[field.key]),
+      }));
     return {
       invoice,
       merchantName: merchant.name,
-      methodName: method?.name.en ?? 'card',
+      methodName: method?.name[locale] ?? method?.name.en ?? 'card',
       token: pageToken(merchant.secret, invoice.id),
       nonce: n,
+      locale,
+      pageFields: deps.catalog.pageFields,
+      attemptsLeft: attemptsLeft(invoice.cardAttempts, deps.cardAttemptsMax),
+      serviceFields,
     };
   };
   const isCard = (invoice: Invoice) => deps.catalog.services.get(invoice.service)?.method === 'payment_card';
 
   /** The page for the invoice's current state. */
-  const current = (reply: FastifyReply, invoice: Invoice, merchant: Merchant): FastifyReply => {
+  const current = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    invoice: Invoice,
+    merchant: Merchant,
+  ): FastifyReply => {
     const n = nonce();
-    const ctx = context(invoice, merchant, n);
+    const ctx = context(invoice, merchant, n, localeOf(request, invoice));
     if (invoice.status === 'created')
       return send(reply, 200, n, isCard(invoice) ? cardPage(ctx) : walletPage(ctx));
     if (invoice.status === 'processing') return send(reply, 200, n, challengePage(ctx));
@@ -94,6 +116,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
 
   /** Loads the invoice of a form or link and checks its page token; answers a problem page otherwise. */
   const authorised = async (
+    request: FastifyRequest,
     reply: FastifyReply,
     invoiceId: string | undefined,
     token: string | undefined,
@@ -103,16 +126,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
     const merchant = invoice ? deps.catalog.merchants.get(invoice.merchantId) : undefined;
     if (!invoice || !merchant || !pageTokenValid(merchant.secret, invoice.id, token)) {
       const n = nonce();
-      send(
-        reply,
-        invoice ? 403 : 404,
-        n,
-        problemPage(
-          n,
-          'This payment link is not valid',
-          'Go back to the merchant and start the payment again.',
-        ),
-      );
+      send(reply, invoice ? 403 : 404, n, problemPage(n, localeOf(request, invoice), 'link_invalid'));
       return undefined;
     }
     return { invoice, merchant };
@@ -146,14 +160,16 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           public_key: 'simplified form',
           expires: "simplified form: the form's expiry, Unix seconds",
           signature: "simplified form: the merchant's signature of the form",
+          locale:
+            'simplified form, optional: the page language (en, uk, ru; not signed); else Accept-Language',
         }),
       },
     },
     async (request, reply) => {
       const body = request.body;
       if (body.invoice_id !== undefined || body.token !== undefined) {
-        const found = await authorised(reply, body.invoice_id, body.token);
-        return found ? current(reply, found.invoice, found.merchant) : reply;
+        const found = await authorised(request, reply, body.invoice_id, body.token);
+        return found ? current(request, reply, found.invoice, found.merchant) : reply;
       }
       try {
         const { invoice, merchant } = await createInvoice(deps, {
@@ -164,9 +180,10 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           serviceFields: {},
           currency: body.currency ?? '',
           amount: body.amount ?? '',
+          locale: supportedLocale(body.locale),
           formSignature: { expires: body.expires, signature: body.signature },
         });
-        return current(reply, invoice, merchant);
+        return current(request, reply, invoice, merchant);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const n = nonce();
@@ -175,7 +192,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           reply,
           unsigned ? 403 : 400,
           n,
-          problemPage(n, 'This payment cannot be started', error.message),
+          problemPage(n, localeOf(request), 'cannot_start', error.message),
         );
       }
     },
@@ -191,8 +208,8 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const found = await authorised(reply, request.query.invoice_id, request.query.token);
-      return found ? current(reply, found.invoice, found.merchant) : reply;
+      const found = await authorised(request, reply, request.query.invoice_id, request.query.token);
+      return found ? current(request, reply, found.invoice, found.merchant) : reply;
     },
   );
 
@@ -208,7 +225,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const body = request.body;
-      const found = await authorised(reply, body.invoice_id, body.token);
+      const found = await authorised(request, reply, body.invoice_id, body.token);
       if (!found) return reply;
       const { invoice, merchant } = found;
       if (invoice.status !== 'created' || !isCard(invoice)) return afterStep(reply, invoice, merchant);
@@ -222,7 +239,10 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           reply,
           422,
           n,
-          cardPage(context(invoice, merchant, n), { errors: card.errors, expiry: body.expiry ?? '' }),
+          cardPage(context(invoice, merchant, n, localeOf(request, invoice)), {
+            errors: card.errors,
+            expiry: body.expiry ?? '',
+          }),
         );
       }
       const step = await payWithCard(deps, invoice.id, card.number);
@@ -241,9 +261,28 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const found = await authorised(reply, request.body.invoice_id, request.body.token);
+      const found = await authorised(request, reply, request.body.invoice_id, request.body.token);
       if (!found) return reply;
       const step = await confirmChallenge(deps, found.invoice.id, request.body.code ?? '');
+      return afterStep(reply, step.invoice, found.merchant);
+    },
+  );
+
+  app.post(
+    `${BASE}/challenge-cancel`,
+    {
+      schema: {
+        tags: ['hosted page'],
+        summary:
+          'The payer cancels the 3-D Secure step: back to the card form while card attempts are left (HTML; 303)',
+        consumes: ['application/x-www-form-urlencoded'],
+        body: Form(InvoiceForm),
+      },
+    },
+    async (request, reply) => {
+      const found = await authorised(request, reply, request.body.invoice_id, request.body.token);
+      if (!found) return reply;
+      const step = await cancelChallenge(deps, found.invoice.id);
       return afterStep(reply, step.invoice, found.merchant);
     },
   );
@@ -259,7 +298,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const found = await authorised(reply, request.body.invoice_id, request.body.token);
+      const found = await authorised(request, reply, request.body.invoice_id, request.body.token);
       if (!found) return reply;
       if (isCard(found.invoice)) return afterStep(reply, found.invoice, found.merchant);
       const step = await decideWalletPayment(deps, found.invoice.id, request.body.decision === 'approve');
@@ -278,7 +317,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const found = await authorised(reply, request.body.invoice_id, request.body.token);
+      const found = await authorised(request, reply, request.body.invoice_id, request.body.token);
       if (!found) return reply;
       const step = await cancelInvoice(deps, found.invoice.id);
       return afterStep(reply, step.invoice, found.merchant);
@@ -295,7 +334,7 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const found = await authorised(reply, request.query.invoice_id, request.query.token);
+      const found = await authorised(request, reply, request.query.invoice_id, request.query.token);
       if (!found) return reply;
       const { invoice, merchant } = found;
       const outcome = returnOutcome(invoice.status);

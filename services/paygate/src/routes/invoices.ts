@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { supportedLocale } from '../hpp/locale.js';
 import type { RouteDeps } from '../http/deps.js';
 import { InvoiceSchema, invoiceJson } from '../http/format.js';
 import { AmountInput, errorResponses } from '../http/schemas.js';
@@ -43,6 +44,13 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
           ),
           currency: Type.String({ minLength: 3, maxLength: 3, description: 'either case' }),
           amount: AmountInput,
+          locale: Type.Optional(
+            Type.String({
+              pattern: '^(en|uk|ru)([-_][A-Za-z0-9]{1,8})*$',
+              description:
+                "the hosted page's language: en, uk or ru (a region such as uk-UA is accepted); without it the payer's Accept-Language decides",
+            }),
+          ),
           expires: Type.Optional(
             Type.Union([Type.Integer(), Type.String({ maxLength: 16 })], {
               description: "the form's expiry (Unix seconds) as the merchant signed it",
@@ -68,6 +76,7 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
         serviceFields: body.service_fields ?? {},
         currency: body.currency,
         amount: body.amount,
+        locale: supportedLocale(body.locale),
         formSignature: { expires: body.expires, signature: body.signature },
       });
       return reply.status(created ? 201 : 200).send({

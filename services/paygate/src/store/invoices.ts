@@ -18,6 +18,12 @@ export interface Invoice {
   readonly processorToken: string | null;
   readonly failureReason: string | null;
   readonly testMode: boolean;
+  /** Cards tried that did not pay (src/domain/card-attempts.ts). */
+  readonly cardAttempts: number;
+  /** Why the last card tried did not pay, while the invoice stays open for another; null otherwise. */
+  readonly lastAttemptFailure: string | null;
+  /** The page language the merchant chose (`uk`, `ru`, `en`); null: the browser's. */
+  readonly locale: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly expiresAt: Date;
@@ -39,6 +45,9 @@ interface Row {
   processor_token: string | null;
   failure_reason: string | null;
   test_mode: boolean;
+  card_attempts: number;
+  last_attempt_failure: string | null;
+  locale: string | null;
   created_at: Date | string;
   updated_at: Date | string;
   expires_at: Date | string;
@@ -46,7 +55,7 @@ interface Row {
 
 const COLUMNS = `id, merchant_id, reference_id, service, currency, amount::text AS amount, fee::text AS fee,
   total::text AS total, description, service_fields, status, card_masked, processor_token, failure_reason,
-  test_mode, created_at, updated_at, expires_at`;
+  test_mode, card_attempts, last_attempt_failure, locale, created_at, updated_at, expires_at`;
 
 function fromRow(row: Row): Invoice {
   return {
@@ -68,6 +77,9 @@ function fromRow(row: Row): Invoice {
     processorToken: row.processor_token,
     failureReason: row.failure_reason,
     testMode: row.test_mode,
+    cardAttempts: row.card_attempts,
+    lastAttemptFailure: row.last_attempt_failure,
+    locale: row.locale,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     expiresAt: new Date(row.expires_at),
@@ -76,15 +88,22 @@ function fromRow(row: Row): Invoice {
 
 export type NewInvoice = Omit<
   Invoice,
-  'cardMasked' | 'processorToken' | 'failureReason' | 'updatedAt' | 'status'
->;
+  | 'cardMasked'
+  | 'processorToken'
+  | 'failureReason'
+  | 'updatedAt'
+  | 'status'
+  | 'cardAttempts'
+  | 'lastAttemptFailure'
+  | 'locale'
+> & { readonly locale?: string | null };
 
 /** Inserts the invoice unless one with its (merchant, reference) exists; returns it or undefined. */
 export async function insertInvoice(tx: Sql, invoice: NewInvoice): Promise<Invoice | undefined> {
   const { rows } = await tx.query<Row>(
     `INSERT INTO invoices (id, merchant_id, reference_id, service, currency, amount, fee, total, description,
-       service_fields, status, test_mode, created_at, updated_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'created', $11, $12, $12, $13)
+       service_fields, status, test_mode, created_at, updated_at, expires_at, locale)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'created', $11, $12, $12, $13, $14)
      ON CONFLICT (merchant_id, reference_id) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -101,6 +120,7 @@ export async function insertInvoice(tx: Sql, invoice: NewInvoice): Promise<Invoi
       invoice.testMode,
       invoice.createdAt.toISOString(),
       invoice.expiresAt.toISOString(),
+      invoice.locale ?? null,
     ],
   );
   return rows[0] ? fromRow(rows[0]) : undefined;
@@ -131,6 +151,9 @@ export interface InvoiceChange {
   readonly cardMasked?: string;
   readonly processorToken?: string;
   readonly failureReason?: string;
+  /** A card attempt that did not pay: the new count and why (null clears the reason). */
+  readonly cardAttempts?: number;
+  readonly lastAttemptFailure?: string | null;
   readonly at: Date;
 }
 
@@ -139,7 +162,8 @@ export async function updateInvoice(tx: Sql, id: string, change: InvoiceChange):
   const { rows } = await tx.query<Row>(
     `UPDATE invoices SET status = $2, card_masked = COALESCE($3, card_masked),
        processor_token = COALESCE($4, processor_token), failure_reason = COALESCE($5, failure_reason),
-       updated_at = $6
+       updated_at = $6, card_attempts = COALESCE($7, card_attempts),
+       last_attempt_failure = CASE WHEN $8::boolean THEN $9 ELSE last_attempt_failure END
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [
       id,
@@ -148,6 +172,9 @@ export async function updateInvoice(tx: Sql, id: string, change: InvoiceChange):
       change.processorToken ?? null,
       change.failureReason ?? null,
       change.at.toISOString(),
+      change.cardAttempts ?? null,
+      change.lastAttemptFailure !== undefined,
+      change.lastAttemptFailure ?? null,
     ],
   );
   const row = rows[0];

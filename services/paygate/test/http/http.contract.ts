@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTryInvoice } from '../../src/try-it/invoice.js';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
 import { signed, signedFormFields } from '../support/invoice-form.js';
@@ -24,7 +25,8 @@ export function httpContract(target: Target): void {
       receiver = await startReceiver(SANDBOX_SECRET);
       gateway = await startGateway({
         db: target.db(),
-        catalog: testCatalog({ callbackUrl: receiver.url, returnUrl: RETURN_URL }),
+        // The try-it merchant's URLs are paths on the gateway itself.
+        catalog: testCatalog({ callbackUrl: receiver.url, returnUrl: RETURN_URL }, () => gateway.url),
         now,
         startWorker: false,
         payoutSettleMs: 2_000,
@@ -295,8 +297,9 @@ export function httpContract(target: Target): void {
         const { payload } = await newInvoice(500);
         const page = await postForm(`${gateway.url}/public-api/payment-invoices/process`, payload);
         expect(page.status).toBe(200);
-        for (const text of ['Exchange', '500.00 UAH', '7.50 UAH', '507.50 UAH', 'Pay 507.50 UAH']) {
-          expect(page.text).toContain(text);
+        // Amounts in the payer's language (English without Accept-Language), with a no-break space.
+        for (const text of ['Exchange', 'UAH 500.00', 'UAH 7.50', 'UAH 507.50', 'Pay UAH 507.50']) {
+          expect(page.text.replace(/\u00a0/g, ' ')).toContain(text);
         }
         for (const id of ['card_number', 'expiry', 'cvc']) {
           expect(page.text).toContain(`<label for="${id}">`);
@@ -397,22 +400,26 @@ export function httpContract(target: Target): void {
           ...bad.payload,
           code: '000000',
         });
-        expect(await invoiceStatus(bad.reference)).toMatchObject({
-          status: 'failed',
-          failure_reason: 'authentication_failed',
-        });
+        // A wrong code ends that card's attempt: the invoice is open for another card (no failure yet).
+        expect(await invoiceStatus(bad.reference)).toMatchObject({ status: 'created', failure_reason: null });
+        const again = await (
+          await fetch(`${gateway.url}/public-api/payment-invoices/page?${new URLSearchParams(bad.payload)}`)
+        ).text();
+        expect(again).toContain('The confirmation code was wrong.');
+        expect(again).toContain('2 attempts left');
       });
 
-      it('fails a declined card and one with insufficient funds, and says so', async () => {
+      it('keeps the invoice open after a declined card, and fails it with the last reason once the attempts are used', async () => {
         const declined = await newInvoice(200);
         const answer = await pay(declined.payload, '4000000000000002');
         const page = await (await fetch(`${gateway.url}${answer.location}`)).text();
         expect(page).toContain('Your card was declined');
-        expect(await invoiceStatus(declined.reference)).toMatchObject({
-          status: 'failed',
-          failure_reason: 'declined',
-        });
+        expect(await invoiceStatus(declined.reference)).toMatchObject({ status: 'created' });
         const poor = await newInvoice(200);
+        // CARD_ATTEMPTS_MAX (3 by default): two declines leave it open, the third card ends it.
+        await pay(poor.payload, '4000000000000002');
+        await pay(poor.payload, '4000000000000002');
+        expect(await invoiceStatus(poor.reference)).toMatchObject({ status: 'created' });
         await pay(poor.payload, '4000000000009995');
         expect(await invoiceStatus(poor.reference)).toMatchObject({
           status: 'failed',
@@ -436,7 +443,7 @@ export function httpContract(target: Target): void {
         });
         const first = await postForm(`${gateway.url}/public-api/payment-invoices/process`, form);
         expect(first.status).toBe(200);
-        expect(first.text).toContain('507.50 UAH');
+        expect(first.text.replace(/\u00a0/g, ' ')).toContain('UAH 507.50');
         const again = await postForm(`${gateway.url}/public-api/payment-invoices/process`, form);
         expect(again.status).toBe(200);
         expect(await invoiceStatus(reference)).toMatchObject({
@@ -467,7 +474,7 @@ export function httpContract(target: Target): void {
           ]),
         );
         const page = await postForm(`${gateway.url}/public-api/payment-invoices/process`, payload);
-        expect(page.text).toContain('Approve 20.50 USD');
+        expect(page.text).toContain('Approve $20.50');
         expect(page.text).not.toContain('card_number');
         const card = await pay(payload as { invoice_id: string; token: string }, '4242424242424242');
         expect(card.status).toBe(303); // a card cannot pay a wallet invoice: back to the page, unchanged
@@ -672,6 +679,78 @@ export function httpContract(target: Target): void {
           frozenAt = undefined;
           receiver.respond = () => 200;
         }
+      });
+    });
+    describe("the try-it merchant (the README's Try-it lines, issue 31)", () => {
+      /** The outbox rows of one object: delivered, and in how many attempts. */
+      const callbacksOf = async (objectId: string) =>
+        (
+          await target.db().query<{ attempts: number; delivered: boolean; status: string }>(
+            `SELECT attempts, delivered_at IS NOT NULL AS delivered, body::jsonb ->> 'status' AS status
+                 FROM callback_outbox WHERE object_id = $1 ORDER BY id`,
+            [objectId],
+          )
+        ).rows;
+
+      it('try-invoice makes an invoice of its own; paid, its callbacks are acknowledged by the gateway at once', async () => {
+        const before = receiver.received.length;
+        const invoice = await createTryInvoice({
+          gatewayUrl: gateway.url,
+          secret: 'sandbox-try-it-secret',
+          amount: '500',
+          currency: 'UAH',
+          locale: 'uk',
+          now: now(),
+        });
+        const pageUrl = new URL(invoice.pageUrl);
+        const page = await (await fetch(pageUrl)).text();
+        expect(page).toContain('Try-it shop');
+        expect(page).toContain('<html lang="uk">');
+        const payload = {
+          invoice_id: pageUrl.searchParams.get('invoice_id') ?? '',
+          token: pageUrl.searchParams.get('token') ?? '',
+        };
+        expect((await pay(payload, '4242424242424242')).status).toBe(303);
+        await gateway.worker.runOnce();
+        await gateway.worker.runOnce();
+        expect((await callbacksOf(invoice.id)).map((c) => [c.status, c.delivered, c.attempts])).toEqual([
+          ['created', true, 1],
+          ['success', true, 1],
+        ]);
+        // Nothing reached the exchange merchant's receiver.
+        expect(receiver.received.slice(before).filter((r) => r.body.id === invoice.id)).toEqual([]);
+        // The payer returns to the gateway's own page, which promises no credit.
+        const back = await fetch(
+          `${gateway.url}/public-api/payment-invoices/return?${new URLSearchParams(payload)}`,
+          { redirect: 'manual' },
+        );
+        const location = back.headers.get('location') ?? '';
+        expect(location.startsWith(`${gateway.url}/try-it/return?`)).toBe(true);
+        const returned = await fetch(location);
+        expect(returned.status).toBe(200);
+        expect(await returned.text()).toContain('nothing is credited anywhere');
+      });
+
+      it("the README's payout as the try-it merchant: its callback is acknowledged at once", async () => {
+        const answer = await merchantPost(
+          gateway.url,
+          '/merchant-api/payouts',
+          {
+            reference_id: `try-payout-${randomUUID()}`,
+            service: 'payment_card_uah',
+            currency: 'UAH',
+            amount: '100.00',
+            fields: { card_number: '4242424242424242' },
+          },
+          'sandbox-try-it-secret',
+          { merchant: 'try_it', timestamp: Math.floor(now() / 1000) },
+        );
+        expect(answer.status).toBe(201);
+        const payout = (answer.json.data as { id: string }).id;
+        await gateway.worker.runOnce();
+        expect((await callbacksOf(payout)).map((c) => [c.status, c.delivered, c.attempts])).toEqual([
+          ['processing', true, 1],
+        ]);
       });
     });
   });

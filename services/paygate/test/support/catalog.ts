@@ -24,6 +24,10 @@ export function bundledYaml(urls: { callbackUrl?: string; returnUrl?: string } =
   return stringify(bundledDocument(urls));
 }
 
-export function testCatalog(urls: { callbackUrl?: string; returnUrl?: string } = {}): Catalog {
-  return buildCatalog(bundledDocument(urls), new Map());
+/** `self`: the gateway's own address, for merchant URLs given as paths (the try-it merchant's). */
+export function testCatalog(
+  urls: { callbackUrl?: string; returnUrl?: string } = {},
+  self?: () => string,
+): Catalog {
+  return buildCatalog(bundledDocument(urls), new Map(), '<test>', undefined, self);
 }

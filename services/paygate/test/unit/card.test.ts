@@ -41,19 +41,19 @@ describe('card checks', () => {
     expect(cvcValid('12a')).toBe(false);
   });
 
-  it('gives one clear message per wrong field of the form', () => {
+  it("names one problem per wrong field of the form (the page words it in the payer's language)", () => {
     const result = checkCardForm({ cardNumber: '4242 4242 4242 4241', expiry: '01/20', cvc: '1' }, NOV_2026);
     expect(result).toEqual({
       ok: false,
       errors: {
-        card_number: 'This card number is not valid. Check it for typos.',
-        expiry: 'This card has expired.',
-        cvc: 'The security code is the 3 digits on the back of the card.',
+        card_number: 'card_number_luhn',
+        expiry: 'expiry_past',
+        cvc: 'cvc_malformed',
       },
     });
     expect(checkCardForm({ cardNumber: '', expiry: '', cvc: '' }, NOV_2026)).toMatchObject({
       ok: false,
-      errors: { card_number: 'Enter the card number.', expiry: 'Enter the expiry date as MM/YY.' },
+      errors: { card_number: 'card_number_missing', expiry: 'expiry_missing' },
     });
     expect(
       checkCardForm({ cardNumber: '4242-4242-4242-4242', expiry: '12/30', cvc: '123' }, NOV_2026),

@@ -126,10 +126,14 @@ describe('sandbox merchant secrets (issue 28: they are in this repository)', () 
     expect(load({ HOST: '0.0.0.0', ALLOW_SANDBOX_SECRETS: 'true' }).merchants.get('exchange')?.secret).toBe(
       'sandbox-exchange-secret',
     );
-    expect(load({ DATABASE_URL: 'postgres://db/x', ALLOW_SANDBOX_SECRETS: '1' }).merchants.size).toBe(1);
-    expect(
-      load({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', ...OWN }).merchants.get('exchange')?.secret,
-    ).toBe(OWN.PAYGATE_MERCHANT_SECRET_EXCHANGE);
+    expect([
+      ...load({ DATABASE_URL: 'postgres://db/x', ALLOW_SANDBOX_SECRETS: '1' }).merchants.keys(),
+    ]).toEqual(['exchange', 'try_it']);
+    const own = load({ HOST: '0.0.0.0', DATABASE_URL: 'postgres://db/x', ...OWN });
+    expect(own.merchants.get('exchange')?.secret).toBe(OWN.PAYGATE_MERCHANT_SECRET_EXCHANGE);
+    // The try-it merchant (sandbox_only) is left out there rather than refusing the start.
+    expect(own.merchants.has('try_it')).toBe(false);
+    expect(own.byPublicKey('pk_test_try_it_uah')).toBeUndefined();
     expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'sure' })).toThrow(/ALLOW_SANDBOX_SECRETS/);
   });
 

@@ -15,7 +15,8 @@ describe('invoice state machine', () => {
     expect(invoiceCanMove('created', 'success')).toBe(true);
     expect(invoiceCanMove('processing', 'success')).toBe(true);
     expect(invoiceCanMove('processing', 'failed')).toBe(true);
-    expect(invoiceCanMove('processing', 'created')).toBe(false);
+    // A 3-D Secure step that did not pay returns the invoice to the card form (attempts left).
+    expect(invoiceCanMove('processing', 'created')).toBe(true);
     for (const final of ['success', 'failed', 'expired'] as const) {
       expect(invoiceIsTerminal(final)).toBe(true);
       for (const to of ['created', 'processing', 'success', 'failed', 'expired'] as const) {

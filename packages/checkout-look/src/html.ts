@@ -1,3 +1,4 @@
+/** Escaping for the payer's pages: every interpolated value is escaped unless it is `Html` we wrote. */
 /** A piece of HTML that is already safe to insert (escaped or written by us). */
 export class Html {
   constructor(readonly text: string) {}
