@@ -57,24 +57,32 @@ describe('the GraphQL playground', () => {
     }
   });
 
-  it('runs a query in chromium with nothing fetched from another origin', async () => {
-    const browser = await launchBrowser();
-    try {
-      const page = await browser.context.newPage();
-      const elsewhere: string[] = [];
-      page.on('request', (request) => {
-        const target = request.url();
-        if (!target.startsWith(`${url}/`) && !/^(blob|data):/.test(target)) elsewhere.push(target);
-      });
-      const query = '{ posts(first: 1) { nodes { title } } }';
-      await page.goto(`${url}/graphql?query=${encodeURIComponent(query)}`);
-      await page.locator('.graphiql-execute-button').click({ timeout: 30_000 });
-      await expect
-        .poll(async () => (await page.locator('.graphiql-response').textContent()) ?? '', { timeout: 30_000 })
-        .toContain('"posts"');
-      expect(elsewhere).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  }, 60_000);
+  // In chromium (about 10 s): behind PLAYGROUND_BROWSER=1, to keep `npm test` within the CI budget;
+  // the test above already fails on any reference outside the blog.
+  it.runIf(process.env.PLAYGROUND_BROWSER === '1')(
+    'runs a query in chromium with nothing fetched from another origin',
+    async () => {
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.context.newPage();
+        const elsewhere: string[] = [];
+        page.on('request', (request) => {
+          const target = request.url();
+          if (!target.startsWith(`${url}/`) && !/^(blob|data):/.test(target)) elsewhere.push(target);
+        });
+        const query = '{ posts(first: 1) { nodes { title } } }';
+        await page.goto(`${url}/graphql?query=${encodeURIComponent(query)}`);
+        await page.locator('.graphiql-execute-button').click({ timeout: 30_000 });
+        await expect
+          .poll(async () => (await page.locator('.graphiql-response').textContent()) ?? '', {
+            timeout: 30_000,
+          })
+          .toContain('"posts"');
+        expect(elsewhere).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });
