@@ -5,7 +5,12 @@ import type { ServiceSpec } from './discover.js';
 import { type LaunchMode, nodeArguments } from './launch-mode.js';
 import type { LauncherOutput } from './output.js';
 
-export type ServiceState = 'starting' | 'healthy' | 'failed' | 'stopped';
+/**
+ * `slow`: still running but not healthy within the launcher's `--health-timeout` (a first start on a
+ * loaded machine: an embedded database's initdb, migrations, the demo seed); the launcher keeps
+ * polling and says when it becomes healthy, instead of reporting a failure that is not one.
+ */
+export type ServiceState = 'starting' | 'slow' | 'healthy' | 'failed' | 'stopped';
 
 /**
  * One service running as a child process in its own process group (so that stopping it also stops
@@ -13,7 +18,7 @@ export type ServiceState = 'starting' | 'healthy' | 'failed' | 'stopped';
  */
 export class SupervisedService {
   state: ServiceState = 'starting';
-  /** Why the service failed, for the summary table. */
+  /** Why the service failed (or, while `slow`, what the health URL answered), for the summary table. */
   failure = '';
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
@@ -49,7 +54,7 @@ export class SupervisedService {
     }
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
-        if (this.state === 'starting' || this.state === 'healthy') {
+        if (this.state === 'starting' || this.state === 'slow' || this.state === 'healthy') {
           this.state = 'failed';
           this.failure = `exited (${signal ?? `code ${code}`})`;
         }
@@ -63,12 +68,15 @@ export class SupervisedService {
     });
   }
 
-  /** Polls the health URL until it answers 2xx, the process exits, or `timeoutMs` passes. */
+  /**
+   * Polls the health URL until it answers 2xx, the process exits, or `timeoutMs` passes; then a
+   * process still running is `slow` (not failed: `waitHealthy` again keeps waiting for it).
+   */
   async waitHealthy(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer';
     while (Date.now() < deadline) {
-      if (this.state === 'failed') return false;
+      if (this.state === 'failed' || this.state === 'stopped') return false;
       try {
         const response = await fetch(this.spec.health, { signal: AbortSignal.timeout(1_000) });
         await response.arrayBuffer();
@@ -82,7 +90,8 @@ export class SupervisedService {
       }
       await sleep(200);
     }
-    this.state = 'failed';
+    if (this.state === 'failed' || this.state === 'stopped') return false;
+    this.state = 'slow';
     this.failure = `not healthy after ${Math.round(timeoutMs / 1000)} s (${last})`;
     return false;
   }

@@ -8,7 +8,12 @@ export function renderTable(
   const rows: [string, string, string][] = [['service', 'status', 'where']];
   for (const service of services) {
     const entries = Object.entries(service.spec.urls);
-    const status = service.state === 'failed' ? `FAILED: ${service.failure}` : service.state;
+    const status =
+      service.state === 'failed'
+        ? `FAILED: ${service.failure}`
+        : service.state === 'slow'
+          ? `still starting: ${service.failure}; waiting on`
+          : service.state;
     if (entries.length === 0) rows.push([service.spec.name, status, service.spec.health]);
     entries.forEach(([label, url], i) => {
       rows.push([i === 0 ? service.spec.name : '', i === 0 ? status : '', `${label}: ${url}`]);

@@ -14,6 +14,12 @@ import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
 import { useQueryLimits } from './limits/plugin.js';
+import {
+  isPlaygroundAsset,
+  PLAYGROUND_ASSETS,
+  playgroundAsset,
+  renderPlaygroundPage,
+} from './playground/assets.js';
 import { refuseRoute } from './routes.js';
 import { BlogStore } from './store/file-store.js';
 
@@ -26,7 +32,14 @@ export interface BlogApp {
 }
 
 /** The route labels of the metrics: the paths this server answers, everything else one label. */
-const ROUTES = new Set(['/graphql', '/health', '/health/live', '/health/ready', '/yoga-health']);
+const ROUTES = new Set([
+  '/graphql',
+  '/health',
+  '/health/live',
+  '/health/ready',
+  '/yoga-health',
+  ...Object.values(PLAYGROUND_ASSETS),
+]);
 
 const MAX_BODY_BYTES = 1_048_576;
 
@@ -100,6 +113,8 @@ export async function buildApp(
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/yoga-health',
     landingPage: false,
+    // GraphiQL with its assets from this server (src/playground/), not from a CDN
+    renderGraphiQL: renderPlaygroundPage,
     // issue 28: depth, breadth, cost, tokens, JSON depth and a list-item budget per request
     plugins: [useQueryLimits({ limits: config.queryLimits, maxListItems: config.maxListItems })],
     logging: {
@@ -220,6 +235,24 @@ export async function buildApp(
         response,
         200,
         JSON.stringify({ status: 'ok', posts: state.posts.length, pages: state.pages.length }),
+      );
+      return;
+    }
+    if (isPlaygroundAsset(path)) {
+      // (the route table let GET and HEAD through)
+      playgroundAsset(path).then(
+        (asset) => {
+          response.writeHead(200, {
+            'content-type': asset.contentType,
+            'content-length': Buffer.byteLength(asset.body),
+            'cache-control': 'public, max-age=3600',
+          });
+          response.end(request.method === 'HEAD' ? undefined : asset.body);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'the playground assets could not be loaded');
+          sendJson(response, 500, JSON.stringify({ errors: [{ message: 'Internal error' }] }));
+        },
       );
       return;
     }

@@ -1,3 +1,5 @@
+import { PLAYGROUND_ASSETS } from './playground/assets.js';
+
 /**
  * The blog's HTTP paths and their methods, so that everything outside them answers in the blog's one
  * error shape (GraphQL's `{"errors": [{message, extensions: {code}}]}`) instead of graphql-yoga's empty
@@ -11,6 +13,8 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/health/ready': ['GET', 'HEAD'],
   '/graphql': ['GET', 'POST'],
   '/yoga-health': ['GET', 'HEAD'],
+  // the GraphQL playground's script, style, icon and editor workers (src/playground/)
+  ...Object.fromEntries(Object.values(PLAYGROUND_ASSETS).map((path) => [path, ['GET', 'HEAD']])),
 };
 
 export type RouteRefusal =

@@ -8,6 +8,7 @@ import './telemetry.js';
 import { createLogger, type Logger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { createMetricsRegistry } from '@platform/observability/registry';
+import { LockHeldError } from '@platform/sql-storage/process-lock';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
@@ -93,6 +94,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // Another process holds the embedded database: one line naming it, no stack trace.
+  if (error instanceof LockHeldError) {
+    process.stderr.write(`events: ${error.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`events: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -1,16 +1,20 @@
 /**
  * The real entry point as a child process with no settings but a data folder: it starts on PGlite,
  * writes a development JWT secret once, accepts a token minted by `npm run token`, refuses unsigned
- * tokens, and shuts down cleanly on SIGTERM.
+ * tokens, refuses a second server on the same data folder, and shuts down cleanly on SIGTERM; a
+ * holder of the embedded database SIGKILLed is replaced at once.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startServiceProcess } from '@platform/testkit/app';
+import { spawnManaged } from '@platform/testkit/process';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openEventStore } from '../src/storage/open-store.js';
 import { validBody } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '..');
@@ -66,6 +70,22 @@ describe('server process on embedded defaults', () => {
       });
       expect(refused.status).toBe(401);
 
+      // A second server on the same data folder is refused in one line naming the holder (the
+      // embedded database's lock, `<DATA_DIR>/pgdata.pid`), and changes nothing.
+      const pgdata = join(workDir, 'data/events/pgdata');
+      const holder = JSON.parse(await readFile(`${pgdata}.pid`, 'utf8')) as { pid: number };
+      const second = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/server.ts')], {
+        cwd: root,
+        env: { ...process.env, ...env, PORT: '0', METRICS_PORT: '0' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect([second.status, second.stderr]).toEqual([
+        2,
+        `events: the embedded database ${pgdata} is in use by process ${holder.pid}; stop it first (or use DATABASE_URL)\n`,
+      ]);
+      expect((await fetch(`${server.url}/events/proc-1`)).status).toBe(200);
+
       // A request still arriving when SIGTERM comes is completed before the process exits.
       const body = JSON.stringify(validBody);
       let stopping: Promise<void> | undefined;
@@ -110,5 +130,57 @@ describe('server process on embedded defaults', () => {
     expect(server.isRunning()).toBe(false);
     expect(server.output()).toContain('shutting down');
     expect(server.output()).not.toContain('shutdown timed out');
-  }, 90_000);
+  }, 150_000);
+
+  it('opens the data folder at once after its holder was SIGKILLed (left an unreaped zombie)', async () => {
+    if (workDir === undefined) throw new Error('runs after the test above, on its data folder');
+    const pgdata = join(workDir, 'data/events/pgdata');
+    // The holder opens the database as the server does; its parent, the test watchdog's shell, does
+    // not reap it while it polls, so once SIGKILLed it stays a zombie, which still answers kill(pid, 0).
+    let ready = false;
+    const holder = spawnManaged({
+      name: 'hold-pglite',
+      command: process.execPath,
+      args: ['--import', 'tsx', join(root, 'test/support/hold-pglite.ts'), pgdata],
+      cwd: root,
+      onOutput: (text) => {
+        ready ||= text.includes('ready');
+      },
+    });
+    try {
+      await until('the holder to open the database', () => ready);
+      const { pid } = JSON.parse(await readFile(`${pgdata}.pid`, 'utf8')) as { pid: number };
+      process.kill(pid, 'SIGKILL');
+      await until('the killed holder to be a zombie', () => procState(pid) === 'Z');
+      const store = await openEventStore({ kind: 'pglite', dir: pgdata }, { cacheMaxEntries: 0 });
+      try {
+        expect((await store.get('proc-1'))?.createdBy).toBe('erin');
+        expect((JSON.parse(await readFile(`${pgdata}.pid`, 'utf8')) as { pid: number }).pid).toBe(
+          process.pid,
+        );
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await holder.stop();
+    }
+  }, 120_000);
 });
+
+/** The state letter of `/proc/<pid>/stat` (`Z`: a zombie), undefined once the process is gone. */
+function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -2,8 +2,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
@@ -28,6 +26,7 @@ import { registerTransferCodes } from './codes/register.js';
 import { defaultFeedConfig, defaultPaygateConfig, type FeedConfig, type PaygateConfig } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/database.js';
+import { registerApiDocs } from './docs/register.js';
 import { ApiError } from './errors.js';
 import { registerFeed } from './feed/register.js';
 import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
@@ -219,25 +218,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   drainRefusedBodies(app);
   await app.register(formbody);
   app.addSchema(ErrorResponse);
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Exchange API',
-        version: '3.0.0',
-        description:
-          'v3 trading and wallet API and v2 (Peatio-style) API. Every error is ' +
-          '`{"error": {"code", "name", "message"}}`.',
-      },
-      components: {
-        securitySchemes: {
-          svcApiKey: { type: 'apiKey', in: 'header', name: 'svc-apikey' },
-          svcNonce: { type: 'apiKey', in: 'header', name: 'svc-nonce' },
-          svcSignature: { type: 'apiKey', in: 'header', name: 'svc-signature' },
-        },
-      },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The OpenAPI document and its page, whose Try it out signs v3 requests (src/docs/).
+  await registerApiDocs(app);
   landingRoute(app, {
     title: 'exchange',
     summary:

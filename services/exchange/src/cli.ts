@@ -1,14 +1,5 @@
-import { CliError, runCli, USAGE } from './cli/commands.js';
-import { requireExistingData } from './cli/data-folder.js';
 import { loadConfig } from './config.js';
-import { resolveMasterKey } from './crypto/master-key.js';
-import { createSecretBox } from './crypto/secret-box.js';
-import { openStorage } from './db/open.js';
-import { PaygateClient } from './fiat/client.js';
-import { syncCurrencies } from './ledger/store.js';
-import { loadReferenceData } from './reference/load.js';
-import { forwardToServer, serverRunsIn } from './wallet/operator.js';
-import { createWallet } from './wallet/setup.js';
+import { MailCommandError, runMailCommand } from './mail/operator.js';
 
 /**
  * Operator tool: `npm run admin -w services/exchange -- <command>` (same settings as the server).
@@ -16,10 +7,40 @@ import { createWallet } from './wallet/setup.js';
  */
 const argv = process.argv.slice(2);
 if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
-  console.log(USAGE);
+  console.log((await import('./cli/commands.js')).USAGE);
   process.exit(0);
 }
 const config = loadConfig();
+// The mail commands read the outbox folder only: no database, so they work while the server runs.
+if (argv[0] === 'mail') {
+  try {
+    await runMailCommand(
+      {
+        outboxDir: config.mail.outboxDir,
+        smtp: config.mail.smtpUrl,
+        print: (value) => console.log(JSON.stringify(value, null, 2)),
+        write: (text) => process.stdout.write(text),
+      },
+      argv.slice(1),
+    );
+    process.exit(0);
+  } catch (error) {
+    if (!(error instanceof MailCommandError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
+}
+// The rest only now: the mail commands above start without loading the database and the services.
+const { CliError, runCli } = await import('./cli/commands.js');
+const { requireExistingData } = await import('./cli/data-folder.js');
+const { resolveMasterKey } = await import('./crypto/master-key.js');
+const { createSecretBox } = await import('./crypto/secret-box.js');
+const { openStorage } = await import('./db/open.js');
+const { PaygateClient } = await import('./fiat/client.js');
+const { syncCurrencies } = await import('./ledger/store.js');
+const { loadReferenceData } = await import('./reference/load.js');
+const { forwardToServer, serverRunsIn } = await import('./wallet/operator.js');
+const { createWallet } = await import('./wallet/setup.js');
 const reference = loadReferenceData(config.referenceFile);
 // The tool opens the server's data, never a new one: it refuses when the folder holds no database
 // or no master key (`src/cli/data-folder.ts`), naming the folder it looked in.

@@ -397,7 +397,16 @@ export async function buildApp(
         links: [
           { label: 'GraphQL', href: '/graphql', note: 'POST a query (answers carry x-cache)' },
           { label: 'Health', href: '/health' },
-          { label: 'Metrics', href: '/metrics', note: 'cache and queue figures' },
+          // Metrics are served by the metrics listener (METRICS_PORT), not on this port: link there.
+          ...(typeof config.metrics.port === 'number' && config.metrics.port > 0
+            ? [
+                {
+                  label: 'Metrics',
+                  href: `http://${config.metrics.host.includes(':') ? `[${config.metrics.host}]` : config.metrics.host}:${config.metrics.port}/metrics`,
+                  note: 'Prometheus: cache and queue figures (the metrics listener)',
+                },
+              ]
+            : []),
         ],
       }),
     ),

@@ -153,10 +153,12 @@ describe('outside the routes', () => {
     expect(unknown.json()).toEqual({ statusCode: 404, message: 'Route not found', error: 'Not Found' });
   });
 
-  it('has a landing page at / linking GraphQL, health and metrics', async () => {
+  it('has a landing page at / linking GraphQL, health and the metrics listener (metrics are not served on this port)', async () => {
     const page = await app.fastify.inject({ method: 'GET', url: '/' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
-    for (const href of ['/graphql', '/health', '/metrics']) expect(page.body).toContain(`href="${href}"`);
+    for (const href of ['/graphql', '/health', 'http://127.0.0.1:9501/metrics'])
+      expect(page.body).toContain(`href="${href}"`);
+    expect(page.body).not.toContain('href="/metrics"');
   });
 });

@@ -28,6 +28,7 @@ import { adjustment } from '../ledger/entry.js';
 import { reconcile } from '../ledger/reconcile.js';
 import { recordReconcileRun } from '../ledger/reconcile-runs.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
+import { MAIL_USAGE } from '../mail/operator.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 import { depositCommand, OperatorError } from '../wallet/operator.js';
@@ -61,6 +62,7 @@ export const USAGE = `usage: exchange-admin <command>
                                  sandbox custody: an incoming transfer appears; prints its txid
   deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
 ${CODE_USAGE}
+${MAIL_USAGE}
 ${CLUSTER_USAGE}
 ${FIAT_USAGE}`;
 

@@ -75,9 +75,13 @@ describe('outbox mailer', () => {
     const mailer = createOutboxMailer(folder, 'Exchange <no-reply@exchange.test>');
     await mailer.send(MAIL);
     await mailer.send({ ...MAIL, subject: 'Second' });
-    const files = readdirSync(folder).sort();
+    const files = readdirSync(folder)
+      .filter((name) => name.endsWith('.eml'))
+      .sort();
     expect(files).toHaveLength(2);
-    expect(files.every((name) => name.endsWith('.eml') && !name.startsWith('.'))).toBe(true);
+    expect(files.every((name) => !name.startsWith('.'))).toBe(true);
+    // each with its decoded text next to it (outbox-operator.process.test.ts reads them)
+    expect(readdirSync(folder).filter((name) => name.endsWith('.txt'))).toHaveLength(2);
     const parsed = await Promise.all(
       files.map((name) => simpleParser(readFileSync(path.join(folder, name)))),
     );
