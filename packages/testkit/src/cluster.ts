@@ -53,8 +53,9 @@ function childPid(watchdog: number): number {
 
 /**
  * Starts `size` processes of a clustered service on free ports over one database (NODE_ID,
- * NODE_URL, DATABASE_URL), each node's database connections through a `TcpFront` the test can cut,
- * one after the other (each waits for health).
+ * NODE_URL, DATABASE_URL), each node's database connections through a `TcpFront` the test can cut.
+ * The nodes start at the same time (a clustered service must cope with that, as its nodes do when an
+ * operator starts them together); the call returns once every one is healthy.
  */
 export async function startServiceCluster(options: StartClusterOptions): Promise<ServiceCluster> {
   const target = new URL(options.databaseUrl);
@@ -110,8 +111,14 @@ export async function startServiceCluster(options: StartClusterOptions): Promise
         await running?.stop();
       },
     };
-    await node.start();
     nodes.push(node);
+  }
+  const started = await Promise.allSettled(nodes.map((node) => node.start()));
+  const failed = started.find((outcome) => outcome.status === 'rejected');
+  if (failed) {
+    for (const node of nodes) await node.stop().catch(() => undefined);
+    for (const front of fronts) await front.close();
+    throw (failed as PromiseRejectedResult).reason;
   }
   return {
     nodes,

@@ -168,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mail,
     paygate: paygateSettings,
     feed: feedConfig(env),
-    limits: requestLimitsConfig(env, cwd),
+    limits: requestLimitsConfig(env, cwd, storage.kind),
     trustedProxies: trustedProxies(env),
     cluster: clusterConfig(env, storage.kind),
   });

@@ -52,14 +52,14 @@ const app = await buildApp({
   fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },
   logger: createLogger({ service: 'exchange', ...config.log }),
   mail: { mailer, publicUrl: () => linkBase, linkTtlMs: config.mail.linkTtlMs },
-  limits: await createRequestLimits(config.limits),
+  limits: await createRequestLimits(config.limits, db),
   trustedProxies: config.trustedProxies,
   ...(config.cluster ? { cluster: config.cluster } : {}),
 });
 app.log.info(
   config.limits.enabled ? { rules: config.limits.file, failureMode: config.limits.failureMode } : {},
   config.limits.enabled
-    ? `request limits decided by ${config.limits.grpcTarget ? `services/ratelimit at ${config.limits.grpcTarget}` : 'the in-process limiter'}`
+    ? `request limits decided by ${config.limits.grpcTarget ? `services/ratelimit at ${config.limits.grpcTarget}` : config.limits.store === 'database' ? 'the database (shared by every node)' : 'the in-process limiter'}`
     : 'request limits are off (RATE_LIMITS_ENABLED=false)',
 );
 app.log.info({ mail: mailer.description }, `outgoing mail goes to the ${mailer.description}`);

@@ -147,10 +147,13 @@ export class ForwardClient {
         return;
       }
       // Until the session is connected nothing was sent: a failure then is safe to try elsewhere.
+      // (Listened to only while connecting: a listener per request on an open session would pile up.)
       let connected = !session.connecting;
-      session.once('connect', () => {
-        connected = true;
-      });
+      if (!connected) {
+        session.once('connect', () => {
+          connected = true;
+        });
+      }
       const stream = session.request({
         ':method': 'POST',
         ':path': FORWARD_PATH,

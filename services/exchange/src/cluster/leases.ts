@@ -49,17 +49,19 @@ export async function ensureLeases(db: Database, markets: readonly string[]): Pr
   }
 }
 
-/** This node is alive (and how far its copy of each market is). */
+/** This node is alive (how far its copy of each market is, and the background rounds it ran). */
 export async function heartbeat(
   db: Sql,
   node: string,
   url: string,
   applied: Record<string, number>,
+  jobRounds: Record<string, number>,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO cluster_nodes (node_id, url, applied) VALUES ($1, $2, $3::jsonb)
-     ON CONFLICT (node_id) DO UPDATE SET url = $2, heartbeat_at = clock_timestamp(), applied = $3::jsonb`,
-    [node, url, JSON.stringify(applied)],
+    `INSERT INTO cluster_nodes (node_id, url, applied, job_rounds) VALUES ($1, $2, $3::jsonb, $4::jsonb)
+     ON CONFLICT (node_id) DO UPDATE
+        SET url = $2, heartbeat_at = clock_timestamp(), applied = $3::jsonb, job_rounds = $4::jsonb`,
+    [node, url, JSON.stringify(applied), JSON.stringify(jobRounds)],
   );
 }
 

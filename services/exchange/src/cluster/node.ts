@@ -122,7 +122,7 @@ export class ClusterNode {
     try {
       const applied: Record<string, number> = {};
       for (const writer of this.writers()) applied[writer.market.id] = writer.commandSeq;
-      await heartbeat(this.db, nodeId, nodeUrl, applied);
+      await heartbeat(this.db, nodeId, nodeUrl, applied, background.rounds());
       const held = await renewLeases(this.db, nodeId, leaseMs);
       this.jobs = this.closed ? new Set() : await holdJobs(this.db, nodeId, BACKGROUND_JOBS, leaseMs);
       this.validUntil = started + leaseMs - this.config.tickMs;

@@ -17,9 +17,15 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
     url: string;
     age_ms: string;
     applied: Record<string, number>;
+    job_rounds: Record<string, number>;
   }>(
-    `SELECT node_id, url, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint::text AS age_ms, applied
+    `SELECT node_id, url, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint::text AS age_ms,
+            applied, job_rounds
        FROM cluster_nodes ORDER BY node_id`,
+  );
+  const { rows: jobs } = await db.query<{ job: string; owner: string | null; epoch: string; live: boolean }>(
+    `SELECT job, owner, epoch::text, (owner IS NOT NULL AND expires_at > clock_timestamp()) AS live
+       FROM cluster_jobs ORDER BY job`,
   );
   const markets = await marketOwners(db);
   const alive = (age: number) => age <= leaseMs;
@@ -30,6 +36,9 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
       alive: alive(Number(node.age_ms)),
       heartbeatAgeMs: Number(node.age_ms),
       owns: markets.filter((m) => m.live && m.owner === node.node_id).map((m) => m.market),
+      runs: jobs.filter((j) => j.live && j.owner === node.node_id).map((j) => j.job),
+      // Rounds of each background job this node ran since it started (as of its last heartbeat).
+      jobRounds: node.job_rounds,
       // Committed batches of each market this node's copy has not applied yet (as of its last heartbeat).
       lag: Object.fromEntries(
         markets.map((m) => [m.market, Math.max(0, m.seq - (node.applied[m.market] ?? 0))]),
@@ -43,6 +52,7 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
       movingTo: m.movingTo,
       seq: m.seq,
     })),
+    jobs: jobs.map((j) => ({ job: j.job, owner: j.live ? j.owner : null, epoch: Number(j.epoch) })),
   };
 }
 

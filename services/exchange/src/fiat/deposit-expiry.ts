@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { background } from '../cluster/background.js';
 import type { Database } from '../db/database.js';
 import { cancelDeposit } from '../wallet/deposit-store.js';
 import type { PaygateClient } from './client.js';
@@ -44,7 +45,8 @@ export function depositExpiryLoop(
   return {
     start() {
       timer = setInterval(() => {
-        if (running) return;
+        // In a cluster one node expires deposits at a time (src/cluster/background.ts).
+        if (running || !background.mayRun('fiat-deposit-expiry')) return;
         running = expireStaleFiatDeposits(deps, ttlMs)
           .catch((error: unknown) => deps.log?.error({ err: error }, 'fiat deposit expiry failed'))
           .finally(() => {

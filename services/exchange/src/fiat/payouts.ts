@@ -57,13 +57,18 @@ export class PayoutDispatcher {
     this.schedule();
   }
 
-  /** Runs a round now (a request was just queued); rounds never overlap. */
+  /**
+   * Runs a round now (a request was just queued); rounds never overlap. In a cluster only the node
+   * holding the `fiat-payouts` job does (src/cluster/background.ts); another node's request waits for
+   * that node's next poll (`pollMs`).
+   */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
+    if (!background.mayRun('fiat-payouts')) return;
     this.running = this.round().finally(() => {
       this.running = undefined;
       if (this.again) {
@@ -82,8 +87,8 @@ export class PayoutDispatcher {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      // In a cluster one node dispatches at a time (src/cluster/background.ts).
-      if (background.mayRun('fiat-payouts')) this.kick();
+      // In a cluster one node dispatches at a time: kick() asks the gate (src/cluster/background.ts).
+      this.kick();
       this.schedule();
     }, this.pollMs);
     this.timer.unref();

@@ -14,7 +14,13 @@ export interface RequestLimitsConfig {
   readonly file: string;
   /** The rules of that file. */
   readonly rules: LimitsConfig;
-  /** services/ratelimit gRPC target; unset: the in-process limiter. @default unset (`RATELIMIT_GRPC_URL`) */
+  /**
+   * Where the counters live without `RATELIMIT_GRPC_URL`: `database` (shared by every process on the
+   * database, so a cluster's nodes count together) or `memory` (this process only).
+   * @default 'database' on PostgreSQL, 'memory' on the embedded database (`RATE_LIMITS_STORE`)
+   */
+  readonly store: 'database' | 'memory';
+  /** services/ratelimit gRPC target; unset: `store` decides. @default unset (`RATELIMIT_GRPC_URL`) */
   readonly grpcTarget: string | undefined;
   /** Deadline of one call to services/ratelimit. @default 100 (`RATELIMIT_TIMEOUT_MS`, 1..60000) */
   readonly timeoutMs: number;
@@ -24,7 +30,11 @@ export interface RequestLimitsConfig {
 
 export const DEFAULT_LIMITS_FILE = fileURLToPath(new URL('../../config/limits.yaml', import.meta.url));
 
-export function requestLimitsConfig(env: NodeJS.ProcessEnv, cwd: string): RequestLimitsConfig {
+export function requestLimitsConfig(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  storageKind: 'postgres' | 'pglite',
+): RequestLimitsConfig {
   const file = env.RATE_LIMITS_FILE ? path.resolve(cwd, env.RATE_LIMITS_FILE) : DEFAULT_LIMITS_FILE;
   let text: string;
   try {
@@ -46,9 +56,14 @@ export function requestLimitsConfig(env: NodeJS.ProcessEnv, cwd: string): Reques
   if (mode !== 'open' && mode !== 'closed') {
     throw new ConfigError('RATELIMIT_FAILURE_MODE', `expected open or closed, got "${mode}"`);
   }
+  const store = env.RATE_LIMITS_STORE || (storageKind === 'postgres' ? 'database' : 'memory');
+  if (store !== 'database' && store !== 'memory') {
+    throw new ConfigError('RATE_LIMITS_STORE', `expected database or memory, got "${store}"`);
+  }
   return Object.freeze({
     enabled: boolean(env, 'RATE_LIMITS_ENABLED', true),
     file,
+    store,
     rules: parsed.config,
     grpcTarget: target,
     timeoutMs: integer(env, 'RATELIMIT_TIMEOUT_MS', 100, 1, 60_000),

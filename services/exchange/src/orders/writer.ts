@@ -205,9 +205,11 @@ export class MarketWriter {
   async follow(log: readonly LoggedRow[]): Promise<void> {
     if (this.lease || !this.idleNow) return;
     if (this.stale) {
-      // A batch's outcome was unknown when the database went away: the engine is rebuilt first.
+      // A batch's outcome was unknown when the database went away: the engine is rebuilt first, and
+      // its followers get the whole rebuilt book (the batches it skipped changed levels they never heard of).
       await this.rebuild();
       this.stale = false;
+      this.publishRebuilt();
     }
     for (const row of log) {
       if (row.seq <= this.seq) continue;
@@ -365,6 +367,7 @@ export class MarketWriter {
       if (this.stale) {
         await this.rebuild();
         this.stale = false;
+        this.publishRebuilt();
       }
       await pipeline.prepare();
       needs = needsOf(this.market, batch);
@@ -544,6 +547,29 @@ export class MarketWriter {
         recovered: true,
       });
     }
+  }
+
+  /**
+   * After a rebuild of a stale engine (an unknown outcome the database could not settle at once): the
+   * followers of committed batches (market data, the feed) get the whole book as rebuilt, since the
+   * batches committed meanwhile (by this node or, in a cluster, another) never reached them as levels.
+   */
+  private publishRebuilt(): void {
+    const commits = this.ctx.commits;
+    const book = captureView(this.engine);
+    this.committedView = book;
+    if (!commits?.followed) return;
+    commits.publish({
+      market: this.market,
+      seq: this.seq,
+      trades: [],
+      orders: [],
+      balances: new Map(),
+      levels: { bids: [], asks: [] },
+      lastPrice: book.lastPrice,
+      book,
+      recovered: true,
+    });
   }
 
   /** A batch failed: recovery waits until this writer's other batches in flight have settled. */

@@ -35,10 +35,11 @@ export async function fundedTraders(db: Database, count: number): Promise<Trader
   return traders;
 }
 
-/** A cluster of exchange processes on `databaseUrl` with short leases (tests). */
+/** A cluster of exchange processes on `databaseUrl` with short leases (tests); `env` adds or overrides settings. */
 export async function startExchangeCluster(
   size: number,
   databaseUrl: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ServiceCluster & { cwd: string }> {
   mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
   const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'cluster-'));
@@ -62,6 +63,7 @@ export async function startExchangeCluster(
       CLUSTER_HANDOVER_WAIT_MS: '5000',
       DATABASE_POOL_SIZE: '4',
       LOG_FORMAT: 'json',
+      ...env,
     },
     // CLUSTER_TEST_LOG_DIR=<folder>: every node's output is kept there (node-1.log, ...).
     ...(process.env.CLUSTER_TEST_LOG_DIR
@@ -222,8 +224,10 @@ export async function checkInvariants(
       [market],
     );
     let books: string[] = [];
+    let seen: string[] = [];
     for (let attempt = 0; attempt < 60; attempt += 1) {
       books = [];
+      seen = [];
       for (const node of cluster.nodes) {
         if (!node.process?.isRunning()) continue;
         const book = (await (await fetch(`${node.url}/v3/book/${market}`)).json()) as number[][];
@@ -234,12 +238,20 @@ export async function checkInvariants(
         }
         const count = book.reduce((sum, level) => sum + level[2]!, 0);
         books.push(`${count === waiting.rows[0]!.n}:${JSON.stringify(book)}`);
+        seen.push(`${node.id}: ${count} orders in ${book.length} levels`);
       }
       if (new Set(books).size === 1 && books[0]!.startsWith('true')) break;
       await sleep(250);
     }
     if (new Set(books).size !== 1 || !books[0]!.startsWith('true')) {
-      problems.push(`nodes disagree on the book of ${market} or with the stored waiting orders`);
+      const { rows: applied } = await db.query<{ node_id: string; applied: string; seq: string }>(
+        `SELECT n.node_id, n.applied->>$1 AS applied, l.seq::text FROM cluster_nodes n, market_leases l WHERE l.market = $1`,
+        [market],
+      );
+      const progress = applied.map((row) => `${row.node_id} applied ${row.applied} of ${row.seq}`).join(', ');
+      problems.push(
+        `nodes disagree on the book of ${market} or with the ${waiting.rows[0]!.n} stored waiting orders (${seen.join('; ')}; ${progress})`,
+      );
     }
   }
   return problems;

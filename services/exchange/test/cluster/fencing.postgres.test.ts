@@ -24,7 +24,7 @@ describe('cluster fencing (PostgreSQL)', () => {
     await credit(db, accountId, 'uah', 10n ** 16n);
     service = await OrderService.start({ db, reference, now: Date.now, clusterNode: 'a' });
     await ensureLeases(db, [...service.markets.keys()]);
-    await heartbeat(db, 'a', 'http://127.0.0.1:1', {});
+    await heartbeat(db, 'a', 'http://127.0.0.1:1', {}, {});
   });
   afterAll(async () => {
     await service?.close();

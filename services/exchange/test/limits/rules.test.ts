@@ -128,6 +128,18 @@ describe('request limit settings', () => {
     expect(config.trustedProxies).toEqual([]);
   });
 
+  it('RATE_LIMITS_STORE: the database on PostgreSQL, memory on the embedded database, or as set', () => {
+    const pg = {
+      DATABASE_URL: 'postgres://u@127.0.0.1:5432/x',
+      MASTER_KEY: 'ab'.repeat(32),
+      ALLOW_SANDBOX_SECRETS: 'true',
+    };
+    expect(loadConfig({}, '/srv/app').limits.store).toBe('memory');
+    expect(loadConfig(pg, '/srv/app').limits.store).toBe('database');
+    expect(loadConfig({ ...pg, RATE_LIMITS_STORE: 'memory' }, '/srv/app').limits.store).toBe('memory');
+    expect(() => loadConfig({ RATE_LIMITS_STORE: 'redis' }, '/srv/app')).toThrow(/RATE_LIMITS_STORE/);
+  });
+
   it('reads every setting', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'limits-'));
     writeFileSync(path.join(dir, 'l.yaml'), 'domain: other\nrules: []\n');
