@@ -203,8 +203,11 @@ export class FeedHub {
 
   private flushBatch(state: MarketState, batch: CommittedBatch): void {
     const id = state.market.id;
+    // A whole rebuilt book covers every batch since the last one this hub published, whatever the
+    // writer knew of them: its diff chains from there.
+    const prevSeq = batch.book ? Math.min(batch.prevSeq, state.seq) : batch.prevSeq;
     // A batch without commands (every request refused before the engine) is not in the log.
-    const logged = batch.seq > batch.prevSeq;
+    const logged = batch.seq > prevSeq;
     if (logged && batch.trades.length > 0 && state.peers.trades.size > 0) {
       const text = encode({
         event: 'trades',
@@ -234,7 +237,7 @@ export class FeedHub {
       channel: 'book',
       market: id,
       seq: batch.seq,
-      prev_seq: batch.prevSeq,
+      prev_seq: prevSeq,
       bids: (diff?.bids ?? []).map((change) => wireLevel(state.market, change)),
       asks: (diff?.asks ?? []).map((change) => wireLevel(state.market, change)),
     });

@@ -562,6 +562,9 @@ export class MarketWriter {
     commits.publish({
       market: this.market,
       seq: this.seq,
+      // The batches the rebuild took in are not known one by one: the feed chains this whole-book
+      // change from the last batch it published (feed/hub.ts).
+      prevSeq: this.seq,
       trades: [],
       orders: [],
       balances: new Map(),
