@@ -24,4 +24,18 @@ export class RedisScript {
       return client.eval(this.lua, keys.length, ...keys, ...args);
     }
   }
+
+  /** `run` with bulk strings answered as Buffers (a cached body is not decoded and encoded again). */
+  async runBuffer(
+    client: RedisClient,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    try {
+      return await client.callBuffer('evalsha', this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.callBuffer('eval', this.lua, keys.length, ...keys, ...args);
+    }
+  }
 }
