@@ -2,6 +2,16 @@ import { createHash } from 'node:crypto';
 import type { RedisClient } from './redis.js';
 
 /**
+ * The Buffer-answering forms of EVALSHA and EVAL, which ioredis defines for every command at run time
+ * but does not declare. (`callBuffer('evalsha', ...)` is declared, but with auto-pipelining on, ioredis
+ * 5 drops its command name and sends the sha as the command.)
+ */
+interface BufferScripting {
+  evalshaBuffer(sha: string, keyCount: number, ...rest: (string | number)[]): Promise<unknown>;
+  evalBuffer(lua: string, keyCount: number, ...rest: (string | number)[]): Promise<unknown>;
+}
+
+/**
  * A Lua script run with EVALSHA (one round trip), loaded with EVAL the first time a server does not
  * know it (a new or restarted Redis). Scripts run atomically: the fleet's only coordination.
  */
@@ -31,11 +41,12 @@ export class RedisScript {
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
+    const buffers = client as unknown as BufferScripting;
     try {
-      return await client.callBuffer('evalsha', this.sha, keys.length, ...keys, ...args);
+      return await buffers.evalshaBuffer(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.callBuffer('eval', this.lua, keys.length, ...keys, ...args);
+      return buffers.evalBuffer(this.lua, keys.length, ...keys, ...args);
     }
   }
 }
