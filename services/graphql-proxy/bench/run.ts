@@ -273,7 +273,13 @@ async function cacheHits(
   const proxy = { url: proxyUrl };
   const hitBody = JSON.stringify({ query: HIT_QUERY });
   const warm = await post(`${proxy.url}/graphql`, hitBody);
-  const check = await post(`${proxy.url}/graphql`, hitBody);
+  // The answer is stored after it is sent (with Redis, a fresh server first loads the script): a
+  // request right behind it may still miss.
+  let check = await post(`${proxy.url}/graphql`, hitBody);
+  for (let tries = 0; tries < 40 && check.headers['x-cache'] !== 'HIT'; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    check = await post(`${proxy.url}/graphql`, hitBody);
+  }
   if (check.headers['x-cache'] !== 'HIT') throw new Error('the proxy did not answer from its cache');
   const bodyFile = path.join(dir, 'body.json');
   await writeFile(bodyFile, warm.text);
