@@ -10,6 +10,7 @@ import type { BlogConfig } from './config.js';
 import { seedState } from './domain/seed.js';
 import type { BlogContext } from './graphql/context.js';
 import { IdempotencyGuard } from './graphql/idempotency.js';
+import { idempotencyResolvers, idempotencyTypeDefs } from './graphql/idempotency-lookup.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
@@ -95,8 +96,12 @@ export async function buildApp(
     config.seed ? seedState : () => ({ ...seedState(), posts: [] }),
   );
   const bearer = `Bearer ${config.authToken}`;
+  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
   const yoga = createYoga<{ idempotency?: BlogContext['idempotency'] }, BlogContext>({
-    schema: createSchema({ typeDefs, resolvers: [queryResolvers, mutationResolvers] }),
+    schema: createSchema({
+      typeDefs: [typeDefs, idempotencyTypeDefs],
+      resolvers: [queryResolvers, mutationResolvers, idempotencyResolvers],
+    }),
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/yoga-health',
     landingPage: false,
@@ -112,6 +117,7 @@ export async function buildApp(
       const authorization = request.headers.get('authorization');
       return {
         idempotency,
+        idempotencyKey: (key: string) => guard.lookup(key, authorization ?? ''),
         store,
         authenticated: authorization === bearer,
         sentCredentials: authorization !== null,
@@ -119,7 +125,6 @@ export async function buildApp(
       };
     },
   });
-  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
 
   const handleIdempotent = async (request: IncomingMessage, response: ServerResponse, key: string) => {
     const body = await readBody(request);
