@@ -13,12 +13,23 @@ export type AppendResult =
 export type RetryResult = 'retried' | 'not-found' | 'not-rejected';
 
 /**
+ * What `/health` and the queue gauges show. Only the head can be rejected (the replay stops at a
+ * rejected head, and nothing is queued behind it), so the head tells whether the queue is blocked.
+ */
+export interface QueueSummary {
+  readonly size: number;
+  readonly head: QueuedMutation | undefined;
+}
+
+/**
  * The mutation queue as the request path and the routes use it, asynchronous so that it can live in
  * Redis (QUEUE_STORE=redis, one queue for a fleet) as well as in this process (QUEUE_STORE=file).
  * `append` decides QUEUE_BLOCKED and QUEUE_FULL atomically with the append.
  */
 export interface QueueAccess {
   size(): Promise<number>;
+  /** The length and the head (the oldest mutation), read at once without walking the queue. */
+  summary(): Promise<QueueSummary>;
   blockedBy(): Promise<QueuedMutation | undefined>;
   append(
     payload: QueuedPayload,
@@ -60,6 +71,10 @@ export class LocalQueueAccess implements QueueAccess {
 
   async size(): Promise<number> {
     return this.queue.size;
+  }
+
+  async summary(): Promise<QueueSummary> {
+    return { size: this.queue.size, head: this.queue.head() };
   }
 
   async blockedBy(): Promise<QueuedMutation | undefined> {
