@@ -16,10 +16,24 @@ interface BufferScripting {
  * know it (a new or restarted Redis). Scripts run atomically: the fleet's only coordination.
  */
 export class RedisScript {
+  /** Every script of the proxy, loaded into a server as soon as a connection to it is ready. */
+  private static readonly all: RedisScript[] = [];
   private readonly sha: string;
 
   constructor(private readonly lua: string) {
     this.sha = createHash('sha1').update(lua).digest('hex');
+    RedisScript.all.push(this);
+  }
+
+  /**
+   * Loads every script (SCRIPT LOAD) into the server behind `client`. Without it the first call of
+   * each script after a (re)start takes two round trips (NOSCRIPT, then EVAL), long enough for a cache
+   * write sent just before a lookup from another instance to land after it (a miss that should hit).
+   * A failure is harmless: `run` still falls back to EVAL. (In a cluster this reaches one node; the
+   * others still load on first use.)
+   */
+  static async preload(client: RedisClient): Promise<void> {
+    await Promise.all(RedisScript.all.map((script) => client.script('LOAD', script.lua)));
   }
 
   async run(
