@@ -37,6 +37,8 @@ export interface QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    /** It was sent once without an answer: the replay asks the upstream about its key first. */
+    maybeSent?: boolean,
   ): Promise<AppendResult>;
   /** The queue in replay order. */
   list(): Promise<readonly QueuedMutation[]>;
@@ -87,11 +89,15 @@ export class LocalQueueAccess implements QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    maybeSent = false,
   ): Promise<AppendResult> {
     const blocked = this.queue.blockedBy();
     if (blocked) return { kind: 'blocked', by: blocked, size: this.queue.size };
     if (this.queue.size >= maxItems) return { kind: 'full', size: this.queue.size };
-    return { kind: 'queued', item: await this.queue.append(payload, idempotencyKey, authorization, now) };
+    return {
+      kind: 'queued',
+      item: await this.queue.append(payload, idempotencyKey, authorization, now, maybeSent),
+    };
   }
 
   async list(): Promise<readonly QueuedMutation[]> {

@@ -74,6 +74,7 @@ export class MutationQueue {
     idempotencyKey: string,
     authorization: string | undefined,
     now: number,
+    maybeSent = false,
   ): Promise<QueuedMutation> {
     const item: QueuedMutation = {
       id: randomUUID(),
@@ -85,6 +86,7 @@ export class MutationQueue {
       status: 'pending',
       attempts: 0,
       nextAttemptAt: now,
+      ...(maybeSent ? { maybeSent } : {}),
     };
     this.nextSeq += 1;
     await this.store.save(item);

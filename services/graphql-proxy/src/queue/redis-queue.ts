@@ -253,6 +253,7 @@ export class RedisQueue implements QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    maybeSent = false,
   ): Promise<AppendResult> {
     const id = randomUUID();
     const text = withoutSeq({
@@ -264,6 +265,7 @@ export class RedisQueue implements QueueAccess {
       status: 'pending',
       attempts: 0,
       nextAttemptAt: now,
+      ...(maybeSent ? { maybeSent } : {}),
     });
     const [kind, stored, size] = (await APPEND.run(
       this.client,

@@ -21,6 +21,8 @@ export interface Relay {
    * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
    */
   dropAnswers(n: number, matching: string): void;
+  /** The next `n` requests whose body contains `matching` never reach the target (connection cut). */
+  dropRequests(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
   /**
@@ -43,6 +45,8 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   const requests: Relay['requests'] = [];
   let drops = 0;
   let dropMatching = '';
+  let cuts = 0;
+  let cutMatching = '';
   let hanging = false;
   let holdMatching = '';
   let holdPassing = 0;
@@ -64,6 +68,11 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
         at: Date.now(),
       });
       if (hanging) return;
+      if (cuts > 0 && text.includes(cutMatching)) {
+        cuts -= 1;
+        response.socket?.destroy();
+        return;
+      }
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
       const holdAnswer = answerMatching !== '' && text.includes(answerMatching) ? answerHeld : undefined;
@@ -122,6 +131,10 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
     dropAnswers: (n, matching) => {
       drops = n;
       dropMatching = matching;
+    },
+    dropRequests: (n, matching) => {
+      cuts = n;
+      cutMatching = matching;
     },
     hang: (on) => {
       hanging = on;
