@@ -227,8 +227,12 @@ describe('a fleet of three proxies on one Redis', () => {
     expect(refused.body.errors?.[0]?.extensions?.['code']).toBe('QUEUE_UNAVAILABLE');
     await redis.restart();
     await eventually(
-      'Redis to be used again',
-      async () => ((await health(p0)).fleet.redis === 'up' ? true : undefined),
+      'Redis to be used again (by the two instances asked next: each reconnects on its own backoff)',
+      async () =>
+        (await health(p0)).fleet.redis === 'up' &&
+        (await health(proxies[1] as ProxyProcess)).fleet.redis === 'up'
+          ? true
+          : undefined,
       30_000,
     );
     expect((await gql(p0.url, POSTS)).headers.get('x-cache')).toBe('MISS');

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
+import { Command } from 'ioredis';
 import type { RedisClient } from './redis.js';
+
+/**
+ * Sends one command at once, outside auto-pipelining (which ioredis defers to the next turn of the
+ * event loop): a cache write or a queue step then reaches Redis before the answer the proxy writes
+ * next reaches its client, so a client's next request, to any instance, sees it.
+ */
+function sendNow(client: RedisClient, name: string, args: readonly (string | number)[]): Promise<unknown> {
+  const command = new Command(name, [...args], { replyEncoding: 'utf8' });
+  client.sendCommand(command);
+  return command.promise;
+}
 
 /**
  * The Buffer-answering forms of EVALSHA and EVAL, which ioredis defines for every command at run time
@@ -42,14 +54,17 @@ export class RedisScript {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+      return await sendNow(client, 'evalsha', [this.sha, keys.length, ...keys, ...args]);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(this.lua, keys.length, ...keys, ...args);
+      return sendNow(client, 'eval', [this.lua, keys.length, ...keys, ...args]);
     }
   }
 
-  /** `run` with bulk strings answered as Buffers (a cached body is not decoded and encoded again). */
+  /**
+   * `run` for the cache lookup, auto-pipelined (the lookups of one tick leave in one write), with bulk
+   * strings answered as Buffers (a cached body is not decoded and encoded again).
+   */
   async runBuffer(
     client: RedisClient,
     keys: readonly string[],
