@@ -10,6 +10,7 @@ import type { BlogConfig } from './config.js';
 import { seedState } from './domain/seed.js';
 import type { BlogContext } from './graphql/context.js';
 import { IdempotencyGuard } from './graphql/idempotency.js';
+import { idempotencyResolvers, idempotencyTypeDefs } from './graphql/idempotency-lookup.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
@@ -108,8 +109,12 @@ export async function buildApp(
     config.seed ? seedState : () => ({ ...seedState(), posts: [] }),
   );
   const bearer = `Bearer ${config.authToken}`;
+  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
   const yoga = createYoga<{ idempotency?: BlogContext['idempotency'] }, BlogContext>({
-    schema: createSchema({ typeDefs, resolvers: [queryResolvers, mutationResolvers] }),
+    schema: createSchema({
+      typeDefs: [typeDefs, idempotencyTypeDefs],
+      resolvers: [queryResolvers, mutationResolvers, idempotencyResolvers],
+    }),
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/yoga-health',
     landingPage: false,
@@ -127,6 +132,7 @@ export async function buildApp(
       const authorization = request.headers.get('authorization');
       return {
         idempotency,
+        idempotencyKey: (key: string) => guard.lookup(key, authorization ?? ''),
         store,
         authenticated: authorization === bearer,
         sentCredentials: authorization !== null,
@@ -134,7 +140,6 @@ export async function buildApp(
       };
     },
   });
-  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
 
   const handleIdempotent = async (request: IncomingMessage, response: ServerResponse, key: string) => {
     const body = await readBody(request);

@@ -200,6 +200,29 @@ describe('idempotency keys and persistence', () => {
     expect(titles.filter((title) => title === 'Raced')).toHaveLength(1);
   });
 
+  it("tells what became of a key, asked with the key's credentials, and counts its arrivals", async () => {
+    const KEY = 'query ($key: String!) { idempotencyKey(key: $key) { state response arrivals } }';
+    const ask = async (key: string, headers: Record<string, string> = AUTH) =>
+      (await gql(KEY, { key }, headers)).body.data?.['idempotencyKey'];
+    expect(await ask('key-lookup')).toEqual({ state: 'NOT_APPLIED', response: null, arrivals: 0 });
+    // Asked while the request is executing: the question waits for it, so the answer is final.
+    const sent = gql(CREATE, { input: { title: 'Looked up' } }, { ...AUTH, 'idempotency-key': 'key-lookup' });
+    const [record, answer] = await Promise.all([
+      new Promise((resolve) => setTimeout(resolve, 5)).then(() => ask('key-lookup')),
+      sent,
+    ]);
+    expect(record.state).toBe('APPLIED');
+    expect(JSON.parse(record.response)).toEqual(answer.body);
+    expect(record.arrivals).toBe(1);
+    await gql(CREATE, { input: { title: 'Looked up' } }, { ...AUTH, 'idempotency-key': 'key-lookup' });
+    expect((await ask('key-lookup')).arrivals).toBe(2);
+    // Another caller's credentials: another record.
+    expect((await ask('key-lookup', {})).state).toBe('NOT_APPLIED');
+    // A request that failed changed nothing: not applied, but it arrived.
+    await gql(CREATE, { input: { title: '' } }, { ...AUTH, 'idempotency-key': 'key-failed' });
+    expect(await ask('key-failed')).toMatchObject({ state: 'NOT_APPLIED', arrivals: 1 });
+  });
+
   it('keeps data and idempotency records across a restart', async () => {
     await app.close();
     await open();

@@ -445,7 +445,7 @@ export async function buildApp(
     breakerOpen: () => monitor.breakerState === 'open',
     queueDepth: () => queueAccess.size(),
     oldestQueuedAgeMs: async () => {
-      const [head] = await queueAccess.list();
+      const { head } = await queueAccess.summary();
       return head ? Math.max(0, clock() - Date.parse(head.createdAt)) : undefined;
     },
     queueBlocked: async () => (await queueAccess.blockedBy()) !== undefined,

@@ -56,11 +56,16 @@ describe('replay of a queued mutation', () => {
       const { body } = await getJson<{ mutations: unknown[] }>(`${proxy.url}/queue`);
       return body.mutations.length === 0 ? true : undefined;
     });
-    const sent = relay.requests.filter((request) => request.body.includes(title));
+    // The caller's attempt (executed, its answer lost), then the replay's question about its key
+    // (applied: its stored answer is taken, nothing sent again), both with the caller's Authorization.
+    const sent = relay.requests.filter(
+      (request) => request.body.includes(title) || request.body.includes('ProxyIdempotencyKey'),
+    );
     expect(sent.map((request) => request.authorization)).toEqual([
       `Bearer ${BLOG_TOKEN}`,
       `Bearer ${BLOG_TOKEN}`,
     ]);
+    expect(sent.filter((request) => request.body.includes(title))).toHaveLength(1);
     const titles = postTitles(await gql(blog.url, '{ posts(first: 100) { nodes { title } } }'));
     expect(titles.filter((t) => t === title)).toHaveLength(1);
   });
@@ -71,8 +76,10 @@ describe('a mutation arriving while another waits in the queue (upstream online)
     const first = 'Waiting at the head';
     const second = 'Arrived while online';
     relay.dropAnswers(1, first);
-    // The first one's replay is held at the relay: the upstream is online, the queue not empty.
-    const held = relay.hold(first, 1);
+    // The first one's replay (its question about its key: its answer was lost) is held at the relay:
+    // the upstream is online, the queue not empty.
+    const held = relay.hold('ProxyIdempotencyKey');
+    const from = relay.requests.length;
     const queued = await gql(
       proxy.url,
       CREATE,
@@ -81,7 +88,9 @@ describe('a mutation arriving while another waits in the queue (upstream online)
     );
     expect(queued.body.extensions?.['queued']).toBe(true);
     await eventually('the replay to reach the relay', async () =>
-      relay.requests.filter((request) => request.body.includes(first)).length === 2 ? true : undefined,
+      relay.requests.slice(from).some((request) => request.body.includes('ProxyIdempotencyKey'))
+        ? true
+        : undefined,
     );
     expect((await getJson<{ upstreamState: string }>(`${proxy.url}/health`)).body.upstreamState).toBe(
       'online',
@@ -115,8 +124,9 @@ describe('replay backoff', () => {
   // (before the fix the gaps were ~PROBE_INTERVAL_MS, 165-209 ms, never 500, 1000 and 2000 ms).
   it('waits RETRY_BASE_MS, doubling, between failed attempts of one mutation', async () => {
     const title = 'Backed off';
-    // The caller's attempt and three replays lose their answers; the fourth replay gets through.
-    relay.dropAnswers(4, title);
+    // The caller's attempt and three replays never reach the blog; the fourth replay gets through.
+    // (Each replay first asks about the key: not applied, so it is sent.)
+    relay.dropRequests(4, title);
     const answer = await gql(
       proxy.url,
       CREATE,

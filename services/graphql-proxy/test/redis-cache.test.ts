@@ -13,7 +13,8 @@ afterAll(async () => {
 });
 
 async function connect(): Promise<Redis> {
-  const client = new Redis(redis.url, { lazyConnect: true });
+  // Auto-pipelined, as the proxy's own client (fleet/redis.ts) is.
+  const client = new Redis(redis.url, { lazyConnect: true, enableAutoPipelining: true });
   await client.connect();
   clients.push(client);
   return client;

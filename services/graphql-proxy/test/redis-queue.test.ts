@@ -38,6 +38,8 @@ describe('RedisQueue', () => {
     expect((await a.list()).map((item) => item.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await a.find(ids[3] as string)).toMatchObject({ position: 3 });
     expect(await b.size()).toBe(6);
+    const summary = await b.summary();
+    expect([summary.size, summary.head?.id]).toEqual([6, ids[0]]);
     expect((await a.append(payload(9), 'k', undefined, 1, 6)).kind).toBe('full');
   });
 
@@ -51,6 +53,7 @@ describe('RedisQueue', () => {
     const step = await a.begin(leaseA as string, false, 10);
     if (step.kind !== 'send') throw new Error(step.kind);
     expect(step.item.idempotencyKey).toBe('key-1');
+    expect(step.previousSend).toBeUndefined();
     await sleep(600); // a stalls past its lease (a long GC pause, SIGSTOP...)
     const leaseB = await b.acquireLease(5000);
     expect(Number(leaseB?.split('|')[1])).toBeGreaterThan(Number(leaseA?.split('|')[1]));
@@ -61,10 +64,12 @@ describe('RedisQueue', () => {
       }),
     ).toBe('fenced');
     expect((await a.begin(leaseA as string, true, 10)).kind).toBe('fenced');
-    // b sends the same head again (its send was recorded, not its outcome), with the same key.
+    // b finds a's send recorded, not its outcome: the mutation is in doubt (b asks the upstream
+    // about its key before sending it; proxy/replay-step.ts).
     const again = await b.begin(leaseB as string, false, 10);
     if (again.kind !== 'send') throw new Error(again.kind);
     expect(again.item.idempotencyKey).toBe('key-1');
+    expect(again.previousSend).toMatch(new RegExp(`^${leaseA}\\|`));
     expect((await b.sendLog()).map((line) => line.split('|')[1])).toEqual(['a', 'b']);
     const outcome = { id: again.item.id, status: 'sent' as const, at: 'x', createdAt: 'y', attempts: 1 };
     expect(await b.finish(leaseB as string, again, { kind: 'sent', outcome })).toBe('ok');

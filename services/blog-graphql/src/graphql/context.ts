@@ -4,6 +4,7 @@ import type { BlogFailure, Outcome } from '../domain/errors.js';
 import type { BlogState } from '../domain/model.js';
 import type { ListBudget } from '../limits/list-budget.js';
 import type { BlogStore } from '../store/file-store.js';
+import type { IdempotencyKeyRecord } from './idempotency.js';
 
 export interface BlogContext {
   readonly store: BlogStore;
@@ -14,6 +15,8 @@ export interface BlogContext {
   readonly now: () => number;
   /** Set when the request carries an Idempotency-Key: the record is reserved with the mutation. */
   readonly idempotency?: { readonly recordKey: string; readonly requestHash: string } | undefined;
+  /** The `idempotencyKey` query: what became of a key sent with this request's credentials. */
+  readonly idempotencyKey?: (key: string) => Promise<IdempotencyKeyRecord>;
   /** List items this request may still resolve (QUERY_MAX_LIST_ITEMS), set by the limits plugin. */
   readonly listBudget?: ListBudget;
 }

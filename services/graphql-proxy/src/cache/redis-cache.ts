@@ -143,7 +143,7 @@ export interface RedisCacheOptions {
   readonly logger: Logger;
 }
 
-type Fields = [string | null, string | null, string | null, string | null, string | null, string | null];
+type Fields = [Buffer | null, Buffer | null, Buffer | null, Buffer | null, Buffer | null, Buffer | null];
 
 export class RedisResponseCache implements AnswerCache {
   readonly shared = true;
@@ -186,11 +186,12 @@ export class RedisResponseCache implements AnswerCache {
   }
 
   async get(key: string): Promise<CachedAnswer | undefined> {
-    let reply: [Fields, string];
+    let reply: [Fields, Buffer];
     try {
-      reply = (await GET.run(this.options.client, [this.keys.key(`e:${key}`), this.epochKey], [])) as [
+      // Buffers: the body goes to the socket as it came from Redis, never decoded to a string.
+      reply = (await GET.runBuffer(this.options.client, [this.keys.key(`e:${key}`), this.epochKey], [])) as [
         Fields,
-        string,
+        Buffer,
       ];
     } catch (error) {
       this.options.logger.debug({ err: error }, 'cache lookup failed (Redis unavailable): a miss');
@@ -198,24 +199,23 @@ export class RedisResponseCache implements AnswerCache {
     }
     const [[body, storedAt, tags, invalidated, ttl, etag], epoch] = reply;
     if (this.seenEpochs.size > 10_000) this.seenEpochs.clear();
-    this.seenEpochs.set(key, epoch);
+    this.seenEpochs.set(key, epoch.toString());
     if (body === null || storedAt === null || tags === null) return undefined;
     let tagList: string[];
     try {
-      tagList = JSON.parse(tags) as string[];
+      tagList = JSON.parse(tags.toString()) as string[];
     } catch {
       return undefined;
     }
-    const buffer = Buffer.from(body);
     return {
       key,
-      storedAt: Number(storedAt),
+      storedAt: Number(storedAt.toString()),
       tags: tagList,
-      invalidated: invalidated === '1',
-      ttlMs: ttl ? Number(ttl) : undefined,
-      etag: etag ?? etagOf(buffer),
-      size: buffer.length,
-      body: buffer,
+      invalidated: invalidated !== null && invalidated.length === 1 && invalidated[0] === 0x31, // '1'
+      ttlMs: ttl && ttl.length > 0 ? Number(ttl.toString()) : undefined,
+      etag: etag && etag.length > 0 ? etag.toString() : etagOf(body),
+      size: body.length,
+      body,
     };
   }
 

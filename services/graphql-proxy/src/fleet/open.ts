@@ -3,6 +3,7 @@ import { RedisResponseCache } from '../cache/redis-cache.js';
 import type { ProxyConfig } from '../config.js';
 import { FleetEvents } from './events.js';
 import { connectInBackground, FleetKeys, openRedis, type RedisClient, redisReady } from './redis.js';
+import { RedisScript } from './script.js';
 
 /** The Redis side of a proxy in a fleet: connections, the fleet channel, and the stores on Redis. */
 export interface Fleet {
@@ -37,6 +38,9 @@ export function openFleet(config: ProxyConfig, logger: Logger, clock: () => numb
   client.on('ready', () => {
     if (down) logger.info('Redis available again');
     down = false;
+    RedisScript.preload(client).catch((error: unknown) =>
+      logger.debug({ err: error }, 'could not preload the Lua scripts; loaded on first use'),
+    );
   });
   connectInBackground(client, onError);
   connectInBackground(subscriber, () => undefined);

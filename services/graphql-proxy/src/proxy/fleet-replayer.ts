@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
-import { backoffMs } from '../cache/policy.js';
 import type { FleetEvents } from '../fleet/events.js';
-import type { RedisQueue } from '../queue/redis-queue.js';
+import type { RedisQueue, ReplayStep } from '../queue/redis-queue.js';
 import type { QueuedMutation } from '../queue/store.js';
-import { hasErrors, type UpstreamClient, type UpstreamMonitor } from '../upstream/client.js';
-import type { ReplayResult } from './replayer.js';
+import type { UpstreamClient, UpstreamMonitor } from '../upstream/client.js';
+import { type ReplayResult, type ReplaySource, type ReplayVerdict, replayQueue } from './replay-step.js';
 
 export interface FleetReplayerDeps {
   readonly queue: RedisQueue;
@@ -145,12 +144,14 @@ export class FleetReplayer {
     renew.unref();
     let flushed = 0;
     try {
-      return await this.steps(
-        lease,
+      const result = await replayQueue(
+        this.deps,
+        new RedisReplaySource(queue, lease, logger),
         force,
         () => lost,
-        () => (flushed += 1),
       );
+      flushed = result.flushed;
+      return result;
     } finally {
       clearInterval(renew);
       this.lease = undefined;
@@ -161,113 +162,68 @@ export class FleetReplayer {
       }
     }
   }
+}
 
-  private async steps(
-    lease: string,
-    force: boolean,
-    lost: () => boolean,
-    confirmed: () => void,
-  ): Promise<ReplayResult> {
-    const { queue, upstream, monitor, clock, logger } = this.deps;
-    let flushed = 0;
-    for (;;) {
-      if (lost()) break;
-      if (!force && !monitor.allows()) {
-        const head = await queue.head();
-        if (!head) break;
+type SendStep = Extract<ReplayStep, { kind: 'send' }>;
+
+/**
+ * The fleet's queue in Redis as a replay source, under this replayer's lease: each step is a Lua
+ * script that first checks the lease (fencing token), so a replayer that lost it can neither start a
+ * send nor record one. `begin` records the send before it is made; a send recorded by a previous
+ * lease holder that never recorded its answer makes the mutation one in doubt.
+ */
+class RedisReplaySource implements ReplaySource<SendStep> {
+  constructor(
+    private readonly queue: RedisQueue,
+    private readonly lease: string,
+    private readonly logger: Logger,
+  ) {}
+
+  head(): Promise<QueuedMutation | undefined> {
+    return this.queue.head();
+  }
+
+  size(): Promise<number> {
+    return this.queue.size();
+  }
+
+  async next(force: boolean, now: number) {
+    const step = await this.queue.begin(this.lease, force, now);
+    switch (step.kind) {
+      case 'again':
+        return { kind: 'again' } as const;
+      case 'rejected':
         return {
-          flushed,
-          remaining: await queue.size(),
-          stoppedBy: { id: head.id, reason: 'unavailable', message: 'circuit breaker open' },
-        };
-      }
-      const step = await queue.begin(lease, force, clock());
-      if (step.kind === 'again') continue;
-      if (step.kind === 'rejected') {
-        return {
-          flushed,
-          remaining: await queue.size(),
+          kind: 'stop',
           stoppedBy: { id: step.item.id, reason: 'rejected', message: step.item.lastError?.message },
-        };
-      }
-      if (step.kind === 'backoff') {
-        return { flushed, remaining: await queue.size(), stoppedBy: { id: step.item.id, reason: 'backoff' } };
-      }
-      if (step.kind !== 'send') break; // fenced (the lease was lost) or empty
-      const item = step.item;
-      const outcome = await upstream.post({
-        body: JSON.stringify(item.payload),
-        authorization:
-          item.authorization ?? (this.deps.authToken ? `Bearer ${this.deps.authToken}` : undefined),
-        idempotencyKey: item.idempotencyKey,
-      });
-      monitor.record(outcome);
-      const at = new Date(clock()).toISOString();
-      if (outcome.kind === 'unavailable') {
-        const delay = backoffMs(item.attempts + 1, this.deps.retryBaseMs, this.deps.retryMaxMs);
-        const next: QueuedMutation = {
-          ...item,
-          attempts: item.attempts + 1,
-          lastError: { message: outcome.reason, at },
-          nextAttemptAt: clock() + delay,
-        };
-        await queue.finish(lease, step, { kind: 'update', item: next, event: 'retry' });
-        logger.info({ queueId: item.id, retryInMs: delay }, 'upstream unavailable during replay');
+        } as const;
+      case 'backoff':
+        return { kind: 'stop', stoppedBy: { id: step.item.id, reason: 'backoff' } } as const;
+      case 'send':
         return {
-          flushed,
-          remaining: await queue.size(),
-          stoppedBy: { id: item.id, reason: 'unavailable', message: outcome.reason },
-        };
-      }
-      if (hasErrors(outcome.body) || outcome.status >= 400) {
-        const first = outcome.body.errors?.[0];
-        const message = first?.message ?? `upstream answered HTTP ${outcome.status}`;
-        const next: QueuedMutation = {
-          ...item,
-          attempts: item.attempts + 1,
-          status: 'rejected',
-          lastError: {
-            message,
-            code: first?.extensions?.code,
-            upstreamStatus: outcome.status,
-            errors: outcome.body.errors,
-            at,
-          },
-        };
-        await queue.finish(lease, step, { kind: 'update', item: next, event: 'rejected' });
-        logger.warn(
-          { queueId: item.id, error: message },
-          'upstream rejected a queued mutation; replay stopped',
-        );
-        return {
-          flushed,
-          remaining: await queue.size(),
-          stoppedBy: { id: item.id, reason: 'rejected', message },
-        };
-      }
-      // Invalidate before the mutation leaves the queue (see Replayer).
-      await this.deps.onConfirmed(item, outcome.body.data);
-      const written = await queue.finish(lease, step, {
-        kind: 'sent',
-        outcome: {
-          id: item.id,
-          status: 'sent',
-          at,
-          createdAt: item.createdAt,
-          attempts: item.attempts + 1,
-          upstreamStatus: outcome.status,
-          response: outcome.body,
-        },
-      });
-      if (written !== 'ok') {
-        // Fenced: another instance took the lease (this one was too slow); it sends this mutation
-        // again with the same idempotency key. Changed: an operator discarded it meanwhile.
-        logger.warn({ queueId: item.id, written }, 'replayed mutation not recorded as sent');
-        break;
-      }
-      flushed += 1;
-      confirmed();
+          kind: 'send',
+          item: step.item,
+          inDoubt: step.previousSend !== undefined || step.item.maybeSent === true,
+          ticket: step,
+        } as const;
+      default:
+        return { kind: 'stop' } as const; // fenced (the lease was lost) or empty
     }
-    return { flushed, remaining: await queue.size() };
+  }
+
+  async settle(step: SendStep, item: QueuedMutation, verdict: ReplayVerdict): Promise<boolean> {
+    const written = await this.queue.finish(
+      this.lease,
+      step,
+      verdict.kind === 'sent'
+        ? { kind: 'sent', outcome: verdict.outcome }
+        : { kind: 'update', item: verdict.item, event: verdict.kind === 'retry' ? 'retry' : 'rejected' },
+    );
+    if (written !== 'ok') {
+      // Fenced: another instance took the lease (this one was too slow); it finds the send recorded
+      // and asks the upstream about the key. Changed: an operator discarded it meanwhile.
+      this.logger.warn({ queueId: item.id, written }, 'replayed mutation not recorded');
+    }
+    return written === 'ok';
   }
 }

@@ -15,6 +15,7 @@ import type { ProxyMetrics } from '../metrics.js';
 import type { QueueAccess } from '../queue/access.js';
 import type { QueuedPayload } from '../queue/store.js';
 import {
+  CIRCUIT_OPEN,
   guardedPost,
   hasErrors,
   type UpstreamClient,
@@ -378,7 +379,15 @@ export class GraphQLHandler {
         { mode },
       );
     }
-    return this.enqueue(payload, idempotencyKey, request.authorization, 'upstream-unavailable');
+    // Sent without an answer (timeout, reset after the request left): it may have been applied, so
+    // the replay asks the upstream about its key before sending it (proxy/replay-step.ts).
+    return this.enqueue(
+      payload,
+      idempotencyKey,
+      request.authorization,
+      'upstream-unavailable',
+      outcome !== CIRCUIT_OPEN,
+    );
   }
 
   /** The queue's store (Redis, in a fleet) cannot be reached: the mutation is neither sent nor queued. */
@@ -397,6 +406,7 @@ export class GraphQLHandler {
     idempotencyKey: string,
     authorization: string | undefined,
     reason: QueueReason,
+    maybeSent = false,
   ): Promise<ProxyAnswer> {
     const maxItems = this.deps.queueMaxItems ?? Number.POSITIVE_INFINITY;
     const mode = this.deps.mode;
@@ -410,6 +420,7 @@ export class GraphQLHandler {
         authorization,
         this.deps.clock(),
         maxItems,
+        maybeSent,
       );
     } catch (failure) {
       return this.queueUnavailable(failure);

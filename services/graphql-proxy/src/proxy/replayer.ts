@@ -1,21 +1,11 @@
 import type { Logger } from 'pino';
-import { backoffMs } from '../cache/policy.js';
 import type { MutationQueue } from '../queue/mutation-queue.js';
 import type { OutcomeLog } from '../queue/outcomes.js';
 import type { QueuedMutation } from '../queue/store.js';
-import { hasErrors, type UpstreamClient, type UpstreamMonitor } from '../upstream/client.js';
+import type { UpstreamClient, UpstreamMonitor } from '../upstream/client.js';
+import { type ReplayResult, type ReplaySource, type ReplayVerdict, replayQueue } from './replay-step.js';
 
-export interface ReplayResult {
-  flushed: number;
-  remaining: number;
-  /** Why the replay stopped before emptying the queue. */
-  /** `leased`: another instance of the fleet holds the replay lease (QUEUE_STORE=redis). */
-  stoppedBy?: {
-    id: string;
-    reason: 'rejected' | 'unavailable' | 'backoff' | 'leased';
-    message?: string | undefined;
-  };
-}
+export type { ReplayResult } from './replay-step.js';
 
 export interface ReplayerDeps {
   readonly queue: MutationQueue;
@@ -37,9 +27,8 @@ export interface ReplayerDeps {
 const PROBE_BODY = JSON.stringify({ query: 'query ProxyProbe { __typename }', operationName: 'ProxyProbe' });
 
 /**
- * Replays the queue in order, one mutation at a time, with its idempotency key. Stops at the first
- * mutation the upstream cannot take (retried later with backoff) or rejects (kept, with its error,
- * until retried or discarded through the management API). A periodic tick probes the upstream while
+ * Replays the instance's queue (QUEUE_STORE=file) with the shared loop of `replay-step.ts`: in order,
+ * one mutation at a time, with its idempotency key, never twice. A periodic tick probes the upstream while
  * it is offline or the queue is not empty. Coming back online replays at once a head that is due (one
  * queued during the outage), but honours the backoff of a head whose own replay failed: the probe that
  * brings the upstream back would otherwise retry it every PROBE_INTERVAL_MS, however often it failed.
@@ -105,77 +94,59 @@ export class Replayer {
   }
 
   private async run(force: boolean): Promise<ReplayResult> {
-    const { queue, upstream, monitor, clock, logger } = this.deps;
-    let flushed = 0;
-    let stoppedBy: ReplayResult['stoppedBy'];
-    try {
-      for (let item = queue.head(); item !== undefined; item = queue.head()) {
-        if (item.status === 'rejected') {
-          stoppedBy = { id: item.id, reason: 'rejected', message: item.lastError?.message };
-          break;
-        }
-        if (!force && item.nextAttemptAt > clock()) {
-          stoppedBy = { id: item.id, reason: 'backoff' };
-          break;
-        }
-        if (!force && !monitor.allows()) {
-          stoppedBy = { id: item.id, reason: 'unavailable', message: 'circuit breaker open' };
-          break;
-        }
-        const outcome = await upstream.post({
-          body: JSON.stringify(item.payload),
-          authorization:
-            item.authorization ?? (this.deps.authToken ? `Bearer ${this.deps.authToken}` : undefined),
-          idempotencyKey: item.idempotencyKey,
-        });
-        monitor.record(outcome);
-        const at = new Date(clock()).toISOString();
-        if (outcome.kind === 'unavailable') {
-          const delay = backoffMs(item.attempts + 1, this.deps.retryBaseMs, this.deps.retryMaxMs);
-          await queue.markRetry(item, { message: outcome.reason, at }, clock() + delay);
-          stoppedBy = { id: item.id, reason: 'unavailable', message: outcome.reason };
-          logger.info({ queueId: item.id, retryInMs: delay }, 'upstream unavailable during replay');
-          break;
-        }
-        if (hasErrors(outcome.body) || outcome.status >= 400) {
-          const first = outcome.body.errors?.[0];
-          const message = first?.message ?? `upstream answered HTTP ${outcome.status}`;
-          await queue.markRejected(item, {
-            message,
-            code: first?.extensions?.code,
-            upstreamStatus: outcome.status,
-            errors: outcome.body.errors,
-            at,
-          });
-          stoppedBy = { id: item.id, reason: 'rejected', message };
-          logger.warn(
-            { queueId: item.id, error: message },
-            'upstream rejected a queued mutation; replay stopped',
-          );
-          break;
-        }
-        // Invalidate before the mutation leaves the queue: a client that sees the queue empty (GET
-        // /queue) and then reads gets an answer fetched after the invalidation, not one stored as
-        // raced with it. (Were the removal to fail, the replay again would only invalidate again.)
-        this.deps.onConfirmed(item, outcome.body.data);
-        await queue.remove(item);
-        await this.deps.outcomes.record({
-          id: item.id,
-          status: 'sent',
-          at,
-          createdAt: item.createdAt,
-          attempts: item.attempts + 1,
-          upstreamStatus: outcome.status,
-          response: outcome.body,
-        });
-        flushed += 1;
-      }
-    } finally {
-      if (flushed > 0) {
-        logger.info({ flushed, remaining: queue.size }, 'replayed queued mutations');
-        this.deps.afterReplay();
-      }
+    const { queue, logger } = this.deps;
+    const result = await replayQueue(this.deps, new FileReplaySource(queue, this.deps.outcomes), force);
+    if (result.flushed > 0) {
+      logger.info({ flushed: result.flushed, remaining: queue.size }, 'replayed queued mutations');
+      this.deps.afterReplay();
     }
-    return { flushed, remaining: queue.size, ...(stoppedBy ? { stoppedBy } : {}) };
+    return result;
+  }
+}
+
+/**
+ * The instance's own queue (QUEUE_STORE=file) as a replay source. Before a mutation is first sent,
+ * its record is rewritten with `maybeSent`, so a process killed after sending it and before removing
+ * it asks the upstream about its key after the restart instead of sending it again.
+ */
+class FileReplaySource implements ReplaySource<undefined> {
+  constructor(
+    private readonly queue: MutationQueue,
+    private readonly outcomes: OutcomeLog,
+  ) {}
+
+  async head(): Promise<QueuedMutation | undefined> {
+    return this.queue.head();
+  }
+
+  async size(): Promise<number> {
+    return this.queue.size;
+  }
+
+  async next(force: boolean, now: number) {
+    const item = this.queue.head();
+    if (item === undefined) return { kind: 'stop' } as const;
+    if (item.status === 'rejected') {
+      return {
+        kind: 'stop',
+        stoppedBy: { id: item.id, reason: 'rejected', message: item.lastError?.message },
+      } as const;
+    }
+    if (!force && item.nextAttemptAt > now) {
+      return { kind: 'stop', stoppedBy: { id: item.id, reason: 'backoff' } } as const;
+    }
+    const inDoubt = item.maybeSent === true;
+    if (!inDoubt) await this.queue.markMaybeSent(item);
+    return { kind: 'send', item, inDoubt, ticket: undefined } as const;
+  }
+
+  async settle(_ticket: undefined, item: QueuedMutation, verdict: ReplayVerdict): Promise<boolean> {
+    if (verdict.kind === 'sent') {
+      await this.queue.remove(item);
+      await this.outcomes.record(verdict.outcome);
+    } else {
+      await this.queue.update(item, verdict.item);
+    }
+    return true;
   }
 }

@@ -13,12 +13,23 @@ export type AppendResult =
 export type RetryResult = 'retried' | 'not-found' | 'not-rejected';
 
 /**
+ * What `/health` and the queue gauges show. Only the head can be rejected (the replay stops at a
+ * rejected head, and nothing is queued behind it), so the head tells whether the queue is blocked.
+ */
+export interface QueueSummary {
+  readonly size: number;
+  readonly head: QueuedMutation | undefined;
+}
+
+/**
  * The mutation queue as the request path and the routes use it, asynchronous so that it can live in
  * Redis (QUEUE_STORE=redis, one queue for a fleet) as well as in this process (QUEUE_STORE=file).
  * `append` decides QUEUE_BLOCKED and QUEUE_FULL atomically with the append.
  */
 export interface QueueAccess {
   size(): Promise<number>;
+  /** The length and the head (the oldest mutation), read at once without walking the queue. */
+  summary(): Promise<QueueSummary>;
   blockedBy(): Promise<QueuedMutation | undefined>;
   append(
     payload: QueuedPayload,
@@ -26,6 +37,8 @@ export interface QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    /** It was sent once without an answer: the replay asks the upstream about its key first. */
+    maybeSent?: boolean,
   ): Promise<AppendResult>;
   /** The queue in replay order. */
   list(): Promise<readonly QueuedMutation[]>;
@@ -62,6 +75,10 @@ export class LocalQueueAccess implements QueueAccess {
     return this.queue.size;
   }
 
+  async summary(): Promise<QueueSummary> {
+    return { size: this.queue.size, head: this.queue.head() };
+  }
+
   async blockedBy(): Promise<QueuedMutation | undefined> {
     return this.queue.blockedBy();
   }
@@ -72,11 +89,15 @@ export class LocalQueueAccess implements QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    maybeSent = false,
   ): Promise<AppendResult> {
     const blocked = this.queue.blockedBy();
     if (blocked) return { kind: 'blocked', by: blocked, size: this.queue.size };
     if (this.queue.size >= maxItems) return { kind: 'full', size: this.queue.size };
-    return { kind: 'queued', item: await this.queue.append(payload, idempotencyKey, authorization, now) };
+    return {
+      kind: 'queued',
+      item: await this.queue.append(payload, idempotencyKey, authorization, now, maybeSent),
+    };
   }
 
   async list(): Promise<readonly QueuedMutation[]> {

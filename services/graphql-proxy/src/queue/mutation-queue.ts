@@ -74,6 +74,7 @@ export class MutationQueue {
     idempotencyKey: string,
     authorization: string | undefined,
     now: number,
+    maybeSent = false,
   ): Promise<QueuedMutation> {
     const item: QueuedMutation = {
       id: randomUUID(),
@@ -85,6 +86,7 @@ export class MutationQueue {
       status: 'pending',
       attempts: 0,
       nextAttemptAt: now,
+      ...(maybeSent ? { maybeSent } : {}),
     };
     this.nextSeq += 1;
     await this.store.save(item);
@@ -100,18 +102,30 @@ export class MutationQueue {
   }
 
   async markRetry(item: QueuedMutation, error: QueueError, nextAttemptAt: number): Promise<void> {
-    item.attempts += 1;
-    item.lastError = error;
-    item.nextAttemptAt = nextAttemptAt;
-    await this.store.save(item);
+    await this.update(item, { ...item, attempts: item.attempts + 1, lastError: error, nextAttemptAt });
   }
 
   async markRejected(item: QueuedMutation, error: QueueError): Promise<void> {
-    item.attempts += 1;
-    item.status = 'rejected';
-    item.lastError = error;
+    await this.update(item, { ...item, attempts: item.attempts + 1, status: 'rejected', lastError: error });
+  }
+
+  /** Recorded before its first send: a restart finds it in doubt (it may have reached the upstream). */
+  async markMaybeSent(item: QueuedMutation): Promise<void> {
+    item.maybeSent = true;
     await this.store.save(item);
-    this.changed({ kind: 'other' });
+  }
+
+  /** Takes the replay's next state of a mutation (attempts, status, error, backoff). */
+  async update(item: QueuedMutation, next: QueuedMutation): Promise<void> {
+    if (next.id !== item.id || next.seq !== item.seq) throw new Error('update of another mutation');
+    const rejected = next.status === 'rejected' && item.status !== 'rejected';
+    item.attempts = next.attempts;
+    item.status = next.status;
+    item.lastError = next.lastError;
+    item.nextAttemptAt = next.nextAttemptAt;
+    item.maybeSent = next.maybeSent;
+    await this.store.save(item);
+    if (rejected) this.changed({ kind: 'other' });
   }
 
   /** Puts a rejected mutation back to pending, to be replayed at once. */

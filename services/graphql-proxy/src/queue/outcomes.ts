@@ -16,6 +16,11 @@ export interface QueueOutcome {
   /** For `sent`: the upstream's HTTP status and GraphQL answer. */
   readonly upstreamStatus?: number | undefined;
   readonly response?: unknown;
+  /**
+   * For `sent`: true when the answer is the one the upstream had stored for the mutation's idempotency
+   * key (a replayer died after sending it; the next one asked instead of sending it again).
+   */
+  readonly recovered?: boolean | undefined;
   /** For `discarded`: the errors it had been rejected with, when it had been. */
   readonly errors?: readonly unknown[] | undefined;
 }

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { FleetMessage } from '../fleet/events.js';
 import { FleetKeys, type RedisClient } from '../fleet/redis.js';
 import { RedisScript } from '../fleet/script.js';
-import { type AppendResult, discardedOutcome, type QueueAccess, type RetryResult } from './access.js';
+import {
+  type AppendResult,
+  discardedOutcome,
+  type QueueAccess,
+  type QueueSummary,
+  type RetryResult,
+} from './access.js';
 import type { QueueOutcome } from './outcomes.js';
 import type { QueuedMutation, QueuedPayload } from './store.js';
 
@@ -13,8 +19,8 @@ import type { QueuedMutation, QueuedPayload } from './store.js';
  * Every step of a replay is a Lua script that first checks the caller still holds the lease with that
  * token: a replayer that lost its lease (paused, partitioned, replaced after its lease expired) can
  * neither start a send nor record an outcome. Each send is recorded before it is made (`q:sending`,
- * `q:sendlog`), so the next replayer knows a mutation may have reached the upstream and sends it again
- * with the same idempotency key (the upstream applies it once).
+ * `q:sendlog`), so the next replayer knows a mutation may have reached the upstream and asks the
+ * upstream about its idempotency key before sending it (proxy/replay-step.ts).
  *
  * Keys (`{prefix}:q:...`, one cluster slot): `s` stream (field `id`), `i` hash id -> mutation JSON,
  * `sid` hash id -> stream entry id, `seq` counter, `o` hash id -> outcome JSON, `ol` list of outcome
@@ -57,6 +63,13 @@ if not hid then return false end
 return redis.call('HGET', KEYS[2], hid)
 `);
 
+// KEYS: s, i. The queue's length and its head mutation's JSON (or false): O(1), whatever the length.
+const SUMMARY = new RedisScript(`
+${HEAD}
+local hid = head()
+return {redis.call('XLEN', KEYS[1]), hid and redis.call('HGET', KEYS[2], hid) or false}
+`);
+
 // KEYS: lease, fence. ARGV: instance, ttl. Returns the lease value ("<instance>|<token>") or nil.
 const ACQUIRE = new RedisScript(`
 local current = redis.call('GET', KEYS[1])
@@ -93,11 +106,12 @@ end
 local item = cjson.decode(text)
 if item.status == 'rejected' then return {'rejected', text} end
 if ARGV[2] ~= '1' and tonumber(item.nextAttemptAt) > tonumber(ARGV[3]) then return {'backoff', text} end
+local previous = redis.call('HGET', KEYS[4], id) or ''
 local record = ARGV[1] .. '|' .. ARGV[4]
 redis.call('HSET', KEYS[4], id, record)
 redis.call('RPUSH', KEYS[5], id .. '|' .. record)
 redis.call('LTRIM', KEYS[5], -1000, -1)
-return {'send', text, sid}
+return {'send', text, sid, previous}
 `);
 
 // Records an outcome and trims the outcome log. Needs KEYS[o], KEYS[ol] at OUT, OUTL.
@@ -164,6 +178,11 @@ export type ReplayStep =
       readonly item: QueuedMutation;
       readonly text: string;
       readonly streamId: string;
+      /**
+       * The send a previous lease holder recorded and never finished (`<instance>|<token>|<at>`): it
+       * may have reached the upstream, so the replay asks about the key before sending.
+       */
+      readonly previousSend: string | undefined;
     };
 
 /** How a sent mutation ended, for `finish`. */
@@ -210,6 +229,14 @@ export class RedisQueue implements QueueAccess {
     return this.client.xlen(this.key('s'));
   }
 
+  async summary(): Promise<QueueSummary> {
+    const [size, text] = (await SUMMARY.run(this.client, [this.key('s'), this.key('i')], [])) as [
+      number,
+      string | null,
+    ];
+    return { size, head: text ? parse(text) : undefined };
+  }
+
   async head(): Promise<QueuedMutation | undefined> {
     const text = (await HEAD_ITEM.run(this.client, [this.key('s'), this.key('i')], [])) as string | null;
     return text ? parse(text) : undefined;
@@ -226,6 +253,7 @@ export class RedisQueue implements QueueAccess {
     authorization: string | undefined,
     now: number,
     maxItems: number,
+    maybeSent = false,
   ): Promise<AppendResult> {
     const id = randomUUID();
     const text = withoutSeq({
@@ -237,6 +265,7 @@ export class RedisQueue implements QueueAccess {
       status: 'pending',
       attempts: 0,
       nextAttemptAt: now,
+      ...(maybeSent ? { maybeSent } : {}),
     });
     const [kind, stored, size] = (await APPEND.run(
       this.client,
@@ -344,13 +373,20 @@ export class RedisQueue implements QueueAccess {
 
   /** The head of the queue, to send now (the send is recorded), or why not. */
   async begin(lease: string, force: boolean, now: number): Promise<ReplayStep> {
-    const [kind, text, sid] = (await BEGIN.run(
+    const [kind, text, sid, previous] = (await BEGIN.run(
       this.client,
       [this.key('s'), this.key('i'), this.key('lease'), this.key('sending'), this.key('sendlog')],
       [lease, force ? '1' : '0', now, new Date(now).toISOString()],
-    )) as [string, string?, string?];
-    if (kind === 'send')
-      return { kind, item: parse(text as string), text: text as string, streamId: sid as string };
+    )) as [string, string?, string?, string?];
+    if (kind === 'send') {
+      return {
+        kind,
+        item: parse(text as string),
+        text: text as string,
+        streamId: sid as string,
+        previousSend: previous ? previous : undefined,
+      };
+    }
     if (kind === 'rejected' || kind === 'backoff') return { kind, item: parse(text as string) };
     return { kind: kind as 'fenced' | 'empty' | 'again' };
   }

@@ -34,6 +34,11 @@ export interface QueuedMutation {
   lastError?: QueueError | undefined;
   /** Epoch ms before which a replay attempt is not made (backoff), unless forced. */
   nextAttemptAt: number;
+  /**
+   * It may have reached the upstream (a send was started, or ended without an answer): the next
+   * replay asks the upstream what became of its idempotency key before sending it (proxy/replay-step.ts).
+   */
+  maybeSent?: boolean | undefined;
 }
 
 /** Durable storage of queued mutations. `load` skips (and sets aside) corrupt records. */

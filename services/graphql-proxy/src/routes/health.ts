@@ -21,11 +21,12 @@ export function healthRoutes(
   app.get('/health', async () => {
     const { config, queue, local, monitor, cache } = deps;
     const counts = local.counts();
-    const queued = await queue.list().catch(() => undefined);
+    // Length and head only (XLEN and the stream's first entry in Redis): never the whole queue.
+    const queued = await queue.summary().catch(() => undefined);
     const fleet = deps.fleet ? await deps.fleet() : undefined;
     // Degraded: the shared stores (Redis) cannot be reached; the instance answers from what it can.
     const degraded = fleet !== undefined && fleet['redis'] !== 'up';
-    const blocked = queued?.[0]?.status === 'rejected' ? queued[0] : undefined;
+    const blocked = queued?.head?.status === 'rejected' ? queued.head : undefined;
     return {
       ok: true,
       status: degraded ? 'degraded' : 'ok',
@@ -42,12 +43,13 @@ export function healthRoutes(
       queueDir: config.queueDir,
       localDbPath: config.localDbPath,
       // null: the queue (Redis) cannot be read now.
-      queuedMutations: queued?.length ?? null,
-      rejectedMutations: queued?.filter((item) => item.status === 'rejected').length ?? null,
+      queuedMutations: queued?.size ?? null,
+      // Only the head can be rejected (QueueSummary).
+      rejectedMutations: queued === undefined ? null : blocked ? 1 : 0,
       // `blocked`: the upstream rejected the head of the queue; nothing behind it is sent, and new
       // SETMODE mutations are refused with QUEUE_BLOCKED until it is retried or discarded.
       queueState:
-        queued === undefined ? 'unknown' : blocked ? 'blocked' : queued.length > 0 ? 'pending' : 'empty',
+        queued === undefined ? 'unknown' : blocked ? 'blocked' : queued.size > 0 ? 'pending' : 'empty',
       blockedBy: blocked
         ? {
             id: blocked.id,

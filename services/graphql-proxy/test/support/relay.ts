@@ -13,6 +13,7 @@ export interface Relay {
   readonly requests: {
     readonly body: string;
     readonly authorization: string | undefined;
+    readonly idempotencyKey: string | undefined;
     readonly at: number;
   }[];
   /**
@@ -20,6 +21,8 @@ export interface Relay {
    * dropped (connection destroyed). Other requests (a proxy's background probe) pass untouched.
    */
   dropAnswers(n: number, matching: string): void;
+  /** The next `n` requests whose body contains `matching` never reach the target (connection cut). */
+  dropRequests(n: number, matching: string): void;
   /** While true, requests are accepted and never answered. */
   hang(on: boolean): void;
   /**
@@ -27,6 +30,12 @@ export interface Relay {
    * first `passing` of them (default none) go through at once.
    */
   hold(matching: string, passing?: number): { release(): void };
+  /**
+   * The next request whose body contains `matching` goes to the target, which executes it; its
+   * answer waits at the relay until `release()` (its caller sees nothing: sent, not yet answered).
+   * `answered()` is true once the target has answered it.
+   */
+  holdAnswer(matching: string): { answered(): boolean; release(): void };
   close(): Promise<void>;
 }
 
@@ -36,10 +45,14 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
   const requests: Relay['requests'] = [];
   let drops = 0;
   let dropMatching = '';
+  let cuts = 0;
+  let cutMatching = '';
   let hanging = false;
   let holdMatching = '';
   let holdPassing = 0;
   let held: (() => void)[] = [];
+  let answerMatching = '';
+  let answerHeld: { answered: boolean; deliver: (() => void) | undefined; released: boolean } | undefined;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -47,10 +60,23 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       const body = Buffer.concat(chunks);
       const text = body.toString('utf8');
       bodies.push(text);
-      requests.push({ body: text, authorization: request.headers.authorization, at: Date.now() });
+      const key = request.headers['idempotency-key'];
+      requests.push({
+        body: text,
+        authorization: request.headers.authorization,
+        idempotencyKey: typeof key === 'string' ? key : undefined,
+        at: Date.now(),
+      });
       if (hanging) return;
+      if (cuts > 0 && text.includes(cutMatching)) {
+        cuts -= 1;
+        response.socket?.destroy();
+        return;
+      }
       const drop = drops > 0 && text.includes(dropMatching);
       if (drop) drops -= 1;
+      const holdAnswer = answerMatching !== '' && text.includes(answerMatching) ? answerHeld : undefined;
+      if (holdAnswer) answerMatching = '';
       const forward = () => {
         const forwarded = http.request(
           target,
@@ -61,8 +87,16 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
               answer.on('end', () => response.socket?.destroy());
               return;
             }
-            response.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(response);
+            const deliver = () => {
+              response.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(response);
+            };
+            if (holdAnswer && !holdAnswer.released) {
+              holdAnswer.answered = true;
+              holdAnswer.deliver = deliver;
+              return;
+            }
+            deliver();
           },
         );
         forwarded.on('error', () => response.socket?.destroy());
@@ -98,6 +132,10 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       drops = n;
       dropMatching = matching;
     },
+    dropRequests: (n, matching) => {
+      cuts = n;
+      cutMatching = matching;
+    },
     hang: (on) => {
       hanging = on;
     },
@@ -110,6 +148,18 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
           const waiting = held;
           held = [];
           for (const forward of waiting) forward();
+        },
+      };
+    },
+    holdAnswer: (matching) => {
+      const state: NonNullable<typeof answerHeld> = { answered: false, deliver: undefined, released: false };
+      answerMatching = matching;
+      answerHeld = state;
+      return {
+        answered: () => state.answered,
+        release: () => {
+          state.released = true;
+          state.deliver?.();
         },
       };
     },
