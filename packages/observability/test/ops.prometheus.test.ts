@@ -196,9 +196,15 @@ describe('alert rules and a real Prometheus against the services', () => {
     await present('exchange_book_depth{job="exchange", side="bid"}');
     await present('exchange_order_batches_committed_total{job="exchange"}');
     await present('exchange_withdrawal_oldest_sending_age_seconds{job="exchange"}');
+    await present('exchange_order_batch_commit_seconds_count{job="exchange"}');
+    await present('exchange_engine_seconds_per_command_count{job="exchange"}');
+    await present('exchange_feed_frames_dropped_total{job="exchange", reason="slow_consumer"}');
+    // The periodic reconciliation ran soon after the start and passed.
+    await present('exchange_ledger_reconcile_ok{job="exchange"} == 1');
     await present('paygate_callback_outbox_depth{job="paygate"}');
     await present('paygate_callback_oldest_undelivered_age_seconds{job="paygate"}');
     await present('events_cache_hits_total{job="events"}');
+    await present('events_change_feed_lag_seconds_count{job="events"}');
     await present('graphql_proxy_breaker_open{job="graphql-proxy"}');
     await present('graphql_proxy_queue_oldest_age_seconds{job="graphql-proxy"}');
     // Nothing is firing on a healthy platform.

@@ -11,6 +11,7 @@ import { type MasterKeySource, parseMasterKey } from './crypto/config.js';
 import { type FeedConfig, feedConfig } from './feed/config.js';
 import { type PaygateConfig, paygateConfig, refuseSandboxPaygateSecret } from './fiat/config.js';
 import { trustedProxies } from './http/config.js';
+import { type ReconcileScheduleConfig, reconcileScheduleConfig } from './ledger/config.js';
 import { type RequestLimitsConfig, requestLimitsConfig } from './limits/config.js';
 import { isLoopbackHost } from './loopback.js';
 import { type MailConfig, mailConfig } from './mail/config.js';
@@ -65,6 +66,8 @@ export interface Config {
   readonly orderPipelineDepth: number;
   /** Durable book snapshots (src/snapshots/). */
   readonly bookSnapshots: BookSnapshotConfig;
+  /** The periodic ledger reconciliation (src/ledger/config.ts). @default every hour (`RECONCILE_INTERVAL_MS`) */
+  readonly reconcile: ReconcileScheduleConfig;
   /**
    * Failed transfer-code redemptions allowed per account and per client address within one window.
    * @default 10, 30, 900000 ms (`SVC_CODE_FAILURES_PER_ACCOUNT`, `SVC_CODE_FAILURES_PER_ADDRESS`, `SVC_CODE_FAILURE_WINDOW_MS`)
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metrics: parseMetricsSettings(env, 9100, (setting, detail) => new ConfigError(setting, detail)),
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
     bookSnapshots: bookSnapshotConfig(env),
+    reconcile: reconcileScheduleConfig(env),
     codeFailureLimits: codeFailureLimitsConfig(env),
     wallet: walletConfig(env, cwd),
     mail,

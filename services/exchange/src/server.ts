@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
+import { startReconcileSchedule } from './ledger/reconcile-schedule.js';
 import { syncCurrencies } from './ledger/store.js';
 import { createRequestLimits } from './limits/setup.js';
 import { openMailer } from './mail/open.js';
@@ -96,6 +97,7 @@ async function shutdown(signal: string): Promise<void> {
   closing = true;
   app.log.info({ signal }, 'shutting down');
   try {
+    await reconcileSchedule?.stop();
     await metricsListener.close();
     await app.close();
     await db.close();
@@ -109,6 +111,19 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+// Started after the app, whose cluster node (if any) decides which node runs it.
+const reconcileSchedule =
+  config.reconcile.intervalMs === 0
+    ? undefined
+    : startReconcileSchedule(
+        db,
+        config.reconcile.intervalMs,
+        (report) => {
+          if (report.ok) app.log.info({ entries: report.entries }, 'ledger reconciliation passed');
+          else app.log.error({ problems: report.problems }, 'ledger reconciliation FAILED');
+        },
+        (error) => app.log.error({ err: error }, 'ledger reconciliation could not run'),
+      );
 await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });
