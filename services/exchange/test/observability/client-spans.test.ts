@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { inSpan, withDatabaseSpans } from '@platform/observability/client-spans';
 import { startTracing, type TracingHandle } from '@platform/observability/tracing';
+import type { Database } from '@platform/sql-storage/database';
 import { openPglite } from '@platform/sql-storage/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.js';
 import { GrpcLimiter } from '../../src/limits/grpc-limiter.js';
 import { ratelimitConfigYaml } from '../../src/limits/ratelimit-config.js';
 import { CONTRACT_LIMITS } from '../limits/limiter.contract.js';
