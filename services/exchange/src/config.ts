@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { settingOr, storageSetting } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -94,12 +95,11 @@ export interface Config {
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
 
 function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
-    throw error;
-  }
+  return settingOr(
+    () => parseLogSettings(env),
+    LogSettingError,
+    (error) => new ConfigError(error.setting, error.detail),
+  );
 }
 
 /**
@@ -123,20 +123,7 @@ function demoSeedingOf(env: NodeJS.ProcessEnv, host: string, storageKind: Storag
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const dataDir = dataPath(env.DATA_DIR, 'exchange', env, cwd);
-  const databaseUrl = env.DATABASE_URL;
-  let storage: StorageConfig;
-  if (databaseUrl) {
-    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-      throw new ConfigError('DATABASE_URL', 'expected a postgres:// or postgresql:// URL');
-    }
-    storage = {
-      kind: 'postgres',
-      url: databaseUrl,
-      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
-    };
-  } else {
-    storage = { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') };
-  }
+  const storage: StorageConfig = storageSetting(env, dataDir);
   let masterKey: MasterKeySource;
   if (env.MASTER_KEY) masterKey = { kind: 'value', key: parseMasterKey(env.MASTER_KEY, 'MASTER_KEY') };
   else if (env.MASTER_KEY_FILE) {

@@ -1,3 +1,5 @@
+import { type EdgeErrorName, type ErrorSpec, edgeErrorSpec } from '@platform/http-edge/edge-errors';
+
 /**
  * The closed set of errors the gateway answers with. Every error body has one shape,
  * `{"error": {"code": <int>, "name": <string>, "message": <string>, "field"?: <string>}}`, the
@@ -34,32 +36,16 @@ export type ErrorName =
   | 'refund_exceeds_paid'
   | 'invoice_not_paid';
 
-export interface ErrorSpec {
-  readonly code: number;
-  readonly status: number;
+export type { ErrorSpec } from '@platform/http-edge/edge-errors';
+
+/** Maps each error to its numeric code and HTTP status: the edge's, then this service's own. */
+export function errorSpec(name: ErrorName): ErrorSpec {
+  return edgeErrorSpec(name) ?? ownErrorSpec(name as Exclude<ErrorName, EdgeErrorName>);
 }
 
-/** Maps each error to its numeric code and HTTP status; the switch is exhaustive. */
-export function errorSpec(name: ErrorName): ErrorSpec {
+/** This service's own errors; the switch is exhaustive. */
+function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
   switch (name) {
-    case 'internal':
-      return { code: 1000, status: 500 };
-    case 'validation_failed':
-      return { code: 1001, status: 400 };
-    case 'malformed_json':
-      return { code: 1002, status: 400 };
-    case 'body_too_large':
-      return { code: 1003, status: 413 };
-    case 'unsupported_media_type':
-      return { code: 1004, status: 415 };
-    case 'not_found':
-      return { code: 1005, status: 404 };
-    case 'uri_too_long':
-      return { code: 1010, status: 414 };
-    case 'method_not_allowed':
-      return { code: 1013, status: 405 };
-    case 'unavailable':
-      return { code: 1011, status: 503 };
     case 'unknown_public_key':
       return { code: 4001, status: 404 };
     case 'currency_mismatch':
