@@ -69,6 +69,7 @@ beforeAll(async () => {
   writeFileSync(configFile, yaml);
   [exchange, gateway] = await Promise.all([
     startServiceProcess({
+      sandboxSecrets: true,
       name: 'exchange',
       entry: path.join(REPO, 'services/exchange/src/server.ts'),
       cwd: REPO,
@@ -80,7 +81,6 @@ beforeAll(async () => {
         DATA_DIR: path.join(configDir, 'exchange'),
         SEED_DEMO: 'false',
         PAYGATE_URL: gatewayFront.url,
-        ALLOW_SANDBOX_SECRETS: 'true',
         LOG_LEVEL: 'warn',
         ...OTEL(receiver.url),
       },
@@ -88,6 +88,7 @@ beforeAll(async () => {
       timeoutMs: 90_000,
     }),
     startServiceProcess({
+      sandboxSecrets: true,
       name: 'paygate',
       entry: path.join(GATEWAY_DIR, 'src/server.ts'),
       cwd: REPO,
@@ -99,7 +100,6 @@ beforeAll(async () => {
         WORKER_INTERVAL_MS: '50',
         CALLBACK_RETRY_BASE_MS: '100',
         CALLBACK_RETRY_MAX_MS: '1000',
-        ALLOW_SANDBOX_SECRETS: 'true',
         LOG_LEVEL: 'warn',
         ...OTEL(receiver.url),
       },
