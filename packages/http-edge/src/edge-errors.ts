@@ -35,3 +35,13 @@ const EDGE_ERRORS: Readonly<Record<EdgeErrorName, ErrorSpec>> = {
 export function edgeErrorSpec(name: string): ErrorSpec | undefined {
   return Object.hasOwn(EDGE_ERRORS, name) ? EDGE_ERRORS[name as EdgeErrorName] : undefined;
 }
+
+/**
+ * A service's whole registry: the edge's errors by their fixed codes, the service's own through
+ * `own` (its exhaustive switch over the names that are not the edge's).
+ */
+export function registrySpec<N extends string>(
+  own: (name: Exclude<N, EdgeErrorName>) => ErrorSpec,
+): (name: N) => ErrorSpec {
+  return (name) => edgeErrorSpec(name) ?? own(name as Exclude<N, EdgeErrorName>);
+}

@@ -1,20 +1,13 @@
-import { type EdgeErrorName, type ErrorSpec, edgeErrorSpec } from '@platform/http-edge/edge-errors';
+import { type EdgeErrorName, type ErrorSpec, registrySpec } from '@platform/http-edge/edge-errors';
 
 /**
  * The closed set of errors the gateway answers with. Every error body has one shape,
  * `{"error": {"code": <int>, "name": <string>, "message": <string>, "field"?: <string>}}`, the
  * exchange's shape plus `field` when one input is at fault (gateway-contract.md).
+ * The edge's errors come first (`@platform/http-edge/edge-errors`, codes 1000-1013), then this service's own.
  */
 export type ErrorName =
-  | 'internal'
-  | 'validation_failed'
-  | 'malformed_json'
-  | 'body_too_large'
-  | 'unsupported_media_type'
-  | 'not_found'
-  | 'uri_too_long'
-  | 'method_not_allowed'
-  | 'unavailable'
+  | EdgeErrorName
   | 'unknown_public_key'
   | 'currency_mismatch'
   | 'unknown_service'
@@ -39,9 +32,7 @@ export type ErrorName =
 export type { ErrorSpec } from '@platform/http-edge/edge-errors';
 
 /** Maps each error to its numeric code and HTTP status: the edge's, then this service's own. */
-export function errorSpec(name: ErrorName): ErrorSpec {
-  return edgeErrorSpec(name) ?? ownErrorSpec(name as Exclude<ErrorName, EdgeErrorName>);
-}
+export const errorSpec = registrySpec<ErrorName>(ownErrorSpec);
 
 /** This service's own errors; the switch is exhaustive. */
 function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
