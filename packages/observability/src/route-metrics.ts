@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { HistogramCounts, histogramSamples, registerCollected, type Sample } from './plain-histogram.js';
 
 /** The route label of requests no route matched (404s, scans): one series, not one per URL. */
 export const UNMATCHED_ROUTE = '(unmatched)';
@@ -16,40 +17,7 @@ interface RouteEntry {
   readonly method: string;
   readonly route: string;
   readonly byClass: Float64Array;
-  /** Observations per bucket (not cumulative; the exposition adds them up). */
-  readonly buckets: Float64Array;
-  sum: number;
-  count: number;
-}
-
-interface Sample {
-  metricName?: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/**
- * A metric object as the registry reads it (`name`, `help`, `type`, `get()`): prom-client formats its
- * samples like its own. Plain numbers behind it, so the request path pays no label validation or
- * hashing (prom-client's labelled children do both on every call: about 8 us a request measured here).
- */
-function registerCollected(
-  registry: Registry,
-  name: string,
-  help: string,
-  type: 'counter' | 'histogram',
-  samples: () => Sample[],
-): void {
-  const metric = {
-    name,
-    help,
-    type,
-    aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
-    reset: () => {},
-  };
-  // biome-ignore lint/suspicious/noExplicitAny: prom-client types registerMetric as its Metric class; the registry reads only these fields
-  registry.registerMetric(metric as any);
+  readonly duration: HistogramCounts;
 }
 
 /**
@@ -90,23 +58,12 @@ export function createRouteMetrics(registry: Registry): RouteMetrics {
     () => {
       const samples: Sample[] = [];
       for (const entry of entries) {
-        const labels = { method: entry.method, route: entry.route };
-        let cumulative = 0;
-        DURATION_BUCKETS.forEach((bound, i) => {
-          cumulative += entry.buckets[i] as number;
-          samples.push({
-            metricName: 'http_request_duration_seconds_bucket',
-            labels: { le: String(bound), ...labels },
-            value: cumulative,
-          });
-        });
-        samples.push({
-          metricName: 'http_request_duration_seconds_bucket',
-          labels: { le: '+Inf', ...labels },
-          value: entry.count,
-        });
-        samples.push({ metricName: 'http_request_duration_seconds_sum', labels, value: entry.sum });
-        samples.push({ metricName: 'http_request_duration_seconds_count', labels, value: entry.count });
+        histogramSamples(
+          'http_request_duration_seconds',
+          { method: entry.method, route: entry.route },
+          entry.duration,
+          samples,
+        );
       }
       return samples;
     },
@@ -124,23 +81,14 @@ export function createRouteMetrics(registry: Registry): RouteMetrics {
           method,
           route,
           byClass: new Float64Array(6),
-          buckets: new Float64Array(DURATION_BUCKETS.length),
-          sum: 0,
-          count: 0,
+          duration: new HistogramCounts(DURATION_BUCKETS),
         };
         routes.set(route, entry);
         entries.push(entry);
       }
       const cls = Math.floor(statusCode / 100);
       if (cls >= 1 && cls <= 5) entry.byClass[cls] = (entry.byClass[cls] as number) + 1;
-      entry.sum += seconds;
-      entry.count += 1;
-      for (let i = 0; i < DURATION_BUCKETS.length; i += 1) {
-        if (seconds <= (DURATION_BUCKETS[i] as number)) {
-          entry.buckets[i] = (entry.buckets[i] as number) + 1;
-          break;
-        }
-      }
+      entry.duration.observe(seconds);
     },
   };
 }

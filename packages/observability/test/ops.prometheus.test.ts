@@ -7,7 +7,7 @@
  * reconciliation is recorded.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app'
 import { requireBinary } from '@platform/testkit/binaries';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { findListeningPort, httpAnswers } from '@platform/testkit/listening';
-import { type ManagedProcess, spawnManaged, waitUntilReady } from '@platform/testkit/process';
+import { type PrometheusServer, startPrometheus } from '@platform/testkit/prometheus';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -34,8 +34,7 @@ interface Service {
 }
 
 let dir = '';
-let promUrl = '';
-let prometheus: ManagedProcess | undefined;
+let prometheus: PrometheusServer | undefined;
 const services: Service[] = [];
 
 async function start(job: string, entry: string, env: NodeJS.ProcessEnv): Promise<Service> {
@@ -45,7 +44,8 @@ async function start(job: string, entry: string, env: NodeJS.ProcessEnv): Promis
     cwd: REPO,
     port: 0,
     // The services run on PostgreSQL with their documented sandbox secrets (issue 28's rule).
-    env: { LOG_LEVEL: 'warn', ALLOW_SANDBOX_SECRETS: 'true', ...env },
+    sandboxSecrets: true,
+    env: { LOG_LEVEL: 'warn', ...env },
     healthPath: '/health',
     timeoutMs: 240_000,
   });
@@ -59,7 +59,6 @@ async function start(job: string, entry: string, env: NodeJS.ProcessEnv): Promis
 }
 
 beforeAll(async () => {
-  const binary = requireBinary('prometheus', 'prometheus');
   dir = await mkdtemp(path.join(tmpdir(), 'ops-prometheus-'));
   const [, , , blog] = await Promise.all([
     start('exchange', 'services/exchange/src/server.ts', {
@@ -83,47 +82,10 @@ beforeAll(async () => {
     PATHS_BASE_DIR: path.join(dir, 'proxy'),
     UPSTREAM_GRAPHQL_ENDPOINT: `${blog.process.url}/graphql`,
   });
-  const config = path.join(dir, 'prometheus.yml');
-  await writeFile(
-    config,
-    [
-      'global:',
-      '  scrape_interval: 1s',
-      '  evaluation_interval: 1s',
-      'rule_files:',
-      `  - ${RULES_DIR}/*.rules.yml`,
-      'scrape_configs:',
-      ...services.flatMap((service) => [
-        `  - job_name: ${service.job}`,
-        '    static_configs:',
-        `      - targets: ['127.0.0.1:${service.metricsPort}']`,
-      ]),
-      '',
-    ].join('\n'),
-  );
-  // Port 0: Prometheus binds a port of the kernel's choosing, found by what answers /-/ready.
-  prometheus = spawnManaged({
-    name: 'prometheus',
-    command: binary,
-    args: [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      '--web.listen-address=127.0.0.1:0',
-      '--storage.tsdb.retention.time=1h',
-    ],
+  prometheus = await startPrometheus({
+    jobs: services.map((service) => ({ job: service.job, targets: [`127.0.0.1:${service.metricsPort}`] })),
+    ruleFiles: [`${RULES_DIR}/*.rules.yml`],
   });
-  const started = prometheus;
-  await waitUntilReady(
-    started,
-    async () => {
-      const port = await findListeningPort(started.pid ?? -1, (p) => httpAnswers(p, '/-/ready'), {
-        timeoutMs: 1_000,
-      });
-      promUrl = `http://127.0.0.1:${port}`;
-      return true;
-    },
-    30_000,
-  );
 }, 420_000);
 
 afterAll(async () => {
@@ -138,10 +100,7 @@ interface Sample {
 }
 
 async function query(promql: string): Promise<Sample[]> {
-  const response = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const body = (await response.json()) as { status: string; data: { result: Sample[] } };
-  expect(body.status).toBe('success');
-  return body.data.result;
+  return (prometheus as PrometheusServer).query(promql);
 }
 
 /** Polls until `promql` returns a series (bounded by the test's timeout). */
@@ -196,9 +155,15 @@ describe('alert rules and a real Prometheus against the services', () => {
     await present('exchange_book_depth{job="exchange", side="bid"}');
     await present('exchange_order_batches_committed_total{job="exchange"}');
     await present('exchange_withdrawal_oldest_sending_age_seconds{job="exchange"}');
+    await present('exchange_order_batch_commit_seconds_count{job="exchange"}');
+    await present('exchange_engine_seconds_per_command_count{job="exchange"}');
+    await present('exchange_feed_frames_dropped_total{job="exchange", reason="slow_consumer"}');
+    // The periodic reconciliation ran soon after the start and passed.
+    await present('exchange_ledger_reconcile_ok{job="exchange"} == 1');
     await present('paygate_callback_outbox_depth{job="paygate"}');
     await present('paygate_callback_oldest_undelivered_age_seconds{job="paygate"}');
     await present('events_cache_hits_total{job="events"}');
+    await present('events_change_feed_lag_seconds_count{job="events"}');
     await present('graphql_proxy_breaker_open{job="graphql-proxy"}');
     await present('graphql_proxy_queue_oldest_age_seconds{job="graphql-proxy"}');
     // Nothing is firing on a healthy platform.
@@ -215,7 +180,9 @@ describe('alert rules and a real Prometheus against the services', () => {
       for (const panel of dashboard.panels) {
         for (const target of panel.targets) {
           const expr = target.expr.replaceAll('$__rate_interval', '1m');
-          const response = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+          const response = await fetch(
+            `${(prometheus as PrometheusServer).url}/api/v1/query?query=${encodeURIComponent(expr)}`,
+          );
           const body = (await response.json()) as { status: string; error?: string };
           expect(body, `${name}: ${panel.title}: ${expr}`).toMatchObject({ status: 'success' });
         }

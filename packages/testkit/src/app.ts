@@ -40,6 +40,13 @@ export interface StartServiceOptions {
   cwd?: string;
   /** Environment for the process; `portVariable` is set to a free port unless `port` is given. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A test deployment that means the services' documented sandbox secrets (the gateway's sandbox
+   * merchant secret, the exchange's matching one, development tokens): sets `ALLOW_SANDBOX_SECRETS=true`,
+   * without which issue 28's rule refuses them outside loopback or on PostgreSQL (`DATABASE_URL`).
+   * @default false: the process gets the rule as operators do
+   */
+  sandboxSecrets?: boolean;
   portVariable?: string;
   /**
    * The port to give the process. `0` lets it bind a port of the kernel's choosing, learnt from the
@@ -66,7 +73,12 @@ export async function startServiceProcess(options: StartServiceOptions): Promise
     cwd: options.cwd,
     // A service's metrics listener gets a free port too (a fixed default would collide between
     // parallel test files); a test that needs it reads the port from the start log line.
-    env: { METRICS_PORT: '0', ...options.env, [options.portVariable ?? 'PORT']: String(given) },
+    env: {
+      METRICS_PORT: '0',
+      ...(options.sandboxSecrets ? { ALLOW_SANDBOX_SECRETS: 'true' } : {}),
+      ...options.env,
+      [options.portVariable ?? 'PORT']: String(given),
+    },
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   });
   // A given port is ready once it answers below 500. Found ports must answer 2xx: a process may

@@ -5,6 +5,7 @@ import {
 } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
+import { integerBetween, settingOr, trueOrFalse } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -41,33 +42,19 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** Settings' errors in this service's words (`NAME must be ...`), through the shared readers. */
+const fail = (message: string) => new ConfigError(message);
+const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number) =>
+  integerBetween(env, name, fallback, min, max, fail);
+const boolean = (env: NodeJS.ProcessEnv, name: string, fallback: boolean) =>
+  trueOrFalse(env, name, fallback, fail);
 /** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
-function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
+const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
+  settingOr(
+    () => parseLogSettings(env),
+    LogSettingError,
+    (error) => fail(error.message),
+  );
 
 /**
  * The development token is in this repository: whoever reaches the blog could write with it. It

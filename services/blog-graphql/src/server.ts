@@ -1,5 +1,6 @@
 // First: tracing patches http as it loads (off unless OTEL_* asks for it).
 import './telemetry.js';
+import { closeOnSignals } from '@platform/http-edge/lifecycle';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { collectProcessMetrics } from '@platform/observability/registry';
@@ -34,23 +35,14 @@ async function main(): Promise<void> {
     'blog-graphql listening on /graphql',
   );
 
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'closing');
-    Promise.all([app.close(), metricsListener.close()])
-      .then(() => tracing.shutdown())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'close failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  closeOnSignals(logger, {
+    closingMessage: 'closing',
+    failedMessage: 'close failed',
+    close: async () => {
+      await Promise.all([app.close(), metricsListener.close()]);
+      await tracing.shutdown();
+    },
+  });
 }
 
 main().catch((error: unknown) => {

@@ -13,7 +13,7 @@ import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { registerCacheMetrics } from './metrics/cache-metrics.js';
+import { registerCacheMetrics, registerChangeFeedLag } from './metrics/cache-metrics.js';
 import type { CacheCounters } from './storage/cached-event-store.js';
 import { openEventStore } from './storage/open-store.js';
 import { tracing } from './telemetry.js';
@@ -46,9 +46,11 @@ async function main(): Promise<void> {
   const metrics = createMetricsRegistry();
   const cacheCounters: CacheCounters = { hits: 0, misses: 0, invalidations: 0, live: false };
   registerCacheMetrics(metrics, cacheCounters);
+  const onChangeFeedLag = registerChangeFeedLag(metrics);
   const store = await openEventStore(config.storage, {
     cacheMaxEntries: config.readCacheMaxEntries,
     cacheCounters,
+    onChangeFeedLag,
     onBackgroundError: (error) => logger.warn({ err: error }, 'background database connection failed'),
   });
   const app = await buildApp({

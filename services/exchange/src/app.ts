@@ -248,12 +248,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   linkRoutes(app, links);
   registerFiat(app, fiat);
   const feed = options.feed ?? defaultFeedConfig();
-  if (feed.enabled) await registerFeed(app, deps, feed);
+  const feedHub = feed.enabled ? await registerFeed(app, deps, feed) : undefined;
   registerExchangeMetrics(metrics, {
     db: options.db,
     orders,
     feedConnections: () =>
       (app as { websocketServer?: { clients: Set<unknown> } }).websocketServer?.clients.size,
+    feedFramesDropped: () => feedHub?.dropped,
     onError: (error) => app.log.warn({ err: error }, 'an exchange metric could not be read'),
   });
   return app;

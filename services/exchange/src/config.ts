@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { settingOr, storageSetting } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -11,6 +12,7 @@ import { type MasterKeySource, parseMasterKey } from './crypto/config.js';
 import { type FeedConfig, feedConfig } from './feed/config.js';
 import { type PaygateConfig, paygateConfig, refuseSandboxPaygateSecret } from './fiat/config.js';
 import { trustedProxies } from './http/config.js';
+import { type ReconcileScheduleConfig, reconcileScheduleConfig } from './ledger/config.js';
 import { type RequestLimitsConfig, requestLimitsConfig } from './limits/config.js';
 import { isLoopbackHost } from './loopback.js';
 import { type MailConfig, mailConfig } from './mail/config.js';
@@ -65,6 +67,8 @@ export interface Config {
   readonly orderPipelineDepth: number;
   /** Durable book snapshots (src/snapshots/). */
   readonly bookSnapshots: BookSnapshotConfig;
+  /** The periodic ledger reconciliation (src/ledger/config.ts). @default every hour (`RECONCILE_INTERVAL_MS`) */
+  readonly reconcile: ReconcileScheduleConfig;
   /**
    * Failed transfer-code redemptions allowed per account and per client address within one window.
    * @default 10, 30, 900000 ms (`SVC_CODE_FAILURES_PER_ACCOUNT`, `SVC_CODE_FAILURES_PER_ADDRESS`, `SVC_CODE_FAILURE_WINDOW_MS`)
@@ -91,12 +95,11 @@ export interface Config {
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
 
 function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
-    throw error;
-  }
+  return settingOr(
+    () => parseLogSettings(env),
+    LogSettingError,
+    (error) => new ConfigError(error.setting, error.detail),
+  );
 }
 
 /**
@@ -120,20 +123,7 @@ function demoSeedingOf(env: NodeJS.ProcessEnv, host: string, storageKind: Storag
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const dataDir = dataPath(env.DATA_DIR, 'exchange', env, cwd);
-  const databaseUrl = env.DATABASE_URL;
-  let storage: StorageConfig;
-  if (databaseUrl) {
-    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-      throw new ConfigError('DATABASE_URL', 'expected a postgres:// or postgresql:// URL');
-    }
-    storage = {
-      kind: 'postgres',
-      url: databaseUrl,
-      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
-    };
-  } else {
-    storage = { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') };
-  }
+  const storage: StorageConfig = storageSetting(env, dataDir);
   let masterKey: MasterKeySource;
   if (env.MASTER_KEY) masterKey = { kind: 'value', key: parseMasterKey(env.MASTER_KEY, 'MASTER_KEY') };
   else if (env.MASTER_KEY_FILE) {
@@ -163,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metrics: parseMetricsSettings(env, 9100, (setting, detail) => new ConfigError(setting, detail)),
     orderPipelineDepth: integer(env, 'ORDER_PIPELINE_DEPTH', 1, 1, 8),
     bookSnapshots: bookSnapshotConfig(env),
+    reconcile: reconcileScheduleConfig(env),
     codeFailureLimits: codeFailureLimitsConfig(env),
     wallet: walletConfig(env, cwd),
     mail,

@@ -1,17 +1,13 @@
+import { type EdgeErrorName, type ErrorSpec, registrySpec } from '@platform/http-edge/edge-errors';
+
 /**
  * The closed set of errors the exchange answers with. Every error body has one shape,
  * `{"error": {"code": <int>, "name": <string>, "message": <string>}}`: the v2 (Peatio) clients read
  * `error.code` and `error.message`, and the 2001..2009 codes are the ones they know.
+ * The edge's errors come first (`@platform/http-edge/edge-errors`, codes 1000-1013), then this service's own.
  */
 export type ErrorName =
-  | 'internal'
-  | 'validation_failed'
-  | 'malformed_json'
-  | 'body_too_large'
-  | 'unsupported_media_type'
-  | 'not_found'
-  | 'uri_too_long'
-  | 'method_not_allowed'
+  | EdgeErrorName
   | 'unknown_currency'
   | 'unknown_market'
   | 'too_many_decimals'
@@ -21,7 +17,6 @@ export type ErrorName =
   | 'invalid_order'
   | 'cancel_failed'
   | 'order_not_found'
-  | 'unavailable'
   | 'bad_signature'
   | 'nonce_reused'
   | 'nonce_out_of_window'
@@ -66,30 +61,14 @@ export type ErrorName =
   | 'unknown_reference'
   | 'callback_mismatch';
 
-export interface ErrorSpec {
-  readonly code: number;
-  readonly status: number;
-}
+export type { ErrorSpec } from '@platform/http-edge/edge-errors';
 
-/** Maps each error to its numeric code and HTTP status; the switch is exhaustive. */
-export function errorSpec(name: ErrorName): ErrorSpec {
+/** Maps each error to its numeric code and HTTP status: the edge's, then this service's own. */
+export const errorSpec = registrySpec<ErrorName>(ownErrorSpec);
+
+/** This service's own errors; the switch is exhaustive. */
+function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
   switch (name) {
-    case 'internal':
-      return { code: 1000, status: 500 };
-    case 'validation_failed':
-      return { code: 1001, status: 400 };
-    case 'malformed_json':
-      return { code: 1002, status: 400 };
-    case 'body_too_large':
-      return { code: 1003, status: 413 };
-    case 'unsupported_media_type':
-      return { code: 1004, status: 415 };
-    case 'not_found':
-      return { code: 1005, status: 404 };
-    case 'uri_too_long':
-      return { code: 1010, status: 414 };
-    case 'method_not_allowed':
-      return { code: 1013, status: 405 };
     case 'unknown_currency':
       return { code: 1006, status: 404 };
     case 'unknown_market':
@@ -108,8 +87,6 @@ export function errorSpec(name: ErrorName): ErrorSpec {
       return { code: 2003, status: 400 };
     case 'order_not_found':
       return { code: 2004, status: 404 };
-    case 'unavailable':
-      return { code: 1011, status: 503 };
     case 'bad_signature':
       return { code: 2005, status: 401 };
     case 'nonce_reused':

@@ -1,5 +1,6 @@
 // First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
 import './telemetry.js';
+import { closeOnSignals } from '@platform/http-edge/lifecycle';
 import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
@@ -9,6 +10,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
 import { createSecretBox } from './crypto/secret-box.js';
 import { openStorage } from './db/open.js';
+import { startReconcileSchedule } from './ledger/reconcile-schedule.js';
 import { syncCurrencies } from './ledger/store.js';
 import { createRequestLimits } from './limits/setup.js';
 import { openMailer } from './mail/open.js';
@@ -90,25 +92,29 @@ if (config.seedDemo) {
   }
 }
 
-let closing = false;
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
-  closing = true;
-  app.log.info({ signal }, 'shutting down');
-  try {
+closeOnSignals(app.log, {
+  close: async () => {
+    await reconcileSchedule?.stop();
     await metricsListener.close();
     await app.close();
     await db.close();
     await tracing.shutdown();
-    process.exit(0);
-  } catch (error) {
-    app.log.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+  },
+});
 
+// Started after the app, whose cluster node (if any) decides which node runs it.
+const reconcileSchedule =
+  config.reconcile.intervalMs === 0
+    ? undefined
+    : startReconcileSchedule(
+        db,
+        config.reconcile.intervalMs,
+        (report) => {
+          if (report.ok) app.log.info({ entries: report.entries }, 'ledger reconciliation passed');
+          else app.log.error({ problems: report.problems }, 'ledger reconciliation FAILED');
+        },
+        (error) => app.log.error({ err: error }, 'ledger reconciliation could not run'),
+      );
 await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });

@@ -5,6 +5,7 @@ import {
   SandboxSettingError,
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
+import { ConfigError, integer, settingOr, storageSetting } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -73,29 +74,14 @@ export interface Config {
 
 export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../config/gateway.yaml', import.meta.url));
 
-export class ConfigError extends Error {
-  constructor(setting: string, problem: string) {
-    super(`invalid setting ${setting}: ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from '@platform/http-edge/env-settings';
 
 function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
-    throw error;
-  }
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
-  return value;
+  return settingOr(
+    () => parseLogSettings(env),
+    LogSettingError,
+    (error) => new ConfigError(error.setting, error.detail),
+  );
 }
 
 /** `TEST_SEED` as the test kit reads it (an integer, or a list of which the first counts here). */
@@ -113,20 +99,7 @@ const MERCHANT_PREFIX =
 /** Reads the configuration from the environment once; fails fast naming the wrong setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const dataDir = dataPath(env.DATA_DIR, 'paygate', env, cwd);
-  const databaseUrl = env.DATABASE_URL;
-  let storage: StorageConfig;
-  if (databaseUrl) {
-    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-      throw new ConfigError('DATABASE_URL', 'expected a postgres:// or postgresql:// URL');
-    }
-    storage = {
-      kind: 'postgres',
-      url: databaseUrl,
-      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
-    };
-  } else {
-    storage = { kind: 'pglite', dataDir: path.join(dataDir, 'pgdata') };
-  }
+  const storage: StorageConfig = storageSetting(env, dataDir);
   const port = integer(env, 'PORT', 3200, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   let publicUrl = env.PUBLIC_URL || `http://127.0.0.1:${port}`;
@@ -167,7 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     storage: Object.freeze(storage),
     catalogFile: env.PAYGATE_CONFIG ? path.resolve(cwd, env.PAYGATE_CONFIG) : DEFAULT_CATALOG_FILE,
     merchantEnv,
-    secretExposure: Object.freeze({ host, databaseUrl: Boolean(databaseUrl), forced }),
+    secretExposure: Object.freeze({ host, databaseUrl: storage.kind === 'postgres', forced }),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 300, 1, 3_600),
     invoiceTtlSeconds: integer(env, 'INVOICE_TTL_SECONDS', 1_800, 10, 604_800),
     cardAttemptsMax: integer(env, 'CARD_ATTEMPTS_MAX', 3, 1, 20),

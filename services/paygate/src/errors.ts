@@ -1,18 +1,13 @@
+import { type EdgeErrorName, type ErrorSpec, registrySpec } from '@platform/http-edge/edge-errors';
+
 /**
  * The closed set of errors the gateway answers with. Every error body has one shape,
  * `{"error": {"code": <int>, "name": <string>, "message": <string>, "field"?: <string>}}`, the
  * exchange's shape plus `field` when one input is at fault (gateway-contract.md).
+ * The edge's errors come first (`@platform/http-edge/edge-errors`, codes 1000-1013), then this service's own.
  */
 export type ErrorName =
-  | 'internal'
-  | 'validation_failed'
-  | 'malformed_json'
-  | 'body_too_large'
-  | 'unsupported_media_type'
-  | 'not_found'
-  | 'uri_too_long'
-  | 'method_not_allowed'
-  | 'unavailable'
+  | EdgeErrorName
   | 'unknown_public_key'
   | 'currency_mismatch'
   | 'unknown_service'
@@ -34,32 +29,14 @@ export type ErrorName =
   | 'refund_exceeds_paid'
   | 'invoice_not_paid';
 
-export interface ErrorSpec {
-  readonly code: number;
-  readonly status: number;
-}
+export type { ErrorSpec } from '@platform/http-edge/edge-errors';
 
-/** Maps each error to its numeric code and HTTP status; the switch is exhaustive. */
-export function errorSpec(name: ErrorName): ErrorSpec {
+/** Maps each error to its numeric code and HTTP status: the edge's, then this service's own. */
+export const errorSpec = registrySpec<ErrorName>(ownErrorSpec);
+
+/** This service's own errors; the switch is exhaustive. */
+function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
   switch (name) {
-    case 'internal':
-      return { code: 1000, status: 500 };
-    case 'validation_failed':
-      return { code: 1001, status: 400 };
-    case 'malformed_json':
-      return { code: 1002, status: 400 };
-    case 'body_too_large':
-      return { code: 1003, status: 413 };
-    case 'unsupported_media_type':
-      return { code: 1004, status: 415 };
-    case 'not_found':
-      return { code: 1005, status: 404 };
-    case 'uri_too_long':
-      return { code: 1010, status: 414 };
-    case 'method_not_allowed':
-      return { code: 1013, status: 405 };
-    case 'unavailable':
-      return { code: 1011, status: 503 };
     case 'unknown_public_key':
       return { code: 4001, status: 404 };
     case 'currency_mismatch':

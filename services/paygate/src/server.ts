@@ -1,5 +1,6 @@
 // First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
 import './telemetry.js';
+import { closeOnSignals } from '@platform/http-edge/lifecycle';
 import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
@@ -50,24 +51,14 @@ for (const merchant of catalog.merchants.values()) {
   );
 }
 
-let closing = false;
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
-  closing = true;
-  app.log.info({ signal }, 'shutting down');
-  try {
+closeOnSignals(app.log, {
+  close: async () => {
     await metricsListener.close();
     await app.close();
     await db.close();
     await tracing.shutdown();
-    process.exit(0);
-  } catch (error) {
-    app.log.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+  },
+});
 
 const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });

@@ -1,4 +1,5 @@
 import { collectedValue } from '@platform/observability/collected-gauge';
+import { HistogramCounts, registerHistogram } from '@platform/observability/plain-histogram';
 import { Counter, type Registry } from 'prom-client';
 import type { CacheCounters } from '../storage/cached-event-store.js';
 
@@ -31,4 +32,22 @@ export function registerCacheMetrics(registry: Registry, counters: CacheCounters
     help: '1 while the read cache serves answers; 0 while the change feed is down (or the cache is off).',
     read: () => (counters.live ? 1 : 0),
   });
+}
+
+/** Seconds from a change's statement to its notification: milliseconds normally, seconds when stuck. */
+const LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * `events_change_feed_lag_seconds`: how late change notifications arrive (each instance hears its
+ * own writes' too), a histogram read at scrape time. Returns what the change feed calls per
+ * notification. Empty with PGlite or the read cache off (no change feed).
+ */
+export function registerChangeFeedLag(registry: Registry): (seconds: number) => void {
+  const lag = new HistogramCounts(LAG_SECONDS);
+  registerHistogram(registry, {
+    name: 'events_change_feed_lag_seconds',
+    help: "Seconds from a change's statement (the database's clock) to its notification received by this instance (PostgreSQL's LISTEN/NOTIFY).",
+    read: () => [[{}, lag]],
+  });
+  return (seconds) => lag.observe(seconds);
 }

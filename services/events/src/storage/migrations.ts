@@ -115,6 +115,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
       'DROP INDEX events_creator',
     ],
   },
+  {
+    version: 6,
+    name: 'change notifications carry their time',
+    sql: [
+      // The payload is the database's clock (ms since the epoch) when the statement ran, so each
+      // listener measures the change feed's lag (events_change_feed_lag_seconds). Listeners of an
+      // older version ignore the payload. Different payloads are no longer folded within one
+      // transaction; a statement still sends one.
+      `CREATE OR REPLACE FUNCTION events_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         PERFORM pg_notify('events_changed', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text);
+         RETURN NULL;
+       END $$`,
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */

@@ -14,6 +14,8 @@ export interface OpenOptions {
   onBackgroundError?: (error: Error) => void;
   /** The read cache's counters, for the metrics. */
   cacheCounters?: CacheCounters;
+  /** Hears the change feed's lag per notification (PostgreSQL only), for the metrics. */
+  onChangeFeedLag?: (seconds: number) => void;
 }
 
 /** Opens the configured database, applies pending migrations and returns the (cached) store. */
@@ -32,7 +34,9 @@ export async function openEventStore(storage: StorageConfig, options: OpenOption
   if (options.cacheMaxEntries === 0) return store;
   // PGlite is opened by this process only, so it sees every write itself and needs no feed.
   const feed =
-    storage.kind === 'postgres' ? createPgChangeFeed(storage.url, options.onBackgroundError) : undefined;
+    storage.kind === 'postgres'
+      ? createPgChangeFeed(storage.url, options.onBackgroundError, options.onChangeFeedLag)
+      : undefined;
   return createCachedEventStore(store, {
     maxEntries: options.cacheMaxEntries,
     feed,

@@ -10,7 +10,16 @@ export const CHANGE_CHANNEL = 'events_changed';
 /** `application_name` of the LISTEN connection, so operators (and tests) can find it in pg_stat_activity. */
 export const FEED_APPLICATION_NAME = 'events-change-feed';
 
-export function createPgChangeFeed(url: string, onError?: (error: Error) => void): ChangeFeed {
+/**
+ * `onLag` hears, for each notification that carries its time (migration 6), the seconds from the
+ * statement to its notification received here (the database's clock against this host's: a skew
+ * between them shows in it).
+ */
+export function createPgChangeFeed(
+  url: string,
+  onError?: (error: Error) => void,
+  onLag?: (seconds: number) => void,
+): ChangeFeed {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -36,7 +45,13 @@ export function createPgChangeFeed(url: string, onError?: (error: Error) => void
       retry.unref();
       delayMs = Math.min(delayMs * 2, 5_000);
     };
-    next.on('notification', () => onChange());
+    next.on('notification', (message) => {
+      if (onLag && message.payload) {
+        const sentAtMs = Number(message.payload);
+        if (Number.isFinite(sentAtMs)) onLag(Math.max(0, Date.now() - sentAtMs) / 1000);
+      }
+      onChange();
+    });
     next.on('error', lost);
     next.on('end', () => lost());
     client = next;

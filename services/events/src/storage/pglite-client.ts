@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { claimLock, releaseLock } from '@platform/sql-storage/process-lock';
+import { withStatementSpans } from '@platform/observability/client-spans';
 import type { SqlClient, SqlQueryable } from './sql-client.js';
 
 /**
@@ -29,19 +30,26 @@ export async function createPgliteClient(dir: string | undefined): Promise<SqlCl
     if (lock) releaseLock(lock);
     throw error;
   });
+  // Each statement is a span of the request's trace when tracing is on (no instrumentation knows PGlite).
+  const query = withStatementSpans('events', <Row>(sql: string, params?: readonly unknown[]) =>
+    db.query<Row>(sql, params as unknown[] | undefined),
+  );
 
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      return (await db.query<Row>(sql, params as unknown[] | undefined)).rows;
+      return (await query<Row>(sql, params)).rows;
     },
     transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
-      return db.transaction((tx) =>
-        work({
+      return db.transaction((tx) => {
+        const txQuery = withStatementSpans('events', <Row>(sql: string, params?: readonly unknown[]) =>
+          tx.query<Row>(sql, params as unknown[] | undefined),
+        );
+        return work({
           async query<Row>(sql: string, params?: readonly unknown[]) {
-            return (await tx.query<Row>(sql, params as unknown[] | undefined)).rows;
+            return (await txQuery<Row>(sql, params)).rows;
           },
-        }),
-      );
+        });
+      });
     },
     async ping() {
       await db.query('SELECT 1');

@@ -1,18 +1,20 @@
 /**
  * Background work that must run on one node of a cluster at a time (deposit scanning and withdrawal
- * sending, fiat payout dispatch, fiat deposit-link expiry, transfer-code expiry): each loop asks
- * `mayRun(job)` at the start of a round, and so does every immediate round (the payout dispatcher's
- * `kick()` after a request is queued). In one process every job always runs; in a cluster a job runs
- * on the node holding its lease in `cluster_jobs` (src/cluster/jobs.ts, renewed every tick by the
- * database's clock, taken over by another node when it expires or is released on a graceful stop).
+ * sending, fiat payout dispatch, fiat deposit-link expiry, transfer-code expiry, the periodic ledger
+ * reconciliation): each loop asks `mayRun(job)` at the start of a round, and so does every immediate
+ * round (the payout dispatcher's `kick()` after a request is queued). In one process every job always
+ * runs; in a cluster a job runs on the node holding its lease in `cluster_jobs` (src/cluster/jobs.ts,
+ * renewed every tick by the database's clock, taken over by another node when it expires or is
+ * released on a graceful stop).
  */
-export type BackgroundJob = 'wallet' | 'fiat-payouts' | 'fiat-deposit-expiry' | 'code-expiry';
+export type BackgroundJob = 'wallet' | 'fiat-payouts' | 'fiat-deposit-expiry' | 'code-expiry' | 'ledger-reconcile';
 
 export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
   'wallet',
   'fiat-payouts',
   'fiat-deposit-expiry',
   'code-expiry',
+  'ledger-reconcile',
 ];
 
 class BackgroundGate {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { withDatabaseSpans } from '@platform/observability/client-spans';
 import type { Schema } from '@platform/sql-storage/migrate';
 import { openStorage as openSqlStorage, type StorageConfig } from '@platform/sql-storage/open';
 import type { Database } from './database.js';
@@ -14,6 +15,9 @@ export const schema: Schema = {
 export async function openStorage(storage: StorageConfig): Promise<Database> {
   const db = await openSqlStorage(storage, { schema, postgres: { statementName } });
   if (storage.kind === 'postgres') return { ...db, ordered: () => orderedConnection(storage.url) };
-  // PGlite runs one statement at a time, in the order of the calls: the database is ordered already.
-  return { ...db, ordered: () => ({ query: db.query, release: async () => {} }) };
+  // PGlite runs in this process: its statements are spans of the request's trace made here (the pg
+  // instrumentation covers PostgreSQL's). It runs one statement at a time, in the order of the
+  // calls: the database is ordered already.
+  const traced = withDatabaseSpans('exchange', db);
+  return { ...traced, ordered: () => ({ query: traced.query, release: async () => {} }) };
 }

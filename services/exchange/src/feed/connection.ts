@@ -57,8 +57,12 @@ export class FeedConnection implements Peer, KeyHolder {
   }
 
   deliver(frame: OutgoingFrame): void {
-    if (this.closed) return;
+    if (this.closed) {
+      this.deps.hub.dropped.closed += 1;
+      return;
+    }
     if (this.socket.bufferedAmount > this.deps.limits.maxBufferedBytes) {
+      this.deps.hub.dropped.slow_consumer += 1;
       this.drop(CLOSE.slowConsumer, 'slow consumer: send buffer full');
       return;
     }

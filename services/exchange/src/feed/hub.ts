@@ -51,6 +51,8 @@ export class FeedHub {
   private dirty = false;
   private unsubscribe: (() => void) | undefined;
   private readonly outbox: Outbox;
+  /** Frames the connections did not deliver, by reason (counted by FeedConnection.deliver, for the metrics). */
+  readonly dropped = { slow_consumer: 0, closed: 0 };
 
   constructor(
     private readonly orders: OrderService,

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { startClientSpan, type TraceContext, tracedContext } from '@platform/observability/client-spans';
 import { RATELIMIT_PROTO_DIR, RLS_PROTO } from '@platform/ratelimit-proto/dir';
 import type { RuleVerdict } from './fixed-window.js';
 import type { LimitCheck, LimitOutcome, RequestLimiter } from './limiter.js';
@@ -36,6 +37,7 @@ interface RequestMessage {
 
 type ShouldRateLimit = (
   request: RequestMessage,
+  metadata: grpc.Metadata,
   options: grpc.CallOptions,
   callback: (error: grpc.ServiceError | null, response?: DecodedResponse) => void,
 ) => grpc.ClientUnaryCall;
@@ -91,7 +93,13 @@ interface Pending {
   readonly resolve: (outcome: LimitOutcome) => void;
   /** Date.now() by which this request must have its answer. */
   readonly deadline: number;
+  /** The request's trace, when it is traced: the call's span is its child (or linked to it). */
+  readonly trace: TraceContext | undefined;
 }
+
+/** The RPC's full name, and the span's (OpenTelemetry's gRPC conventions: `package.Service/Method`). */
+const RPC_SERVICE = 'envoy.service.ratelimit.v3.RateLimitService';
+const RPC_METHOD = 'ShouldRateLimit';
 
 export class GrpcLimiter implements RequestLimiter {
   readonly description: string;
@@ -117,7 +125,12 @@ export class GrpcLimiter implements RequestLimiter {
   check(checks: readonly LimitCheck[]): Promise<LimitOutcome> {
     if (checks.length === 0) return Promise.resolve({ kind: 'decided', verdicts: [] });
     return new Promise((resolve) => {
-      this.queue.push({ checks, resolve, deadline: Date.now() + this.options.timeoutMs });
+      this.queue.push({
+        checks,
+        resolve,
+        deadline: Date.now() + this.options.timeoutMs,
+        trace: tracedContext(),
+      });
       if (this.inFlight < MAX_CALLS_IN_FLIGHT) this.send();
     });
   }
@@ -153,8 +166,23 @@ export class GrpcLimiter implements RequestLimiter {
     };
     const deadline = Math.min(...batch.map((pending) => pending.deadline));
     this.inFlight += 1;
-    this.call(request, { deadline }, (error, response) => {
+    // A CLIENT span when a request it carries is traced; its W3C traceparent goes in the metadata,
+    // so services/ratelimit's span is the child of this one.
+    const span = startClientSpan(
+      `${RPC_SERVICE}/${RPC_METHOD}`,
+      {
+        'rpc.system': 'grpc',
+        'rpc.service': RPC_SERVICE,
+        'rpc.method': RPC_METHOD,
+        'server.address': this.options.target,
+      },
+      batch.map((pending) => pending.trace),
+    );
+    const metadata = new grpc.Metadata();
+    if (span) for (const [key, value] of Object.entries(span.carrier)) metadata.set(key, value);
+    this.call(request, metadata, { deadline }, (error, response) => {
       this.inFlight -= 1;
+      span?.end(error ?? undefined, { 'rpc.grpc.status_code': error?.code ?? grpc.status.OK });
       this.send();
       if (error || !response || response.overallCode === 0) {
         const failure: LimitOutcome = {

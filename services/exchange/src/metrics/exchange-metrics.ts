@@ -1,4 +1,5 @@
 import { collectedGauge, collectedValue } from '@platform/observability/collected-gauge';
+import { registerHistogram } from '@platform/observability/plain-histogram';
 import { Counter, type Registry } from 'prom-client';
 import type { Sql } from '../db/database.js';
 import { lastReconcileRun } from '../ledger/reconcile-runs.js';
@@ -10,6 +11,8 @@ export interface ExchangeMetricSources {
   readonly orders: OrderService;
   /** Open feed WebSocket connections, or undefined when the feed is off. */
   readonly feedConnections: () => number | undefined;
+  /** Frames the feed did not deliver, by reason (FeedHub.dropped), or undefined when the feed is off. */
+  readonly feedFramesDropped: () => Readonly<Record<string, number>> | undefined;
   readonly onError: (error: unknown) => void;
 }
 
@@ -68,6 +71,27 @@ export function registerExchangeMetrics(registry: Registry, sources: ExchangeMet
       for (const [id, writer] of writers()) yield [id, writer.stats.failed];
     },
   });
+  registerHistogram(registry, {
+    name: 'exchange_order_batch_commit_seconds',
+    help: "Time from an order batch's statement sent to its commit answered (pipeline queueing included), by market.",
+    read: function* () {
+      for (const [id, writer] of writers()) yield [{ market: id }, writer.stats.commitSeconds];
+    },
+  });
+  registerHistogram(registry, {
+    name: 'exchange_order_batch_size',
+    help: 'Requests (place, cancel) per committed order batch, by market.',
+    read: function* () {
+      for (const [id, writer] of writers()) yield [{ market: id }, writer.stats.batchSize];
+    },
+  });
+  registerHistogram(registry, {
+    name: 'exchange_engine_seconds_per_command',
+    help: "Matching engine time per order command: a batch's compute time (engine, nonce and fund checks, settlement) divided among its requests, by market.",
+    read: function* () {
+      for (const [id, writer] of writers()) yield [{ market: id }, writer.stats.engineSecondsPerRequest];
+    },
+  });
   collectedGauge(registry, {
     name: 'exchange_book_depth',
     help: 'Price levels in the committed book, by market and side.',
@@ -122,7 +146,7 @@ export function registerExchangeMetrics(registry: Registry, sources: ExchangeMet
   });
   collectedValue(registry, {
     name: 'exchange_ledger_reconcile_ok',
-    help: 'Result of the last ledger reconciliation (`npm run admin -- reconcile`): 1 passed, 0 failed or none run yet (then the timestamp is 0).',
+    help: 'Result of the last ledger reconciliation (the periodic one, RECONCILE_INTERVAL_S, or `npm run admin -- reconcile`): 1 passed, 0 failed or none run yet (then the timestamp is 0).',
     read: async () => {
       const run = await lastReconcileRun(db);
       return run === undefined ? undefined : run.ok ? 1 : 0;
@@ -140,5 +164,16 @@ export function registerExchangeMetrics(registry: Registry, sources: ExchangeMet
     help: 'Open WebSocket connections of the live feed.',
     read: sources.feedConnections,
     onError,
+  });
+  new Counter({
+    name: 'exchange_feed_frames_dropped_total',
+    help: 'Feed frames not delivered, by reason: slow_consumer (the send buffer was full; the connection is dropped) or closed (sent to a connection already closing).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const dropped = sources.feedFramesDropped();
+      if (dropped) for (const [reason, total] of Object.entries(dropped)) this.inc({ reason }, total);
+    },
   });
 }

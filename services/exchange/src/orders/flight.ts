@@ -25,6 +25,8 @@ export interface Flight {
   readonly seq: number;
   /** The engine as the batch leaves it, when a checkpoint is due: the checkpoint once it commits. */
   readonly checkpoint: Checkpoint | undefined;
+  /** `performance.now()` when the statement was sent (the commit latency's start). */
+  readonly sentAt: number;
 }
 
 /**

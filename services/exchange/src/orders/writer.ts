@@ -21,6 +21,7 @@ import { type FailedBatch, outcomeUnknown, retryOrReject } from './recovery.js';
 import { replayLog } from './replay.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
 import { type BatchWritten, readBatch } from './store.js';
+import { WriterStats } from './writer-stats.js';
 
 export type { BookView } from './book-view.js';
 
@@ -123,11 +124,8 @@ export class MarketWriter {
   private snapshotSeq = 0;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
-  /**
-   * Committed statements and the requests they answered (group commit: requests >= batches), and
-   * statements that failed (a conflict, a failed batch before them in the chain, a database error).
-   */
-  readonly stats = { batches: 0, requests: 0, failed: 0 };
+  /** Batches, their sizes, commit latency and compute time, for the metrics. */
+  readonly stats = new WriterStats();
   /** In a cluster: this node's lease of the market; undefined while it only follows the market. */
   private lease: WriterLease | undefined;
   /** A planned handover: new requests go elsewhere while the queued ones are written. */
@@ -416,6 +414,7 @@ export class MarketWriter {
     const work = new BatchWork();
     for (const key of needs.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
     const lease = this.lease;
+    const computeStart = performance.now();
     const results = computeBatch(
       lease
         ? {
@@ -435,6 +434,8 @@ export class MarketWriter {
       batch,
       work,
     );
+    const sentAt = performance.now();
+    this.stats.computed(batch.length, (sentAt - computeStart) / 1000);
     this.seq += work.commands.length;
     const lastSeq = this.seq;
     // Taken whether followed or not, so that the engine's record of changed levels stays one batch's.
@@ -451,6 +452,7 @@ export class MarketWriter {
       lastPrice: this.engine.lastPrice,
       seq: lastSeq,
       checkpoint: this.checkpoints.taken(this.engine, work.commands.length, lastSeq),
+      sentAt,
     };
     const written = this.ctx.pipeline.send({
       market: this.market.id,
@@ -498,8 +500,7 @@ export class MarketWriter {
   /** A batch committed: its callers hear back, then its followers. Batches land in the order they were sent. */
   private landed(flight: Flight, written: BatchWritten): void {
     this.flying -= 1;
-    this.stats.batches += 1;
-    this.stats.requests += flight.batch.length;
+    this.stats.committed(flight.batch.length, (performance.now() - flight.sentAt) / 1000);
     this.checkpoints.committed(flight.work.commands, flight.checkpoint);
     if (flight.checkpoint && this.ctx.snapshots) {
       this.ctx.snapshots.offer(this.market.id, flight.checkpoint);

@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { usePostgresTarget } from '../support/targets.js';
 import { useFeedApp } from './setup.js';
@@ -110,13 +111,19 @@ describe('live feed: bad input and limits (postgres)', () => {
 
 describe('live feed: slow consumers (postgres)', () => {
   const target = usePostgresTarget();
-  const feed = useFeedApp(target, {
-    maxBufferedBytes: 16_384,
-    messagesPerSecond: 100_000,
-    messageBurst: 100_000,
-  });
+  const metrics = new Registry();
+  const feed = useFeedApp(
+    target,
+    {
+      maxBufferedBytes: 16_384,
+      messagesPerSecond: 100_000,
+      messageBurst: 100_000,
+    },
+    undefined,
+    metrics,
+  );
 
-  it('a client that stops reading is dropped once its send buffer is full; the others go on', async () => {
+  it('a client that stops reading is dropped once its send buffer is full, counted; the others go on', async () => {
     // A book of 40 levels makes each snapshot about 1 kB.
     const traders = [await feed.trader(), await feed.trader(), await feed.trader(), await feed.trader()];
     await Promise.all(
@@ -150,5 +157,7 @@ describe('live feed: slow consumers (postgres)', () => {
     expect(slow.frames.filter((f) => f.event === 'snapshot').length).toBeLessThan(20_000);
     expect(await healthy.request({ op: 'ping', id: 2 })).toEqual({ event: 'pong', id: 2 });
     healthy.close();
+    const text = await metrics.metrics();
+    expect(text).toContain('exchange_feed_frames_dropped_total{reason="slow_consumer"} 1\n');
   });
 });

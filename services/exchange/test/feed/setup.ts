@@ -1,4 +1,5 @@
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
+import type { Registry } from 'prom-client';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { defaultFeedConfig, type FeedConfig } from '../../src/config.js';
@@ -16,7 +17,12 @@ export interface Trader {
 }
 
 /** The app listening on a port of its own with the feed, and traders funded in btc and usdt. */
-export function useFeedApp(target: Target, feed: Partial<FeedConfig> = {}, now?: () => number) {
+export function useFeedApp(
+  target: Target,
+  feed: Partial<FeedConfig> = {},
+  now?: () => number,
+  metrics?: Registry,
+) {
   let app: App;
   let running: RunningApp;
   const traders: Trader[] = [];
@@ -27,6 +33,7 @@ export function useFeedApp(target: Target, feed: Partial<FeedConfig> = {}, now?:
       secretBox,
       feed: { ...defaultFeedConfig(), ...feed },
       ...(now ? { now } : {}),
+      ...(metrics ? { metrics } : {}),
     });
     running = await listenOnFreePort(app);
   });

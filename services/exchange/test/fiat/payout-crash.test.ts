@@ -42,8 +42,6 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
     const exchangeUrl = exchangeFront.url;
     const exchangeEnv = {
       DATABASE_URL: exchangeDb.url,
-      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY: 'cd'.repeat(32),
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),
@@ -55,6 +53,7 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
     };
     const startExchange = async (failpoint?: string) => {
       const proc = await startServiceProcess({
+        sandboxSecrets: true,
         name: 'exchange',
         entry: path.join(serviceDir, 'src/server.ts'),
         cwd,
@@ -68,14 +67,13 @@ describe('fiat payout across a crash (real processes, PostgreSQL)', () => {
       return proc;
     };
     const gateway = await startServiceProcess({
+      sandboxSecrets: true,
       name: 'paygate',
       entry: path.join(repo, 'services/paygate/src/server.ts'),
       cwd: repo,
       port: 0,
       env: {
         DATABASE_URL: gatewayDb.url,
-        // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-        ALLOW_SANDBOX_SECRETS: 'true',
         PUBLIC_URL: gatewayFront.url,
         PAYGATE_MERCHANT_CALLBACK_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/callback`,
         PAYGATE_MERCHANT_RETURN_URL_EXCHANGE: `${exchangeUrl}/v3/paygate/return`,

@@ -64,6 +64,7 @@ export function useFiatPlatform(options: FiatPlatformOptions = {}): FiatPlatform
 
   const startGateway = async () => {
     gateway = await startServiceProcess({
+      sandboxSecrets: true,
       name: 'paygate',
       entry: path.join(GATEWAY_DIR, 'src/server.ts'),
       cwd: REPO,
@@ -112,8 +113,6 @@ export function useFiatPlatform(options: FiatPlatformOptions = {}): FiatPlatform
     env = {
       PAYGATE_CONFIG: configFile,
       DATABASE_URL: gatewayDb.url,
-      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-      ALLOW_SANDBOX_SECRETS: 'true',
       PUBLIC_URL: gatewayUrl,
       PAYOUT_SETTLE_MS: '300',
       WORKER_INTERVAL_MS: '50',

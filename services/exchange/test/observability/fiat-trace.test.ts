@@ -9,8 +9,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,61 +23,10 @@ import type { Database } from '../../src/db/database.js';
 import { openStorage } from '../../src/db/open.js';
 import { formFields, postJson } from '../fiat/gateway-client.js';
 import { v3Headers } from '../support/signing.js';
+import { startOtlpReceiver } from './otlp-receiver.js';
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 const GATEWAY_DIR = path.join(REPO, 'services/paygate');
-
-interface ReceivedSpan {
-  readonly service: string;
-  readonly traceId: string;
-  readonly spanId: string;
-  readonly parentSpanId: string;
-  readonly name: string;
-  readonly kind: number;
-  /** The span's attributes as text, to find a path in whichever attribute the semantic conventions use. */
-  readonly attributes: string;
-}
-
-/** An OTLP/HTTP receiver (JSON encoding) keeping every span it is sent. */
-async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; close(): Promise<void> }> {
-  const spans: ReceivedSpan[] = [];
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.url === '/v1/traces') {
-        // biome-ignore lint/suspicious/noExplicitAny: the OTLP JSON document, read field by field below
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as any;
-        for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = (resourceSpans.resource?.attributes ?? []).find(
-            (attribute: { key: string }) => attribute.key === 'service.name',
-          )?.value?.stringValue;
-          for (const scope of resourceSpans.scopeSpans ?? []) {
-            for (const span of scope.spans ?? []) {
-              spans.push({
-                service,
-                traceId: span.traceId,
-                spanId: span.spanId,
-                parentSpanId: span.parentSpanId ?? '',
-                name: span.name,
-                kind: span.kind,
-                attributes: JSON.stringify(span.attributes ?? []),
-              });
-            }
-          }
-        }
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
   const deadline = Date.now() + 60_000;
@@ -122,6 +69,7 @@ beforeAll(async () => {
   writeFileSync(configFile, yaml);
   [exchange, gateway] = await Promise.all([
     startServiceProcess({
+      sandboxSecrets: true,
       name: 'exchange',
       entry: path.join(REPO, 'services/exchange/src/server.ts'),
       cwd: REPO,
@@ -133,7 +81,6 @@ beforeAll(async () => {
         DATA_DIR: path.join(configDir, 'exchange'),
         SEED_DEMO: 'false',
         PAYGATE_URL: gatewayFront.url,
-        ALLOW_SANDBOX_SECRETS: 'true',
         LOG_LEVEL: 'warn',
         ...OTEL(receiver.url),
       },
@@ -141,6 +88,7 @@ beforeAll(async () => {
       timeoutMs: 90_000,
     }),
     startServiceProcess({
+      sandboxSecrets: true,
       name: 'paygate',
       entry: path.join(GATEWAY_DIR, 'src/server.ts'),
       cwd: REPO,
@@ -152,7 +100,6 @@ beforeAll(async () => {
         WORKER_INTERVAL_MS: '50',
         CALLBACK_RETRY_BASE_MS: '100',
         CALLBACK_RETRY_MAX_MS: '1000',
-        ALLOW_SANDBOX_SECRETS: 'true',
         LOG_LEVEL: 'warn',
         ...OTEL(receiver.url),
       },

@@ -72,8 +72,6 @@ describe('crash durability (real process, PostgreSQL)', () => {
   it('keeps every acknowledged order, the balances and the ledger across SIGKILLs mid-batch under crossing load', async () => {
     const env = {
       DATABASE_URL: database.url,
-      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY,
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),
@@ -89,7 +87,15 @@ describe('crash durability (real process, PostgreSQL)', () => {
       return random / 2_147_483_648;
     };
     const start = () =>
-      startServiceProcess({ name: 'exchange', entry, cwd, env, port: 0, healthPath: '/health' });
+      startServiceProcess({
+        sandboxSecrets: true,
+        name: 'exchange',
+        entry,
+        cwd,
+        env,
+        port: 0,
+        healthPath: '/health',
+      });
     let server = await start();
     for (let round = 0; round < ROUNDS; round += 1) {
       let inFlight = 0;

@@ -67,8 +67,6 @@ describe('crash while a book snapshot is written (real process, PostgreSQL)', ()
 
   const env = (failpoint: string) => ({
     DATABASE_URL: database.url,
-    // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-    ALLOW_SANDBOX_SECRETS: 'true',
     MASTER_KEY,
     MASTER_KEY_FILE: '',
     DATA_DIR: path.join(cwd, 'data'),
@@ -79,6 +77,7 @@ describe('crash while a book snapshot is written (real process, PostgreSQL)', ()
   });
   const start = (failpoint: string) =>
     startServiceProcess({
+      sandboxSecrets: true,
       name: 'exchange',
       entry,
       cwd,

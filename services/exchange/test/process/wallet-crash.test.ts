@@ -69,8 +69,6 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
     await credit(db, account.id, 'ltc', 10n ** 8n);
     const env = {
       DATABASE_URL: database.url,
-      // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-      ALLOW_SANDBOX_SECRETS: 'true',
       MASTER_KEY,
       MASTER_KEY_FILE: '',
       DATA_DIR: path.join(cwd, 'data'),
@@ -82,6 +80,7 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
     };
     // The documented fail point: SIGKILL right after the node accepted the send, before our commit.
     const first = await startServiceProcess({
+      sandboxSecrets: true,
       name: 'exchange',
       entry,
       cwd,
@@ -109,6 +108,7 @@ describe('withdrawal crash safety (real process, litecoind, PostgreSQL)', () => 
     expect(await sendsTagged(tag)).toHaveLength(1);
 
     const second = await startServiceProcess({
+      sandboxSecrets: true,
       name: 'exchange',
       entry,
       cwd,

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { withDatabaseSpans } from '@platform/observability/client-spans';
 import type { Database } from '@platform/sql-storage/database';
 import type { Schema } from '@platform/sql-storage/migrate';
 import { openStorage as openSqlStorage, type StorageConfig } from '@platform/sql-storage/open';
@@ -9,7 +10,11 @@ export const schema: Schema = {
   lockKey: 726374,
 };
 
-/** Opens the configured storage and brings its schema up to date. */
-export function openStorage(storage: StorageConfig): Promise<Database> {
-  return openSqlStorage(storage, { schema });
+/**
+ * Opens the configured storage and brings its schema up to date. PGlite's statements are spans of
+ * the request's trace (the pg instrumentation covers PostgreSQL's).
+ */
+export async function openStorage(storage: StorageConfig): Promise<Database> {
+  const db = await openSqlStorage(storage, { schema });
+  return db.kind === 'pglite' ? withDatabaseSpans('paygate', db) : db;
 }

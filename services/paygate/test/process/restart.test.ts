@@ -36,8 +36,6 @@ describe.each(['pglite', 'postgres'] as const)(
       writeFileSync(config, bundledYaml({ callbackUrl: `${merchant.url}/callback` }));
       const env = {
         DATABASE_URL: storage === 'postgres' ? database.url : '',
-        // a test deployment: the sandbox merchant secret is meant (issue 28 refuses it by default)
-        ALLOW_SANDBOX_SECRETS: 'true',
         DATA_DIR: path.join(cwd, `data-${storage}`),
         PAYGATE_CONFIG: config,
         PUBLIC_URL: '',
@@ -49,6 +47,7 @@ describe.each(['pglite', 'postgres'] as const)(
       };
       const start = () =>
         startServiceProcess({
+          sandboxSecrets: true,
           name: `paygate-${storage}`,
           entry,
           cwd,

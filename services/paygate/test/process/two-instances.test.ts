@@ -100,7 +100,6 @@ describe('two gateway processes on one PostgreSQL', () => {
       LOG_LEVEL: 'warn',
       // The test signs with the catalog's sandbox secret; a gateway with DATABASE_URL set refuses it
       // unless told (README "Settings"), as restart.test.ts does.
-      ALLOW_SANDBOX_SECRETS: 'true',
       WORKER_INTERVAL_MS: '50',
       CALLBACK_RETRY_BASE_MS: '100',
       CALLBACK_RETRY_MAX_MS: '500',
@@ -108,7 +107,16 @@ describe('two gateway processes on one PostgreSQL', () => {
       PAYOUT_SETTLE_MS: '100',
     };
     const start = (name: string) =>
-      startServiceProcess({ name, entry, cwd, env, port: 0, healthPath: '/health', timeoutMs: 60_000 });
+      startServiceProcess({
+        sandboxSecrets: true,
+        name,
+        entry,
+        cwd,
+        env,
+        port: 0,
+        healthPath: '/health',
+        timeoutMs: 60_000,
+      });
     const a: ServiceProcess = await start('paygate-a');
     const b: ServiceProcess = await start('paygate-b');
     const db = new pg.Client({ connectionString: database.url });

@@ -1,9 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { requireBinary } from '@platform/testkit/binaries';
-import { findListeningPort, httpAnswers } from '@platform/testkit/listening';
-import { type ManagedProcess, spawnManaged, waitUntilReady } from '@platform/testkit/process';
+import { type PrometheusServer, startPrometheus } from '@platform/testkit/prometheus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../src/observability/http-listen.js';
 import { parseObservabilitySettings } from '../../src/settings/observability.js';
@@ -14,51 +9,21 @@ import { StatsRegistry } from '../../src/stats/registry.js';
  * A real Prometheus server (Debian package `prometheus`) scrapes the pull-metrics endpoint every
  * second; the series and labels are read back through Prometheus's own query API.
  */
-let prometheus: ManagedProcess | undefined;
+let prometheus: PrometheusServer | undefined;
 let endpoint: RunningHttpServer | undefined;
-let dataDir = '';
-let promUrl = '';
 const registry = new StatsRegistry();
 
 beforeAll(async () => {
-  const binary = requireBinary('prometheus', 'prometheus');
   const settings = parseObservabilitySettings({ USE_PULLMETRICS: 'true', PULLMETRICS_ADDR: '127.0.0.1:0' });
   endpoint = await startPullMetricsServer(settings.pullMetrics, registry);
-  dataDir = await mkdtemp(join(tmpdir(), 'rl-prometheus-'));
-  const config = join(dataDir, 'prometheus.yml');
-  await writeFile(
-    config,
-    `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ratelimit\n    metrics_path: /metrics\n    static_configs:\n      - targets: ['127.0.0.1:${endpoint.port}']\n`,
-  );
-  // Port 0: Prometheus binds a port of the kernel's choosing, found by what answers /-/ready.
-  prometheus = spawnManaged({
-    name: 'prometheus',
-    command: binary,
-    args: [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dataDir, 'data')}`,
-      '--web.listen-address=127.0.0.1:0',
-      '--storage.tsdb.retention.time=1h',
-    ],
+  prometheus = await startPrometheus({
+    jobs: [{ job: 'ratelimit', targets: [`127.0.0.1:${endpoint.port}`] }],
   });
-  const started = prometheus;
-  await waitUntilReady(
-    started,
-    async () => {
-      const port = await findListeningPort(started.pid ?? -1, (p) => httpAnswers(p, '/-/ready'), {
-        timeoutMs: 1_000,
-      });
-      promUrl = `http://127.0.0.1:${port}`;
-      return true;
-    },
-    30_000,
-  );
 });
 
 afterAll(async () => {
   await prometheus?.stop();
   await endpoint?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 interface QueryResult {
@@ -67,10 +32,7 @@ interface QueryResult {
 }
 
 async function query(promql: string): Promise<QueryResult[]> {
-  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const body = (await res.json()) as { status: string; data: { result: QueryResult[] } };
-  expect(body.status).toBe('success');
-  return body.data.result;
+  return (prometheus as PrometheusServer).query(promql);
 }
 
 /** Polls until Prometheus returns a series for `promql` with `value` (bounded by the test timeout). */
