@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { claimLock, releaseLock } from '@platform/sql-storage/process-lock';
 import { withStatementSpans } from '@platform/observability/client-spans';
+import { claimLock, releaseLock } from '@platform/sql-storage/process-lock';
 import type { SqlClient, SqlQueryable } from './sql-client.js';
 
 /**

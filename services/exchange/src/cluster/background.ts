@@ -7,7 +7,12 @@
  * renewed every tick by the database's clock, taken over by another node when it expires or is
  * released on a graceful stop).
  */
-export type BackgroundJob = 'wallet' | 'fiat-payouts' | 'fiat-deposit-expiry' | 'code-expiry' | 'ledger-reconcile';
+export type BackgroundJob =
+  | 'wallet'
+  | 'fiat-payouts'
+  | 'fiat-deposit-expiry'
+  | 'code-expiry'
+  | 'ledger-reconcile';
 
 export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
   'wallet',
