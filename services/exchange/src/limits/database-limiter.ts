@@ -62,7 +62,10 @@ export class DatabaseLimiter implements RequestLimiter {
     this.inFlight += 1;
     let outcome: { counts: Map<string, number>; nowSeconds: number } | Error;
     try {
-      outcome = await this.count([...hits.values()]);
+      // In key order: two statements upserting the same counters lock their rows in one order, so
+      // they queue behind each other instead of deadlocking.
+      const entries = [...hits.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e);
+      outcome = await this.count(entries);
     } catch (error) {
       outcome = error as Error;
     }
