@@ -69,6 +69,15 @@ export function trueOrFalse(
   throw fail(`${name} must be true or false, got "${raw}"`);
 }
 
+/** `integerBetween` and `trueOrFalse` bound to a service's error class (`fail`), as its config.ts uses them. */
+export function settingReaders(fail: (message: string) => Error) {
+  return {
+    integer: (env: Env, name: string, fallback: number, min: number, max: number): number =>
+      integerBetween(env, name, fallback, min, max, fail),
+    boolean: (env: Env, name: string, fallback: boolean): boolean => trueOrFalse(env, name, fallback, fail),
+  };
+}
+
 /**
  * Runs a package's setting parser (`parseLogSettings`, `parseQueryLimits`...) and turns the error
  * class it throws into the service's config error, so every wrong setting stops the start alike.

@@ -35,3 +35,42 @@ export function closeOnSignals(log: LifecycleLog, spec: GracefulClose): void {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
+
+/** What a started service hands to its lifecycle: where to log, and how to close it. */
+export interface StartedService extends GracefulClose {
+  readonly log: LifecycleLog;
+}
+
+/**
+ * A service's whole `main`: reads its configuration once (a `configError` is printed as
+ * `<name>: invalid configuration: <message>` and exits 1, naming the setting), starts it, and closes
+ * it on SIGTERM or SIGINT (`closeOnSignals`); a start that throws prints `<name>: could not start:
+ * <message>` and exits 1.
+ */
+export function runService<Config>(spec: {
+  readonly name: string;
+  readonly loadConfig: () => Config;
+  readonly configError: abstract new (...args: never[]) => Error;
+  readonly start: (config: Config) => Promise<StartedService>;
+}): void {
+  const main = async (): Promise<void> => {
+    let config: Config;
+    try {
+      config = spec.loadConfig();
+    } catch (error) {
+      if (error instanceof spec.configError) {
+        process.stderr.write(`${spec.name}: invalid configuration: ${error.message}\n`);
+        process.exit(1);
+      }
+      throw error;
+    }
+    const started = await spec.start(config);
+    closeOnSignals(started.log, started);
+  };
+  main().catch((error: unknown) => {
+    process.stderr.write(
+      `${spec.name}: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -5,7 +5,7 @@ import {
 } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
-import { integerBetween, settingOr, trueOrFalse } from '@platform/http-edge/env-settings';
+import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -44,10 +44,7 @@ export class ConfigError extends Error {
 
 /** Settings' errors in this service's words (`NAME must be ...`), through the shared readers. */
 const fail = (message: string) => new ConfigError(message);
-const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number) =>
-  integerBetween(env, name, fallback, min, max, fail);
-const boolean = (env: NodeJS.ProcessEnv, name: string, fallback: boolean) =>
-  trueOrFalse(env, name, fallback, fail);
+const { integer, boolean } = settingReaders(fail);
 /** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
 const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
   settingOr(
@@ -61,29 +58,17 @@ const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
  * serves only on a loopback HOST unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, token: string, host: string): void {
-  let forced: boolean;
-  try {
-    forced = sandboxSecretsForced(env);
-  } catch (error) {
-    if (error instanceof SandboxSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
+  const forced = settingOr(
+    () => sandboxSecretsForced(env),
+    SandboxSettingError,
+    (error) => fail(error.message),
+  );
   if (token !== DEVELOPMENT_AUTH_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'BLOG_AUTH_TOKEN', what: `the development token "${DEVELOPMENT_AUTH_TOKEN}"` },
     { host, databaseUrl: false, forced },
   );
   if (refusal) throw new ConfigError(refusal);
-}
-
-/** The query limits (README "Query limits"), a wrong one named as every other setting. */
-function queryLimits(env: NodeJS.ProcessEnv): QueryLimits {
-  try {
-    return parseQueryLimits(env);
-  } catch (error) {
-    if (error instanceof QueryLimitSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
 }
 
 /** Reads, validates and freezes the configuration; the only place reading `process.env`. */
@@ -104,7 +89,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     seed: boolean(env, 'BLOG_SEED', true),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     log,
-    queryLimits: queryLimits(env),
+    queryLimits: settingOr(
+      () => parseQueryLimits(env),
+      QueryLimitSettingError,
+      (error) => fail(error.message),
+    ),
     maxListItems: integer(env, 'QUERY_MAX_LIST_ITEMS', 10_000, 1, 100_000_000),
     metrics: parseMetricsSettings(env, 9400, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });

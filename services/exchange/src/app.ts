@@ -7,6 +7,7 @@ import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
+import { edgeServerOptions } from '@platform/http-edge/server-options';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
@@ -14,7 +15,7 @@ import { requestLogOptions } from '@platform/logging/request-log';
 import { registerHealthRoutes } from '@platform/observability/health';
 import { registerRefusalMetrics } from '@platform/observability/refusal-metrics';
 import { registerRouteMetrics } from '@platform/observability/route-metrics';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { accountRoutes } from './accounts/account.js';
 import { v2MemberRoutes } from './accounts/v2-members.js';
@@ -31,7 +32,7 @@ import { ApiError } from './errors.js';
 import { registerFeed } from './feed/register.js';
 import { createFiat, type FiatOptions, registerFiat } from './fiat/register.js';
 import type { RouteDeps } from './http/deps.js';
-import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { type RequestLimitsOptions, registerRequestLimits } from './limits/register.js';
@@ -117,16 +118,14 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<App> {
   const app = Fastify({
-    // the app's type keeps Fastify's logger interface, which a pino logger implements
-    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ...edgeServerOptions({
+      logger: options.logger,
+      bodyLimit: options.bodyLimit,
+      frameworkErrors,
+      trustedProxies: options.trustedProxies,
+    }),
     // one line per request, secrets removed from its path (@platform/logging)
     ...requestLogOptions(),
-    bodyLimit: options.bodyLimit ?? 65_536,
-    // Duplicate query keys become arrays and are then refused by the schemas / v2 auth.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    // A too long path parameter (414) or a URL that does not decode (400), in our error shape.
-    frameworkErrors,
-    ...(options.trustedProxies?.length ? { trustProxy: [...options.trustedProxies] } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
   // Before any route: the hooks cover every route added after them.

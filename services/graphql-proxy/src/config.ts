@@ -7,7 +7,7 @@ import {
 } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
-import { integerBetween, settingOr, trueOrFalse } from '@platform/http-edge/env-settings';
+import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -103,15 +103,6 @@ export interface ProxyConfig {
   readonly metrics: MetricsSettings;
 }
 
-function fleetSettings(env: NodeJS.ProcessEnv): FleetSettings {
-  try {
-    return parseFleetSettings(env);
-  } catch (error) {
-    if (error instanceof FleetSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
-}
-
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -122,13 +113,11 @@ export class ConfigError extends Error {
  * (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | undefined, host: string): void {
-  let forced: boolean;
-  try {
-    forced = sandboxSecretsForced(env);
-  } catch (error) {
-    if (error instanceof SandboxSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
+  const forced = settingOr(
+    () => sandboxSecretsForced(env),
+    SandboxSettingError,
+    (error) => fail(error.message),
+  );
   if (authToken !== EMBEDDED_BLOG_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'AUTH_TOKEN', what: `AUTH_TOKEN, the blog's development token "${EMBEDDED_BLOG_TOKEN}",` },
@@ -139,10 +128,7 @@ function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | unde
 
 /** Settings' errors in this service's words (`NAME must be ...`), through the shared readers. */
 const fail = (message: string) => new ConfigError(message);
-const integer = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number) =>
-  integerBetween(env, name, fallback, min, max, fail);
-const boolean = (env: NodeJS.ProcessEnv, name: string, fallback: boolean) =>
-  trueOrFalse(env, name, fallback, fail);
+const { integer, boolean } = settingReaders(fail);
 /** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
 const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
   settingOr(
@@ -194,16 +180,6 @@ function typeTtls(raw: string | undefined): ReadonlyMap<string, number> {
     ttls.set(match[1] as string, Number(match[2]) * 1000);
   }
   return ttls;
-}
-
-/** The query limits (README "Query limits"), a wrong one named as every other setting. */
-function queryLimits(env: NodeJS.ProcessEnv): QueryLimits {
-  try {
-    return parseQueryLimits(env);
-  } catch (error) {
-    if (error instanceof QueryLimitSettingError) throw new ConfigError(error.message);
-    throw error;
-  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ProxyConfig {
@@ -306,8 +282,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     adminToken,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     log,
-    queryLimits: queryLimits(env),
-    fleet: fleetSettings(env),
+    queryLimits: settingOr(
+      () => parseQueryLimits(env),
+      QueryLimitSettingError,
+      (error) => fail(error.message),
+    ),
+    fleet: settingOr(
+      () => parseFleetSettings(env),
+      FleetSettingError,
+      (error) => fail(error.message),
+    ),
     metrics: parseMetricsSettings(env, 9501, (setting, detail) => new ConfigError(`${setting}: ${detail}`)),
   });
 }

@@ -1,6 +1,6 @@
 // First: tracing patches http and fetch as they load (off unless OTEL_* asks for it).
 import './telemetry.js';
-import { closeOnSignals } from '@platform/http-edge/lifecycle';
+import { runService } from '@platform/http-edge/lifecycle';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { collectProcessMetrics } from '@platform/observability/registry';
@@ -8,47 +8,35 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { tracing } from './telemetry.js';
 
-async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`graphql-proxy: invalid configuration: ${error.message}\n`);
-      process.exit(1);
+runService({
+  name: 'graphql-proxy',
+  loadConfig: () => loadConfig(),
+  configError: ConfigError,
+  start: async (config) => {
+    const logger = createLogger({ service: 'graphql-proxy', ...config.log });
+    if (config.embedded) {
+      logger.info(
+        { upstream: config.upstreamEndpoint },
+        'UPSTREAM_GRAPHQL_ENDPOINT not set: using the local blog upstream and its development token',
+      );
     }
-    throw error;
-  }
-  const logger = createLogger({ service: 'graphql-proxy', ...config.log });
-  if (config.embedded) {
+    const app = await buildApp(config, logger);
+    collectProcessMetrics(app.metrics);
+    const metricsListener = await startMetricsListener(app.metrics, config.metrics, logger);
+    await app.fastify.listen({ port: config.port, host: config.host });
+    app.startBackground();
     logger.info(
-      { upstream: config.upstreamEndpoint },
-      'UPSTREAM_GRAPHQL_ENDPOINT not set: using the local blog upstream and its development token',
+      { port: config.port, mode: config.mode, cacheDir: config.cacheDir, queueDir: config.queueDir },
+      'graphql-proxy listening',
     );
-  }
-  const app = await buildApp(config, logger);
-  collectProcessMetrics(app.metrics);
-  const metricsListener = await startMetricsListener(app.metrics, config.metrics, logger);
-  await app.fastify.listen({ port: config.port, host: config.host });
-  app.startBackground();
-  logger.info(
-    { port: config.port, mode: config.mode, cacheDir: config.cacheDir, queueDir: config.queueDir },
-    'graphql-proxy listening',
-  );
-
-  closeOnSignals(logger, {
-    closingMessage: 'closing',
-    failedMessage: 'close failed',
-    close: async () => {
-      await Promise.all([app.close(), metricsListener.close()]);
-      await tracing.shutdown();
-    },
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `graphql-proxy: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
+    return {
+      log: logger,
+      closingMessage: 'closing',
+      failedMessage: 'close failed',
+      close: async () => {
+        await Promise.all([app.close(), metricsListener.close()]);
+        await tracing.shutdown();
+      },
+    };
+  },
 });

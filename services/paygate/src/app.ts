@@ -6,6 +6,7 @@ import { databaseHealthRoute } from '@platform/http-edge/health';
 import { registerRawJsonBody } from '@platform/http-edge/json-body';
 import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
+import { edgeServerOptions } from '@platform/http-edge/server-options';
 import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { registerStrictBodyValidation } from '@platform/http-edge/strict-body-validation';
 import type { Logger } from '@platform/logging/logger';
@@ -19,7 +20,7 @@ import type { Catalog } from './catalog/catalog.js';
 import { ApiError } from './errors.js';
 import { eventRoutes } from './events/routes.js';
 import type { RouteDeps } from './http/deps.js';
-import { frameworkErrors, MAX_PARAM_LENGTH, registerErrorHandler } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/typed.js';
 import { registerIdempotency } from './idempotency/hooks.js';
@@ -119,14 +120,9 @@ export interface Gateway {
 /** Builds the HTTP app and its background worker over opened storage; closing the app stops the worker. */
 export async function buildApp(options: AppOptions): Promise<Gateway> {
   const app = Fastify({
-    // the app's type keeps Fastify's logger interface, which a pino logger implements
-    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ...edgeServerOptions({ logger: options.logger, bodyLimit: options.bodyLimit, frameworkErrors }),
     // one line per request, secrets removed from its path (@platform/logging)
     ...requestLogOptions(),
-    bodyLimit: options.bodyLimit ?? 65_536,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    // A too long path parameter (414) or a URL that does not decode (400), in our error shape.
-    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   const now = options.now ?? Date.now;
   // Per-request metrics only with a registry to serve (METRICS_PORT=off: none, nothing recorded).
