@@ -79,6 +79,9 @@ const platform = useFiatPlatform({
     return {
       PAYGATE_MERCHANT_CALLBACK_URL_EXCHANGE: `http://127.0.0.1:${port}/v3/paygate/callback`,
       PAYGATE_MERCHANT_CALLBACK_FAULTS_EXCHANGE: `on,seed=${SEED}`,
+      // One card per invoice: a declined card fails its invoice (and calls back) at once, instead of
+      // leaving it open for another card.
+      CARD_ATTEMPTS_MAX: '1',
     };
   },
 });
