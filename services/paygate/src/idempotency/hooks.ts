@@ -49,8 +49,8 @@ function headerKey(request: FastifyRequest): string | undefined {
 /**
  * `Idempotency-Key` on the merchant POSTs, stored in the database so every gateway instance sees
  * it: the first answer (2xx and 4xx alike) is kept 24 h and replayed (`idempotent-replayed: true`);
- * the key with other parameters, or while its first request still runs, is 409 naming the key. A 5xx
- * frees the key. Runs after signature and body checks, so an unsigned or malformed request is
+ * the key with other parameters, or while its first request still runs, is 409 naming the key. A 5xx,
+ * a 401 or a 403 (a refused form signature: the request was never the merchant's) frees the key. Runs after signature and body checks, so an unsigned or malformed request is
  * refused as such and stores nothing.
  */
 export function registerIdempotency(app: App, options: IdempotencyOptions): void {
@@ -103,7 +103,14 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
     const held = request.idempotencyHeld;
     if (!held) return payload;
     request.idempotencyHeld = undefined;
-    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+    // A 5xx, and a refused signature or form signature (401/403: the caller was not who it said, or
+    // its form was not signed right), free the key: the corrected retry under the same key runs.
+    if (
+      reply.statusCode >= 500 ||
+      reply.statusCode === 401 ||
+      reply.statusCode === 403 ||
+      typeof payload !== 'string'
+    ) {
       await releaseKey(options.db, held.merchantId, held.key);
       return payload;
     }

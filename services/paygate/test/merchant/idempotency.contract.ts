@@ -128,6 +128,17 @@ export function idempotencyContract(target: Target): void {
       }
     });
 
+    it('frees the key of a refused form signature: the corrected retry under the same key runs', async () => {
+      const key = `k-${randomUUID()}`;
+      const body = invoiceBody();
+      const forged = await post('/public-api/payment-invoices', { ...body, signature: '0'.repeat(64) }, key);
+      expect(forged.status).toBe(401);
+      const corrected = await post('/public-api/payment-invoices', body, key);
+      expect(corrected.status).toBe(201);
+      expect(corrected.replayed).toBeNull();
+      expect((await post('/public-api/payment-invoices', body, key)).replayed).toBe('true');
+    });
+
     it('refuses a malformed key with 400 and stores nothing for an unsigned request', async () => {
       const bad = await post('/public-api/payment-invoices', invoiceBody(), 'a b');
       expect(bad.status).toBe(400);
