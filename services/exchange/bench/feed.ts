@@ -15,6 +15,7 @@
 import { fork } from 'node:child_process';
 import { listenOnFreePort } from '@platform/testkit/app';
 import { buildApp } from '../src/app.js';
+import { defaultFeedConfig } from '../src/feed/config.js';
 import { CommitFeed } from '../src/orders/commits.js';
 import { openBenchDatabase } from './support/database.js';
 import { fundedKeys } from './support/keys.js';
@@ -61,7 +62,15 @@ try {
     const at = now();
     for (const trade of batch.trades) committed.set(trade.id, at);
   });
-  const app = await buildApp({ db, reference, secretBox, commits });
+  // Every subscriber connects from 127.0.0.1: the per-address bound (FEED_MAX_CONNECTIONS_PER_ADDRESS,
+  // 100 by default) would refuse all but the first hundred with 429.
+  const app = await buildApp({
+    db,
+    reference,
+    secretBox,
+    commits,
+    feed: { ...defaultFeedConfig(), maxConnectionsPerAddress: subscribers + 10 },
+  });
   const server = await listenOnFreePort(app);
   const wsUrl = `${server.url.replace('http', 'ws')}/v3/ws`;
 
