@@ -34,7 +34,9 @@ it(
   async () => {
     const doc = await loadOpenApi(app.url);
     const token = await hmacToken('fuzzer', { member: true });
-    const operations = listOperations(doc);
+    // The health routes take no input: fuzzing them only thins out the runs left for the others (with
+    // them, some seeds made no valid PUT at all).
+    const operations = listOperations(doc).filter((operation) => !operation.id.includes(' /health'));
     const errorShape = operations.find((o) => o.id === 'GET /events')?.responses['400'];
     expect(errorShape).toBeDefined();
     const stats = await fuzzService(
@@ -53,7 +55,10 @@ it(
       settings,
     );
     // The signed writes reached the handlers: some PUTs were accepted.
-    expect(stats.byOperation['PUT /events/{eventId}']?.['2xx']).toBeGreaterThan(0);
+    expect(
+      stats.byOperation['PUT /events/{eventId}']?.['2xx'] ?? 0,
+      `FUZZ_SEED=${settings.seed}`,
+    ).toBeGreaterThan(0);
   },
   settings.timeoutMs,
 );
