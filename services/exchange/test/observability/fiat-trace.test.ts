@@ -202,6 +202,11 @@ describe('one fiat deposit is one trace across the exchange and the gateway', ()
           span.service === 'exchange' && span.kind === 2 && span.attributes.includes('/v3/paygate/callback'),
       ),
     );
+    // The gateway exports its client span of that call in its own batch, which can arrive after the
+    // exchange's: waited for too.
+    const caller = await eventually("the gateway's client span of the callback", () =>
+      inTrace().find((span) => span.spanId === callbackHandled.parentSpanId),
+    );
     const spans = inTrace();
     // The exchange's deposit request, the gateway's hosted-page submit, in the same trace.
     expect(
@@ -214,7 +219,6 @@ describe('one fiat deposit is one trace across the exchange and the gateway', ()
       spans.some((span) => span.service === 'paygate' && span.kind === 2 && span.attributes.includes('/pay')),
     ).toBe(true);
     // The callback's server span is the child of the gateway's outgoing call (client span).
-    const caller = spans.find((span) => span.spanId === callbackHandled.parentSpanId);
     expect(caller).toMatchObject({ service: 'paygate', kind: 3 });
     // Database statements of the exchange are spans of the same trace.
     expect(
