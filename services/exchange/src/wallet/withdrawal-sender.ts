@@ -4,7 +4,9 @@
  * then the txid and the ledger settlement commit together (sending -> sent). A crash between the
  * send and that commit leaves the request `sending`; the next round finds the transfer again by its
  * tag (`findSent`) instead of sending a second one. A `sending` request is taken up again only after
- * `sendLeaseMs` without change, so a second process never races a send still in progress.
+ * `sendLeaseMs` without change, so a second process never races a send still in progress; and the
+ * holder renews that lease by its stamp right before it calls the custody, so a holder that stalled
+ * past the lease (SIGSTOP, a cut network, a long pause) and was replaced sends nothing when it wakes.
  */
 
 import { CustodyRefusal } from '../custody/custody.js';
@@ -12,7 +14,10 @@ import { formatAmount } from '../money/decimal.js';
 import type { WalletContext } from './context.js';
 import {
   releaseWithdrawal,
+  renewSend,
+  sendStamp,
   settleWithdrawal,
+  takeStaleSend,
   transitionWithdrawal,
   type Withdrawal,
   withdrawalsIn,
@@ -33,10 +38,11 @@ async function settle(ctx: WalletContext, w: Withdrawal, txid: string): Promise<
   ctx.log.info({ withdrawal: w.id, currency: w.currency, txid }, 'withdrawal sent');
 }
 
-/** Sends (or finds again) one claimed withdrawal. */
+/** Sends (or finds again) one claimed withdrawal; `stamp` is the send lease this process took. */
 async function send(
   ctx: WalletContext,
   w: Withdrawal,
+  stamp: string,
   recovering: boolean,
   options: SenderOptions,
 ): Promise<void> {
@@ -52,6 +58,14 @@ async function send(
       await settle(ctx, w, found);
       return;
     }
+  }
+  // The last statement before the custody's call: the lease must still be this process's.
+  if ((await renewSend(ctx.db, w.id, stamp)) === undefined) {
+    ctx.log.warn(
+      { withdrawal: w.id },
+      'another process took this withdrawal up while this one stalled; not sending it',
+    );
+    return;
   }
   let txid: string;
   try {
@@ -92,17 +106,17 @@ export async function processWithdrawals(ctx: WalletContext, options: SenderOpti
   for (const w of await withdrawalsIn(ctx.db, 'crypto', ['sending'])) {
     if (!ctx.custodyOf(w.currency)) continue;
     // Take the lease: only one process gets the row back from a stale `sending`.
-    const { rows } = await ctx.db.query(
-      `UPDATE withdrawals SET updated_at = now() WHERE id = $1 AND status = 'sending'
-          AND updated_at < now() - make_interval(secs => $2::double precision / 1000) RETURNING id`,
-      [w.id, options.sendLeaseMs],
-    );
-    if (rows.length > 0) await send(ctx, w, true, options);
+    const stamp = await takeStaleSend(ctx.db, w.id, options.sendLeaseMs);
+    if (stamp !== undefined) await send(ctx, w, stamp, true, options);
   }
   for (const w of await withdrawalsIn(ctx.db, 'crypto', ['queued'])) {
     if (!ctx.custodyOf(w.currency)) continue;
-    const claimed = await ctx.db.transaction((tx) => transitionWithdrawal(tx, w.id, ['queued'], 'sending'));
-    if (claimed) await send(ctx, claimed, false, options);
+    const claim = await ctx.db.transaction(async (tx) => {
+      const claimed = await transitionWithdrawal(tx, w.id, ['queued'], 'sending');
+      const stamp = claimed ? await sendStamp(tx, w.id) : undefined;
+      return claimed && stamp !== undefined ? { claimed, stamp } : undefined;
+    });
+    if (claim) await send(ctx, claim.claimed, claim.stamp, false, options);
   }
   for (const w of await withdrawalsIn(ctx.db, 'crypto', ['sent'])) {
     const custody = ctx.custodyOf(w.currency);

@@ -228,6 +228,48 @@ export async function transitionWithdrawal(
 }
 
 /**
+ * The send lease's stamp of a `sending` request: its `updated_at` in microseconds (the column's own
+ * precision, so the stamp compares exactly). Whoever last stamped the row holds the send.
+ */
+const STAMP = `(extract(epoch from updated_at) * 1000000)::bigint::text`;
+
+/** The stamp of the lease just taken in `tx` (read in the claim's transaction, so it is the claim's). */
+export async function sendStamp(tx: Sql, id: number): Promise<string | undefined> {
+  const { rows } = await tx.query<{ stamp: string }>(
+    `SELECT ${STAMP} AS stamp FROM withdrawals WHERE id = $1 AND status = 'sending'`,
+    [id],
+  );
+  return rows[0]?.stamp;
+}
+
+/**
+ * Takes up a `sending` request untouched for `leaseMs` (its sender died or stalled); returns the new
+ * stamp, or undefined when another process holds it or it is no longer `sending`.
+ */
+export async function takeStaleSend(db: Sql, id: number, leaseMs: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ stamp: string }>(
+    `UPDATE withdrawals SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'sending'
+        AND updated_at < now() - make_interval(secs => $2::double precision / 1000) RETURNING ${STAMP} AS stamp`,
+    [id, leaseMs],
+  );
+  return rows[0]?.stamp;
+}
+
+/**
+ * Right before the custody is called: renews the send lease only if it still carries `stamp`, i.e. no
+ * other process took the request up meanwhile (this one stalled past the lease: SIGSTOP, a long GC, a
+ * cut network). Returns the new stamp, or undefined when the send is no longer this process's.
+ */
+export async function renewSend(db: Sql, id: number, stamp: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ stamp: string }>(
+    `UPDATE withdrawals SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'sending'
+        AND ${STAMP} = $2 RETURNING ${STAMP} AS stamp`,
+    [id, stamp],
+  );
+  return rows[0]?.stamp;
+}
+
+/**
  * Gives the locked funds back and ends the request as canceled, expired or failed; only from a
  * status whose funds are locked (`from`, by default every such status). Returns false when the
  * request was not in one of them (already sent, or already ended).
