@@ -57,24 +57,29 @@ function context(db: Database, custody: CountingCustody): WalletContext {
   };
 }
 
+/** A funded account's btc withdrawal, queued for sending. */
+async function queuedWithdrawal(db: Database) {
+  const account = await newAccount(db);
+  await credit(db, account.id, 'btc', 10n ** 10n);
+  return db.transaction((tx) =>
+    createWithdrawal(tx, {
+      accountId: account.id,
+      currency: 'btc',
+      rail: 'crypto',
+      destination: BTC_ADDRESS,
+      amount: 10n ** 8n,
+      fee: 10n ** 5n,
+      feeCurrency: 'btc',
+      totalAmount: 10n ** 8n + 10n ** 5n,
+      status: 'queued',
+    }),
+  );
+}
+
 describe('withdrawal sending across a stalled sender', () => {
   it('a sender that stalled past its lease and was replaced does not send again when it wakes', async () => {
     const db = target.db();
-    const account = await newAccount(db);
-    await credit(db, account.id, 'btc', 10n ** 10n);
-    const withdrawal = await db.transaction((tx) =>
-      createWithdrawal(tx, {
-        accountId: account.id,
-        currency: 'btc',
-        rail: 'crypto',
-        destination: BTC_ADDRESS,
-        amount: 10n ** 8n,
-        fee: 10n ** 5n,
-        feeCurrency: 'btc',
-        totalAmount: 10n ** 8n + 10n ** 5n,
-        status: 'queued',
-      }),
-    );
+    const withdrawal = await queuedWithdrawal(db);
     const first = stallingAfterClaim(db);
     const firstCustody = new CountingCustody({ db, withdrawalDelayMs: 0 });
     const secondCustody = new CountingCustody({ db, withdrawalDelayMs: 0 });
@@ -97,21 +102,7 @@ describe('withdrawal sending across a stalled sender', () => {
 
   it('a sender whose lease nobody took sends as before after a stall', async () => {
     const db = target.db();
-    const account = await newAccount(db);
-    await credit(db, account.id, 'btc', 10n ** 10n);
-    const withdrawal = await db.transaction((tx) =>
-      createWithdrawal(tx, {
-        accountId: account.id,
-        currency: 'btc',
-        rail: 'crypto',
-        destination: BTC_ADDRESS,
-        amount: 10n ** 8n,
-        fee: 10n ** 5n,
-        feeCurrency: 'btc',
-        totalAmount: 10n ** 8n + 10n ** 5n,
-        status: 'queued',
-      }),
-    );
+    const withdrawal = await queuedWithdrawal(db);
     const first = stallingAfterClaim(db);
     const custody = new CountingCustody({ db, withdrawalDelayMs: 0 });
     const round = processWithdrawals(context(first.db, custody), { sendLeaseMs: LEASE_MS });
