@@ -1,4 +1,5 @@
 import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { OrderOutcome, OrderRequest } from '../orders/requests.js';
 import { decodeWire, encodeWire, signWire, verifyWire } from './wire.js';
@@ -34,14 +35,14 @@ export type LocalEntry = (
   nonce: DeferredNonce | undefined,
 ) => Promise<ForwardAnswer>;
 
-/** Listens for forwarded requests at `port` on `host`; close it with the returned function. */
+/** Listens for forwarded requests at `port` on `host` (0: a free port, returned); close it with the returned function. */
 export async function startForwardServer(options: {
   readonly host: string;
   readonly port: number;
   readonly key: Buffer;
   readonly entry: LocalEntry;
   readonly onError: (error: unknown) => void;
-}): Promise<{ close: () => Promise<void> }> {
+}): Promise<{ readonly port: number; close: () => Promise<void> }> {
   const server = http2.createServer();
   server.on('stream', (stream, headers) => {
     stream.on('error', () => {});
@@ -92,6 +93,7 @@ export async function startForwardServer(options: {
     });
   });
   return {
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -169,6 +171,14 @@ export class ForwardClient {
       });
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
+        // Node ends a stream closed without an answer too (no 'error'): when the owner's session goes
+        // away (its process killed: a FIN rather than an RST) and on the timeout's CANCEL. The owner
+        // may have run the request then: sent again, it would be refused as a reused nonce (or run
+        // twice), so only a status the owner sent says it was not run.
+        if (status === 0) {
+          reject(new ForwardFailed(`${url} closed the stream without an answer`, connected));
+          return;
+        }
         if (status !== 200) {
           reject(new ForwardFailed(`${url} answered ${status}`, false));
           return;
