@@ -35,15 +35,18 @@ function client(timeoutMs?: number): ForwardClient {
   return forward;
 }
 
-/** A raw HTTP/2 server on a free port calling `onRequest` once a request's body has arrived. */
-async function rawServer(onRequest: (stream: http2.ServerHttp2Stream) => void): Promise<string> {
+/** A raw HTTP/2 server on a free port: `onStream` when a stream opens, `onData` when a request arrives. */
+async function rawServer(handlers: {
+  onStream?: (stream: http2.ServerHttp2Stream) => void;
+  onData?: (stream: http2.ServerHttp2Stream) => void;
+}): Promise<string> {
   const server = http2.createServer();
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (session) => sessions.add(session));
   server.on('stream', (stream) => {
     stream.on('error', () => {});
-    stream.resume();
-    stream.on('end', () => onRequest(stream));
+    handlers.onStream?.(stream);
+    stream.on('data', () => handlers.onData?.(stream));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(
@@ -54,6 +57,13 @@ async function rawServer(onRequest: (stream: http2.ServerHttp2Stream) => void): 
       }),
   );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A forward server on a free port running `entry`. */
+async function owner(entry: Parameters<typeof startForwardServer>[0]['entry']): Promise<string> {
+  const server = await startForwardServer({ host: '127.0.0.1', port: 0, key: KEY, entry, onError: () => {} });
+  cleanups.push(() => server.close());
+  return `http://127.0.0.1:${server.port}`;
 }
 
 async function failure(promise: Promise<ForwardAnswer>): Promise<ForwardFailed> {
@@ -68,10 +78,12 @@ async function failure(promise: Promise<ForwardAnswer>): Promise<ForwardFailed> 
 describe('forwarding: an answer that never came', () => {
   it('a session that goes away after the request arrived leaves the outcome unknown', async () => {
     let arrived = 0;
-    const url = await rawServer((stream) => {
-      arrived += 1;
-      // What the first node sees when the owner dies with the order (a FIN, no RST_STREAM).
-      stream.session?.destroy();
+    const url = await rawServer({
+      onData: (stream) => {
+        arrived += 1;
+        // What the first node sees when the owner dies with the order (a FIN, no RST_STREAM).
+        stream.session?.destroy();
+      },
     });
     const error = await failure(client().send(url, FORWARDED));
     expect(arrived).toBe(1);
@@ -80,43 +92,86 @@ describe('forwarding: an answer that never came', () => {
 
   it('a forward that times out at an owner running it leaves the outcome unknown', async () => {
     let ran = 0;
-    const server = await startForwardServer({
-      host: '127.0.0.1',
-      port: 0,
-      key: KEY,
-      // The owner queued the order and its batch is slow to commit: it may still commit.
-      entry: () => {
-        ran += 1;
-        return new Promise<ForwardAnswer>(() => {});
-      },
-      onError: () => {},
+    // The owner queued the order and its batch is slow to commit: it may still commit.
+    const url = await owner(() => {
+      ran += 1;
+      return new Promise<ForwardAnswer>(() => {});
     });
-    cleanups.push(() => server.close());
-    const error = await failure(client(200).send(`http://127.0.0.1:${server.port}`, FORWARDED));
+    const error = await failure(client(200).send(url, FORWARDED));
     expect(ran).toBe(1);
     expect(error.maybeSent).toBe(true);
   });
 
   it('an owner that answered a status other than 200 did not run it: safe to send again', async () => {
-    const url = await rawServer((stream) => {
-      stream.respond({ ':status': 401 });
-      stream.end();
+    const url = await rawServer({
+      onStream: (stream) => {
+        stream.respond({ ':status': 404 });
+        stream.end();
+      },
     });
     const error = await failure(client().send(url, FORWARDED));
     expect(error.maybeSent).toBe(false);
   });
 
-  it('a forward answered in full resolves with the owner’s answer', async () => {
+  it('a request signed with another key is not run: safe to send again', async () => {
+    let ran = 0;
+    const url = await owner(async () => {
+      ran += 1;
+      return { kind: 'not_owner' };
+    });
+    const stranger = new ForwardClient(Buffer.alloc(32, 8));
+    cleanups.push(() => stranger.close());
+    const error = await failure(stranger.send(url, FORWARDED));
+    expect(error.maybeSent).toBe(false);
+    expect(ran).toBe(0);
+  });
+});
+
+describe('forwarding: the channel', () => {
+  it('answers each request with its own outcome, in the order the owner finishes them', async () => {
+    const finish: (() => void)[] = [];
+    const url = await owner(
+      (forwarded) =>
+        new Promise<ForwardAnswer>((resolve) => {
+          finish.push(() => resolve({ kind: 'error', message: `${forwarded.nonce?.value ?? 0}` }));
+        }),
+    );
+    const forward = client();
+    const sent = [1, 2, 3].map((value) =>
+      forward.send(url, { ...FORWARDED, nonce: { keyId: 1, protocol: 'v3', value } }),
+    );
+    while (finish.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const done of finish.reverse()) done();
+    expect(await Promise.all(sent)).toEqual(
+      [1, 2, 3].map((value) => ({ kind: 'error', message: `${value}` })),
+    );
+  });
+
+  it('carries bigints both ways, request after request', async () => {
     const server = await startForwardServer({
       host: '127.0.0.1',
       port: 0,
       key: KEY,
-      entry: async () => ({ kind: 'not_owner' }),
+      entry: async (forwarded) => {
+        const request = forwarded.request;
+        if (request.type !== 'limit') throw new Error('a limit order was sent');
+        return {
+          kind: 'outcome',
+          consumed: true,
+          outcome: { ok: false, code: 'INSUFFICIENT_FUNDS', message: `${request.price * 2n}` },
+        };
+      },
       onError: () => {},
     });
     cleanups.push(() => server.close());
-    await expect(client().send(`http://127.0.0.1:${server.port}`, FORWARDED)).resolves.toEqual({
-      kind: 'not_owner',
-    });
+    const forward = client();
+    const url = `http://127.0.0.1:${server.port}`;
+    for (let i = 0; i < 3; i += 1) {
+      await expect(forward.send(url, FORWARDED)).resolves.toEqual({
+        kind: 'outcome',
+        consumed: true,
+        outcome: { ok: false, code: 'INSUFFICIENT_FUNDS', message: '3000000' },
+      });
+    }
   });
 });
