@@ -137,8 +137,6 @@ export async function startForwardServer(options: {
         })();
       }
     });
-    // The sending node closed its side: it sends nothing more; answers still due go out.
-    stream.on('end', () => {});
   });
   server.on('sessionError', () => {});
   await new Promise<void>((resolve, reject) => {
