@@ -221,12 +221,24 @@ try {
   const latencyKeys = loadKeys.slice(0, latencyClients);
   const direct: number[] = [];
   const forwarded: number[] = [];
+  // CPU per order of each node and of the load generator in a phase: where the forward's time goes
+  // when the clients keep the two cores busy (their p50 then follows the CPU each order costs).
+  const latencyPhase = async (url: string) => {
+    const before = nodes.map((n) => cpuSeconds(n!.pid));
+    const result = await runOrderLoad(url, ORDER_PATH, latencyKeys, latencySeconds * 1000);
+    const perOrder = (seconds: number) => ((seconds * 1e6) / Math.max(1, result.requests)).toFixed(0);
+    const cpu = nodes.map((n, i) => perOrder(cpuSeconds(n!.pid) - before[i]!));
+    return {
+      ...result,
+      cpu: `CPU µs/order node-1 ${cpu[0]}, node-2 ${cpu[1]}, client ${perOrder(result.cpuSeconds)}`,
+    };
+  };
   for (let round = 0; round < latencyRounds; round += 1) {
-    const d = await runOrderLoad(nodes[0]!.proc.url, ORDER_PATH, latencyKeys, latencySeconds * 1000);
-    const f = await runOrderLoad(nodes[1]!.proc.url, ORDER_PATH, latencyKeys, latencySeconds * 1000);
+    const d = await latencyPhase(nodes[0]!.proc.url);
+    const f = await latencyPhase(nodes[1]!.proc.url);
     console.log(
-      `  ${latencyClients} clients: to the owner p50 ${d.p50.toFixed(1)} ms (${d.perSecond.toFixed(0)}/s, errors ${d.errors}), ` +
-        `to the other node p50 ${f.p50.toFixed(1)} ms (${f.perSecond.toFixed(0)}/s, errors ${f.errors})`,
+      `  ${latencyClients} clients: to the owner p50 ${d.p50.toFixed(2)} ms (${d.perSecond.toFixed(0)}/s, errors ${d.errors}; ${d.cpu}), ` +
+        `to the other node p50 ${f.p50.toFixed(2)} ms (${f.perSecond.toFixed(0)}/s, errors ${f.errors}; ${f.cpu})`,
     );
     direct.push(d.p50);
     forwarded.push(f.p50);

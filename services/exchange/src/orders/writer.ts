@@ -525,21 +525,21 @@ export class MarketWriter {
   }
 
   /**
-   * After a rebuild for an unknown outcome: the failed batches the log holds did commit, so their
-   * followers hear of them now (the book as rebuilt, their trades) instead of never.
+   * After a rebuild, the engine is the committed state: it becomes the committed view, and the
+   * followers of committed batches (market data, the feed) get the whole book as rebuilt with each
+   * of `batches`, since the batches the rebuild took in never reached them as levels.
    */
-  private publishRecovered(failures: readonly FailedBatch[]): void {
-    const commits = this.ctx.commits;
-    if (!commits?.followed) return;
+  private publishWholeBook(batches: readonly Pick<FailedBatch, 'seq' | 'prevSeq' | 'trades'>[]): void {
     const book = captureView(this.engine);
     this.committedView = book;
-    for (const failure of failures) {
-      if (failure.seq > this.seq || failure.seq === 0) continue;
+    const commits = this.ctx.commits;
+    if (!commits?.followed) return;
+    for (const batch of batches) {
       commits.publish({
         market: this.market,
-        seq: failure.seq,
-        prevSeq: failure.prevSeq,
-        trades: failure.trades,
+        seq: batch.seq,
+        prevSeq: batch.prevSeq,
+        trades: batch.trades,
         orders: [],
         balances: new Map(),
         levels: { bids: [], asks: [] },
@@ -551,29 +551,20 @@ export class MarketWriter {
   }
 
   /**
-   * After a rebuild of a stale engine (an unknown outcome the database could not settle at once): the
-   * followers of committed batches (market data, the feed) get the whole book as rebuilt, since the
-   * batches committed meanwhile (by this node or, in a cluster, another) never reached them as levels.
+   * After a rebuild of a stale engine (an unknown outcome the database could not settle at once):
+   * the batches committed meanwhile (by this node or, in a cluster, another) are not known one by
+   * one, so the feed chains this whole-book change from the last batch it published (feed/hub.ts).
    */
   private publishRebuilt(): void {
-    const commits = this.ctx.commits;
-    const book = captureView(this.engine);
-    this.committedView = book;
-    if (!commits?.followed) return;
-    commits.publish({
-      market: this.market,
-      seq: this.seq,
-      // The batches the rebuild took in are not known one by one: the feed chains this whole-book
-      // change from the last batch it published (feed/hub.ts).
-      prevSeq: this.seq,
-      trades: [],
-      orders: [],
-      balances: new Map(),
-      levels: { bids: [], asks: [] },
-      lastPrice: book.lastPrice,
-      book,
-      recovered: true,
-    });
+    this.publishWholeBook([{ seq: this.seq, prevSeq: this.seq, trades: [] }]);
+  }
+
+  /**
+   * After a rebuild for an unknown outcome: the failed batches the log holds did commit, so their
+   * followers hear of them now (the book as rebuilt, their trades) instead of never.
+   */
+  private publishRecovered(failures: readonly FailedBatch[]): void {
+    this.publishWholeBook(failures.filter((failure) => failure.seq !== 0 && failure.seq <= this.seq));
   }
 
   /** A batch failed: recovery waits until this writer's other batches in flight have settled. */
