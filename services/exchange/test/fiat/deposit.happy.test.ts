@@ -135,6 +135,17 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     expect(declined.html).toMatch(/declined/i);
     // The invoice stays open for another card (the gateway's CARD_ATTEMPTS_MAX): still pending.
     expect(await depositStatus(deposit.deposit_id)).toBe('pending');
+    // The gateway tells of the declined card (status attempt_failed, not a status of the invoice):
+    // the receiver records it and leaves the deposit pending.
+    const attempt = await eventually(async () => {
+      const { rows } = await platform.db.query<{ outcome: string; body: { failure_reason?: string } }>(
+        `SELECT outcome, body FROM paygate_events WHERE object = 'invoice' AND reference_id = $1 AND status = 'attempt_failed'`,
+        [String(deposit.deposit_id)],
+      );
+      return rows[0];
+    });
+    expect(attempt).toMatchObject({ outcome: 'recorded', body: { failure_reason: 'declined' } });
+    expect(await depositStatus(deposit.deposit_id)).toBe('pending');
     const { action, fields } = formFields(declined.html, '/cancel');
     await submitForm(platform.gatewayUrl, action, fields);
     await eventually(async () =>

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '@platform/sql-storage/database';
-import { invoiceEvent } from '../callbacks/event.js';
+import { attemptFailedEvent, invoiceEvent } from '../callbacks/event.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Merchant, Service } from '../catalog/catalog.js';
 import { afterFailedAttempt } from '../domain/card-attempts.js';
@@ -228,14 +228,36 @@ async function failedAttempt(
   now: Date,
 ): Promise<PaymentStep> {
   const outcome = afterFailedAttempt(invoice.cardAttempts, deps.cardAttemptsMax);
+  // Every card that did not pay is the merchant's to see: recorded on the invoice and announced by
+  // an `attempt_failed` event (its callback and the events API), before the `failed` event when
+  // it was the last attempt.
+  const announce = (updated: Invoice) =>
+    enqueueCallback(
+      tx,
+      invoice.merchantId,
+      attemptFailedEvent(updated, {
+        number: outcome.attempts,
+        left: outcome.kind === 'retry' ? outcome.left : 0,
+        reason,
+        at: now,
+      }),
+      now,
+    );
   if (outcome.kind === 'fail') {
+    const declined = await updateInvoice(tx, invoice.id, {
+      status: invoice.status,
+      cardAttempts: outcome.attempts,
+      declineReason: reason,
+      at: now,
+    });
+    await announce(declined);
     const change = {
       status: 'failed' as const,
       failureReason: reason,
       cardAttempts: outcome.attempts,
       ...card,
     };
-    return { kind: 'moved', invoice: await move(tx, invoice, { ...change, lastAttemptFailure: null }, now) };
+    return { kind: 'moved', invoice: await move(tx, declined, { ...change, lastAttemptFailure: null }, now) };
   }
   if (!invoiceCanMove(invoice.status, 'created') && invoice.status !== 'created') {
     throw new Error(`invoice ${invoice.id}: ${invoice.status} -> created is not allowed`);
@@ -245,8 +267,10 @@ async function failedAttempt(
     ...card,
     cardAttempts: outcome.attempts,
     lastAttemptFailure: reason,
+    declineReason: reason,
     at: now,
   });
+  await announce(reopened);
   return { kind: 'moved', invoice: reopened };
 }
 
