@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { callbackBackoffMs } from '../domain/backoff.js';
 import { signBody } from '../domain/signature.js';
+import type { FaultCount } from '../sandbox/fault-metrics.js';
 import type { CallbackSandbox } from '../sandbox/sandbox.js';
 import type { SecretBook } from '../secrets/book.js';
 import { type CallbackTransport, UndiciCallbackTransport } from './http-client.js';
@@ -30,6 +31,8 @@ export interface DeliveryOptions {
   readonly secrets?: SecretBook;
   /** The fault-injecting sandbox of the test merchants that asked for it (src/sandbox/). @default none */
   readonly sandbox?: CallbackSandbox;
+  /** Counts each sandbox fault applied (`paygate_sandbox_callback_faults_total`). @default none */
+  readonly countFault?: FaultCount;
   /** How callbacks are sent. @default undici's Agent, `concurrency` kept-alive connections per receiver (http-client.ts) */
   readonly transport?: CallbackTransport;
 }
@@ -44,10 +47,10 @@ async function send(
   const merchant = options.catalog.merchants.get(callback.merchantId);
   if (!merchant) return `merchant ${callback.merchantId} is no longer configured`;
   const timestamp = Math.floor(options.now() / 1000);
-  const secret = options.secrets
-    ? ((signWithPrevious ? await options.secrets.previousInGrace(merchant) : undefined) ??
-      (await options.secrets.signing(merchant)))
-    : merchant.secret;
+  const previous =
+    signWithPrevious && options.secrets ? await options.secrets.previousInGrace(merchant) : undefined;
+  if (previous !== undefined) options.countFault?.(merchant.id, 'rotated');
+  const secret = previous ?? (options.secrets ? await options.secrets.signing(merchant) : merchant.secret);
   const answer = await transport.post({
     url: merchant.callbackUrl,
     headers: {
@@ -286,12 +289,19 @@ export class CallbackDispatcher {
     const { options } = this;
     const plan = options.sandbox?.planFor(callback);
     if (plan?.dropForMs !== undefined) {
+      options.countFault?.(callback.merchantId, 'drop');
       await markDropped(options.db, callback.id, new Date(options.now() + plan.dropForMs));
       options.log.debug({ event: callback.eventId, inMs: plan.dropForMs }, 'sandbox fault: callback dropped');
       return false;
     }
-    if (plan && plan.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, plan.delayMs));
-    if (plan?.reorder) await options.sandbox?.hold(callback, plan.holdMaxMs);
+    if (plan && plan.delayMs > 0) {
+      options.countFault?.(callback.merchantId, 'delay');
+      await new Promise((resolve) => setTimeout(resolve, plan.delayMs));
+    }
+    if (plan?.reorder) {
+      options.countFault?.(callback.merchantId, 'reorder');
+      await options.sandbox?.hold(callback, plan.holdMaxMs);
+    }
     // The send joins the trace of the request that wrote the callback (the payer's submit).
     const sendOnce = () =>
       withTraceContext(callback.traceContext, () =>
@@ -299,9 +309,13 @@ export class CallbackDispatcher {
       );
     // A sandbox duplicate goes out alongside the callback or right after its acknowledgement, never
     // after the object's next event (that one waits until this one is recorded as delivered).
+    const duplicate = () => {
+      options.countFault?.(callback.merchantId, 'duplicate');
+      return sendOnce();
+    };
     const failure =
-      plan?.duplicate === 'alongside' ? (await Promise.all([sendOnce(), sendOnce()]))[0] : await sendOnce();
-    if (failure === undefined && plan?.duplicate === 'after') await sendOnce();
+      plan?.duplicate === 'alongside' ? (await Promise.all([sendOnce(), duplicate()]))[0] : await sendOnce();
+    if (failure === undefined && plan?.duplicate === 'after') await duplicate();
     sent();
     if (failure === undefined) {
       options.sandbox?.acknowledged(callback);
