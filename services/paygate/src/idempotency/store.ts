@@ -94,6 +94,70 @@ export async function claimKey(
   return decision;
 }
 
+/**
+ * What is stored under a key now, decided for this request without taking it (a read: no write,
+ * no commit). A route that takes its key inside its own transaction (`claimKey` on its `tx`) asks
+ * this first, so a retry is answered before the route's checks run, as the hook does for the others.
+ */
+export async function peekKey(
+  sql: Sql,
+  claim: Pick<KeyClaim, 'merchantId' | 'key' | 'route' | 'fingerprint' | 'now'>,
+): Promise<KeyDecision & { readonly answer?: StoredAnswer }> {
+  const { rows } = await sql.query<Row>(
+    `SELECT route, fingerprint, status, response, content_type, locked_until, expires_at
+     FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
+    [claim.merchantId, claim.key],
+  );
+  const row = rows[0];
+  const decision = decideKey(
+    row && {
+      route: row.route,
+      fingerprint: row.fingerprint,
+      status: row.status,
+      lockedUntilMs: new Date(row.locked_until).getTime(),
+      expiresAtMs: new Date(row.expires_at).getTime(),
+    },
+    claim,
+    claim.now.getTime(),
+  );
+  if (decision.kind === 'replay' && row && row.status !== null) {
+    return {
+      kind: 'replay',
+      answer: {
+        status: row.status,
+        body: row.response ?? '',
+        contentType: row.content_type ?? 'application/json',
+      },
+    };
+  }
+  return decision;
+}
+
+/**
+ * Takes a free key and stores its answer in one statement: the answer of a route whose own
+ * transaction rolled back with the key in it (a 4xx found inside it), or of a request refused
+ * before its transaction. A key someone took meanwhile is left to them.
+ */
+export async function storeAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswer): Promise<void> {
+  await sql.query(
+    `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
+       locked_until, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+     ON CONFLICT (merchant_id, key) DO NOTHING`,
+    [
+      claim.merchantId,
+      claim.key,
+      claim.route,
+      claim.fingerprint,
+      answer.status,
+      answer.body,
+      answer.contentType,
+      claim.now.toISOString(),
+      new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
+    ],
+  );
+}
+
 /** Stores the first answer under the key, to replay for 24 h. */
 export async function completeKey(
   sql: Sql,

@@ -106,10 +106,26 @@ export function depositService(deps: Pick<PaymentDeps, 'catalog'>, code: string,
  * currency and service match (409 otherwise). Both need the merchant's signature of the form
  * (requireSignedForm). Writes the `created` callback in the same transaction.
  */
+export interface CreatedInvoice {
+  readonly invoice: Invoice;
+  readonly merchant: Merchant;
+  readonly created: boolean;
+}
+
+/**
+ * Statements a caller runs in the invoice's transaction: `before` first, `after` last with the
+ * outcome (the Idempotency-Key taken and its answer stored, so all commit together).
+ */
+export interface InvoiceTransactionHooks {
+  before(tx: Sql): Promise<void>;
+  after(tx: Sql, outcome: CreatedInvoice): Promise<void>;
+}
+
 export async function createInvoice(
   deps: PaymentDeps,
   input: CreateInvoiceInput,
-): Promise<{ invoice: Invoice; merchant: Merchant; created: boolean }> {
+  hooks?: InvoiceTransactionHooks,
+): Promise<CreatedInvoice> {
   const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
   const service = depositService(deps, input.service, currency);
   const priced = priceAmount(deps.catalog, service, input.amount);
@@ -127,8 +143,16 @@ export async function createInvoice(
   );
   const fields = validateFields(service.fields, input.serviceFields);
   if (!fields.ok) throw new ApiError('invalid_field', fields.message, fields.field);
+  const serviceFields = fields.values;
   const now = new Date(deps.now());
   return deps.db.transaction(async (tx) => {
+    await hooks?.before(tx);
+    const outcome = await createOrRepeat(tx);
+    await hooks?.after(tx, outcome);
+    return outcome;
+  });
+
+  async function createOrRepeat(tx: Sql): Promise<CreatedInvoice> {
     const inserted = await insertInvoice(tx, {
       id: newInvoiceId(),
       merchantId: merchant.id,
@@ -139,7 +163,7 @@ export async function createInvoice(
       fee: priced.text.fee,
       total: priced.text.total,
       description: input.description,
-      serviceFields: fields.values,
+      serviceFields,
       testMode: merchant.testMode,
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.invoiceTtlMs),
@@ -163,7 +187,7 @@ export async function createInvoice(
       );
     }
     return { invoice: existing, merchant, created: false };
-  });
+  }
 }
 
 /** Moves a locked invoice to `status` and writes its callback; refuses a move the machine forbids. */
