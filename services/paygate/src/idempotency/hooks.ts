@@ -12,7 +12,7 @@ import {
   peekKey,
   releaseKey,
   type StoredAnswer,
-  storeAnswer,
+  takeWithAnswer,
 } from './store.js';
 
 /**
@@ -96,8 +96,9 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
       ttlMs,
     };
     if (scope.inTransaction) {
-      // Only a read here: a free key is taken, and its answer stored, in the route's transaction,
-      // which then commits once instead of three times (the claim, the change, the answer).
+      // Only a read here: a free key is taken with its answer in one statement at the end of the
+      // route's transaction, which then commits once instead of three times (the claim, the change,
+      // the answer).
       const decision = await peekKey(options.db, claim);
       if (decision.kind === 'run') {
         request.idempotencyDeferred = { claim, settled: false };
@@ -127,8 +128,8 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
       ) {
         return payload;
       }
-      // A 4xx found before the route's transaction, or inside it (which rolled the key back).
-      await storeAnswer(options.db, deferred.claim, {
+      // A 4xx found before the route's transaction, or inside it (which rolled back).
+      await takeWithAnswer(options.db, deferred.claim, {
         status: reply.statusCode,
         body: payload,
         contentType: String(reply.getHeader('content-type') ?? 'application/json'),
@@ -188,12 +189,13 @@ function answerDecision(
   }
 }
 
-/** A route's key taken and completed inside the route's own transaction (routes marked `inTransaction`). */
+/** A route's key taken, with its answer, in the route's own transaction (routes marked `inTransaction`). */
 export interface KeyInTransaction {
-  /** First in the transaction: takes the key, or throws 409 in use (taken since the hook looked). */
-  take(tx: Sql): Promise<void>;
-  /** Last in the transaction: stores the answer the route then sends, byte for byte. */
-  complete(tx: Sql, answer: StoredAnswer): Promise<void>;
+  /**
+   * Last in the transaction: takes the key with the answer the route then sends, byte for byte; throws
+   * 409 in use (rolling the transaction back) when another request took the key since the hook looked.
+   */
+  store(tx: Sql, answer: StoredAnswer): Promise<void>;
 }
 
 /** The request's free key, for its route to take in its transaction; undefined without one. */
@@ -201,19 +203,14 @@ export function keyInTransaction(request: FastifyRequest): KeyInTransaction | un
   const deferred = request.idempotencyDeferred;
   if (!deferred) return undefined;
   return {
-    async take(tx) {
-      const decision = await claimKey(tx, deferred.claim);
-      if (decision.kind === 'run') return;
-      // Another request took the key between the hook's look and this transaction.
+    async store(tx, answer) {
+      // Settled either way: stored here, or another request's key (nothing of ours to store).
       deferred.settled = true;
+      if (await takeWithAnswer(tx, deferred.claim, answer)) return;
       throw new ApiError(
         'idempotency_key_in_use',
         `a request with Idempotency-Key "${deferred.claim.key}" is still being processed; retry later`,
       );
-    },
-    async complete(tx, answer) {
-      await completeKey(tx, deferred.claim.merchantId, deferred.claim.key, answer);
-      deferred.settled = true;
     },
   };
 }

@@ -134,16 +134,25 @@ export async function peekKey(
 }
 
 /**
- * Takes a free key and stores its answer in one statement: the answer of a route whose own
- * transaction rolled back with the key in it (a 4xx found inside it), or of a request refused
- * before its transaction. A key someone took meanwhile is left to them.
+ * Takes a free key and stores its answer in one statement; false when the key is not free (held by
+ * a request still running, or answered). A free key is what `claimKey` takes: none, expired, or
+ * held by a request that died with the same parameters. Run last in a route's own transaction
+ * (a concurrent holder's uncommitted row makes it wait for that commit, then see it), or alone for
+ * an answer found before the route's transaction or inside it (which rolled back).
  */
-export async function storeAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswer): Promise<void> {
-  await sql.query(
+export async function takeWithAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswer): Promise<boolean> {
+  const now = claim.now.toISOString();
+  const { rows } = await sql.query(
     `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
        locked_until, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
-     ON CONFLICT (merchant_id, key) DO NOTHING`,
+     ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
+       status = EXCLUDED.status, response = EXCLUDED.response, content_type = EXCLUDED.content_type,
+       locked_until = EXCLUDED.locked_until, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= $8
+        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $8
+            AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+     RETURNING key`,
     [
       claim.merchantId,
       claim.key,
@@ -152,10 +161,11 @@ export async function storeAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswe
       answer.status,
       answer.body,
       answer.contentType,
-      claim.now.toISOString(),
+      now,
       new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
     ],
   );
+  return rows.length > 0;
 }
 
 /** Stores the first answer under the key, to replay for 24 h. */

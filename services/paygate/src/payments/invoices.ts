@@ -113,11 +113,10 @@ export interface CreatedInvoice {
 }
 
 /**
- * Statements a caller runs in the invoice's transaction: `before` first, `after` last with the
- * outcome (the Idempotency-Key taken and its answer stored, so all commit together).
+ * What a caller runs last in the invoice's transaction, with the outcome (the Idempotency-Key taken
+ * with its answer, so both commit with the invoice or neither does).
  */
 export interface InvoiceTransactionHooks {
-  before(tx: Sql): Promise<void>;
   after(tx: Sql, outcome: CreatedInvoice): Promise<void>;
 }
 
@@ -146,7 +145,6 @@ export async function createInvoice(
   const serviceFields = fields.values;
   const now = new Date(deps.now());
   return deps.db.transaction(async (tx) => {
-    await hooks?.before(tx);
     const outcome = await createOrRepeat(tx);
     await hooks?.after(tx, outcome);
     return outcome;

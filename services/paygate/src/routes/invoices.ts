@@ -104,10 +104,9 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
           formSignature: { expires: body.expires, signature: body.signature },
         },
         key && {
-          before: (tx) => key.take(tx),
           after: async (tx, created) => {
             stored = JSON.stringify(answerOf(created));
-            await key.complete(tx, {
+            await key.store(tx, {
               status: created.created ? 201 : 200,
               body: stored,
               contentType: JSON_TYPE,
