@@ -90,6 +90,8 @@ export class CallbackDispatcher {
   #acknowledged: { id: number; recorded: (error?: unknown) => void }[] = [];
   #cycleRequested = false;
   #pumping = false;
+  /** The pump's current run, awaited by `close` so that nothing it claims is left in hand. */
+  #pumpRun: Promise<void> | undefined;
   /** Refills only while the worker runs (`resume`); tests driving single passes get no more than they ask. */
   #halted = true;
   /** Made on first use and again after `close` (a stopped worker may be started again). */
@@ -111,6 +113,8 @@ export class CallbackDispatcher {
    * the connections to the receivers. Called once halted.
    */
   async close(): Promise<void> {
+    // A claim under way when the worker halted may still add to the hand: wait for it first.
+    await this.#pumpRun?.catch(() => undefined);
     const unsent = this.#queue.splice(0).map((queued) => queued.callback.id);
     await releaseClaims(this.options.db, unsent, new Date(this.options.now())).catch((error: unknown) =>
       this.options.log.warn({ err: error }, 'claimed callbacks not given back: sent after their lease'),
@@ -232,6 +236,11 @@ export class CallbackDispatcher {
   async pump(): Promise<void> {
     if (this.#pumping) return;
     this.#pumping = true;
+    this.#pumpRun = this.#pumpLoop();
+    return this.#pumpRun;
+  }
+
+  async #pumpLoop(): Promise<void> {
     try {
       for (;;) {
         const want = this.#claimLimit();
