@@ -35,6 +35,7 @@ import { hostedPageRoutes } from './routes/hosted-page.js';
 import { invoiceRoutes } from './routes/invoices.js';
 import { merchantRoutes } from './routes/merchant.js';
 import { prerequestRoutes } from './routes/prerequests.js';
+import { registerSandboxFaultMetric } from './sandbox/fault-metrics.js';
 import { CallbackSandbox, type MerchantFaults } from './sandbox/sandbox.js';
 import { SecretBook } from './secrets/book.js';
 import { tryItRoutes } from './try-it/routes.js';
@@ -161,6 +162,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
       concurrency: options.callbackConcurrency ?? 64,
       ...(deps.secrets ? { secrets: deps.secrets } : {}),
       sandbox: sandboxOf(options.catalog, options.faultSeed, app.log),
+      countFault: registerSandboxFaultMetric(metrics),
     },
     options.workerIntervalMs ?? 500,
     app.log,

@@ -6,6 +6,7 @@ import { fiatCurrency } from '../fiat/catalogue.js';
 import { createFiatDeposit } from '../fiat/deposits.js';
 import type { FiatDeps } from '../fiat/deps.js';
 import { invoiceFormSignature } from '../fiat/invoice-form.js';
+import { payerLocale } from '../fiat/payer-locale.js';
 import { requestAmount } from '../http/amounts.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
@@ -35,6 +36,12 @@ const RegularResponse = Type.Object(
       description:
         'send with the invoice: our signature of public_key, reference_id, currency, amount, provider (as service) and expires',
     }),
+    locale: Type.Optional(
+      Type.Union([Type.Literal('uk'), Type.Literal('ru'), Type.Literal('en')], {
+        description:
+          "send with the invoice: the hosted page's language, from this request's Accept-Language (absent when it names none of uk, ru, en)",
+      }),
+    ),
   },
   { description: 'a pending fiat deposit' },
 );
@@ -43,7 +50,8 @@ const SimplifiedResponse = Type.Object(
   {
     action: Type.String({ description: 'URL to submit the params to as a form (the hosted payment page)' }),
     params: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), {
-      description: 'amount, reference_id, currency, service, public_key, expires, signature',
+      description:
+        'amount, reference_id, currency, service, public_key, expires, signature, and locale (uk, ru or en) when the Accept-Language of this request names one',
     }),
   },
   { description: 'the simplified deposit form' },
@@ -104,6 +112,8 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
       }
       const { deposit } = created;
       const currency = fiat.currency.code.toUpperCase();
+      // The hosted page in the payer's language (not part of the signed form: the gateway takes it as given).
+      const locale = payerLocale(request.headers['accept-language']);
       // The gateway answers the invoice and its page token only for a form we signed (issue 28).
       const { expires, signature } = invoiceFormSignature(
         deps.paygate.merchantSecret,
@@ -128,6 +138,7 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
             { name: 'public_key', value: deposit.publicKey },
             { name: 'expires', value: String(expires) },
             { name: 'signature', value: signature },
+            ...(locale ? [{ name: 'locale', value: locale }] : []),
           ],
         };
       }
@@ -145,6 +156,7 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
         paygate_url: deps.paygate.url,
         expires,
         signature,
+        ...(locale ? { locale } : {}),
       };
     },
   );

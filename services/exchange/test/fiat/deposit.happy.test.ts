@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { payerLocale } from '../../src/fiat/payer-locale.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { accountWithKey } from '../support/accounts.js';
 import { client } from '../support/client.js';
@@ -135,6 +136,17 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     expect(declined.html).toMatch(/declined/i);
     // The invoice stays open for another card (the gateway's CARD_ATTEMPTS_MAX): still pending.
     expect(await depositStatus(deposit.deposit_id)).toBe('pending');
+    // The gateway tells of the declined card (status attempt_failed, not a status of the invoice):
+    // the receiver records it and leaves the deposit pending.
+    const attempt = await eventually(async () => {
+      const { rows } = await platform.db.query<{ outcome: string; body: { failure_reason?: string } }>(
+        `SELECT outcome, body FROM paygate_events WHERE object = 'invoice' AND reference_id = $1 AND status = 'attempt_failed'`,
+        [String(deposit.deposit_id)],
+      );
+      return rows[0];
+    });
+    expect(attempt).toMatchObject({ outcome: 'recorded', body: { failure_reason: 'declined' } });
+    expect(await depositStatus(deposit.deposit_id)).toBe('pending');
     const { action, fields } = formFields(declined.html, '/cancel');
     await submitForm(platform.gatewayUrl, action, fields);
     await eventually(async () =>
@@ -174,5 +186,60 @@ describe('fiat deposits through the gateway (HTTP forms, no JavaScript)', () => 
     );
     expect(page.status).toBe(200);
     expect(page.html).toContain('150.50');
+  });
+  it("opens the hosted page in the payer's language, from the Accept-Language of the deposit request", async () => {
+    const user = await accountWithKey(platform.db, ['read']);
+    const api = client(() => platform.exchange, user.apiKey, user.secret);
+    const me = (await api.v3('/v3/auth/me')).json();
+    // The simplified form carries it as a parameter: the page is Russian though the form is
+    // submitted without any Accept-Language (as an app's web view or a server might).
+    const form = (
+      await api.v3(
+        '/v3/auth/deposit',
+        { currency: 'uah', amount: 300, payment_service: 'default' },
+        { 'accept-language': 'de-DE, ru;q=0.9, en;q=0.5' },
+      )
+    ).json();
+    expect(form.params).toContainEqual({ name: 'locale', value: 'ru' });
+    const russian = await submitForm(
+      platform.gatewayUrl,
+      form.action,
+      Object.fromEntries(form.params.map((p: { name: string; value: string }) => [p.name, p.value])),
+    );
+    expect(russian.html).toContain('Оплатить');
+    // The regular deposit answers it for the client to send with the invoice.
+    const deposit = (
+      await api.v3('/v3/auth/deposit', { currency: 'uah', amount: 300 }, { 'accept-language': 'uk-UA' })
+    ).json();
+    expect(deposit.locale).toBe('uk');
+    const invoice = await postJson(`${platform.gatewayUrl}/public-api/payment-invoices`, {
+      public_key: me.public_keys.deposit_sdk_uah_public_key,
+      reference_id: String(deposit.deposit_id),
+      service: deposit.provider,
+      currency: 'uah',
+      amount: 300,
+      expires: deposit.expires,
+      signature: deposit.signature,
+      locale: deposit.locale,
+    });
+    expect(invoice.status).toBe(201);
+    const { action, payload } = invoice.json.data.active_payment;
+    const ukrainian = await submitForm(
+      platform.gatewayUrl,
+      action,
+      Object.fromEntries(payload.map((p: { name: string; value: string }) => [p.name, p.value])),
+    );
+    expect(ukrainian.html).toContain('Сплатити');
+    // No language the page has: nothing asked, the gateway follows the payer's browser.
+    const other = (
+      await api.v3(
+        '/v3/auth/deposit',
+        { currency: 'uah', amount: 300, payment_service: 'default' },
+        { 'accept-language': 'de-DE, fr;q=0.8, ru;q=0' },
+      )
+    ).json();
+    expect(other.params.map((p: { name: string }) => p.name)).not.toContain('locale');
+    expect(payerLocale('en-GB;q=0.5, uk;q=0.7')).toBe('uk');
+    expect(payerLocale(undefined)).toBeUndefined();
   });
 });

@@ -40,6 +40,12 @@ export interface FiatPlatformOptions {
   readonly gatewayEnv?: (exchangeUrl: string) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
   /** Exchange settings over the defaults (e.g. a rotated merchant secret). */
   readonly paygate?: Partial<PaygateConfig>;
+  /**
+   * Cards a payer may try on one invoice (the gateway's `CARD_ATTEMPTS_MAX`): `1` makes a declined
+   * card fail its invoice (and call back) at once instead of leaving it open for another card.
+   * @default the gateway's default (3)
+   */
+  readonly cardAttemptsMax?: number;
 }
 
 /**
@@ -119,6 +125,9 @@ export function useFiatPlatform(options: FiatPlatformOptions = {}): FiatPlatform
       CALLBACK_RETRY_BASE_MS: '100',
       CALLBACK_RETRY_MAX_MS: '1000',
       LOG_LEVEL: 'warn',
+      ...(options.cardAttemptsMax === undefined
+        ? {}
+        : { CARD_ATTEMPTS_MAX: String(options.cardAttemptsMax) }),
       ...(await options.gatewayEnv?.(exchangeUrl)),
     };
     await startGateway();

@@ -79,11 +79,11 @@ const platform = useFiatPlatform({
     return {
       PAYGATE_MERCHANT_CALLBACK_URL_EXCHANGE: `http://127.0.0.1:${port}/v3/paygate/callback`,
       PAYGATE_MERCHANT_CALLBACK_FAULTS_EXCHANGE: `on,seed=${SEED}`,
-      // One card per invoice: a declined card fails its invoice (and calls back) at once, instead of
-      // leaving it open for another card.
-      CARD_ATTEMPTS_MAX: '1',
     };
   },
+  // One card per invoice: a declined card fails its invoice (and calls back) at once, instead of
+  // leaving it open for another card.
+  cardAttemptsMax: 1,
 });
 
 async function gatewayQuery<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {

@@ -20,13 +20,14 @@ export function client(app: () => App, apiKey: string, secret: string) {
         payload: new URLSearchParams(v2Params('POST', uri, params)).toString(),
       });
     },
-    v3(path: string, body: unknown = {}) {
+    /** `headers`: more request headers (an Accept-Language), besides the signature's. */
+    v3(path: string, body: unknown = {}, headers: Record<string, string> = {}) {
       const text = JSON.stringify(body);
       return app().inject({
         method: 'POST',
         url: path,
         payload: text,
-        headers: v3Headers(apiKey, secret, path, text),
+        headers: { ...headers, ...v3Headers(apiKey, secret, path, text) },
       });
     },
   };

@@ -19,7 +19,18 @@ export interface CallbackEvent {
   /** A refund's invoice. */
   readonly invoice_id?: string;
   readonly invoice_reference_id?: string;
+  /** An `attempt_failed` event's card attempt (1, 2, ...) and the cards the payer has left. */
+  readonly attempt?: number;
+  readonly attempts_left?: number;
 }
+
+/**
+ * The `status` of an event saying one card did not pay (declined, insufficient funds, 3-D Secure
+ * failed or cancelled). Not a status an invoice ever has: the invoice stays `created` for another
+ * card, or its `failed` event follows when that was the last attempt. Stripe's
+ * `payment_intent.payment_failed` plays this part.
+ */
+export const ATTEMPT_FAILED = 'attempt_failed';
 
 /**
  * One event per change: the id names the object and the status it reached, so a status is
@@ -39,6 +50,22 @@ export function invoiceEvent(invoice: Invoice): CallbackEvent {
     test_mode: invoice.testMode,
     occurred_at: invoice.updatedAt.toISOString(),
     failure_reason: invoice.failureReason,
+  };
+}
+
+/** One card attempt that did not pay: `attempt` of the invoice's cards, `reason` the processor's. */
+export function attemptFailedEvent(
+  invoice: Invoice,
+  attempt: { readonly number: number; readonly left: number; readonly reason: string; readonly at: Date },
+): CallbackEvent {
+  return {
+    ...invoiceEvent(invoice),
+    event_id: `${invoice.id}:${ATTEMPT_FAILED}:${attempt.number}`,
+    status: ATTEMPT_FAILED,
+    occurred_at: attempt.at.toISOString(),
+    failure_reason: attempt.reason,
+    attempt: attempt.number,
+    attempts_left: attempt.left,
   };
 }
 

@@ -14,6 +14,19 @@ export const InvoiceSchema = Type.Object({
   description: Type.String(),
   card_masked: Type.Union([Type.String(), Type.Null()]),
   failure_reason: Type.Union([Type.String(), Type.Null()]),
+  card_attempts: Type.Integer({ description: 'cards tried on the hosted page that did not pay' }),
+  last_decline: Type.Union(
+    [
+      Type.Object({
+        reason: Type.String({
+          description: 'declined | insufficient_funds | authentication_failed | authentication_canceled',
+        }),
+        at: Type.String({ description: 'when that card was refused' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'the last card that did not pay (kept after another card pays); null: none' },
+  ),
   test_mode: Type.Boolean(),
   created_at: Type.String(),
   updated_at: Type.String(),
@@ -48,6 +61,10 @@ export function invoiceJson(invoice: Invoice) {
     description: invoice.description,
     card_masked: invoice.cardMasked,
     failure_reason: invoice.failureReason,
+    card_attempts: invoice.cardAttempts,
+    last_decline: invoice.lastDecline
+      ? { reason: invoice.lastDecline.reason, at: invoice.lastDecline.at.toISOString() }
+      : null,
     test_mode: invoice.testMode,
     created_at: invoice.createdAt.toISOString(),
     updated_at: invoice.updatedAt.toISOString(),

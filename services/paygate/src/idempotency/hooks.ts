@@ -1,21 +1,40 @@
 import { createHash } from 'node:crypto';
-import type { Database } from '@platform/sql-storage/database';
+import type { Database, Sql } from '@platform/sql-storage/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { ApiError } from '../errors.js';
 import type { App } from '../http/typed.js';
 import { canonicalJson, isValidKey } from './decide.js';
-import { claimKey, completeKey, releaseKey } from './store.js';
+import {
+  claimKey,
+  completeKey,
+  type KeyClaim,
+  peekKey,
+  releaseKey,
+  type StoredAnswer,
+  takeWithAnswer,
+} from './store.js';
 
-/** The POST routes that honour `Idempotency-Key`, and how each finds the merchant the key belongs to. */
-const ROUTES: Readonly<Record<string, (request: FastifyRequest, catalog: Catalog) => string | undefined>> = {
+/**
+ * The POST routes that honour `Idempotency-Key`, how each finds the merchant the key belongs to, and
+ * whether the route takes the key inside its own transaction (`keyInTransaction`).
+ */
+const ROUTES: Readonly<
+  Record<
+    string,
+    { merchant: (request: FastifyRequest, catalog: Catalog) => string | undefined; inTransaction?: true }
+  >
+> = {
   // public: the merchant of the public key (an unknown key fails in the route, unstored)
-  '/public-api/payment-invoices': (request, catalog) => {
-    const key = (request.body as { public_key?: unknown } | undefined)?.public_key;
-    return typeof key === 'string' ? catalog.byPublicKey(key)?.merchant.id : undefined;
+  '/public-api/payment-invoices': {
+    merchant: (request, catalog) => {
+      const key = (request.body as { public_key?: unknown } | undefined)?.public_key;
+      return typeof key === 'string' ? catalog.byPublicKey(key)?.merchant.id : undefined;
+    },
+    inTransaction: true,
   },
-  '/merchant-api/payouts': (request) => request.merchant?.id,
-  '/merchant-api/refunds': (request) => request.merchant?.id,
+  '/merchant-api/payouts': { merchant: (request) => request.merchant?.id },
+  '/merchant-api/refunds': { merchant: (request) => request.merchant?.id },
 };
 
 export const IDEMPOTENCY_ROUTES = Object.keys(ROUTES);
@@ -34,6 +53,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request holds an Idempotency-Key and its answer is to be stored. */
     idempotencyHeld?: { merchantId: string; key: string };
+    /** A free key the route takes in its own transaction; `settled` once nothing is left to store. */
+    idempotencyDeferred?: { claim: KeyClaim; settled: boolean };
   }
 }
 
@@ -62,10 +83,10 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
     if (!scope || !route) return;
     const key = headerKey(request);
     if (key === undefined) return;
-    const merchantId = scope(request, options.catalog);
+    const merchantId = scope.merchant(request, options.catalog);
     if (!merchantId) return;
     const fingerprint = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-    const decision = await claimKey(options.db, {
+    const claim: KeyClaim = {
       merchantId,
       key,
       route,
@@ -73,33 +94,48 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
       now: new Date(options.now()),
       lockMs,
       ttlMs,
-    });
-    switch (decision.kind) {
-      case 'run':
-        request.idempotencyHeld = { merchantId, key };
+    };
+    if (scope.inTransaction) {
+      // Only a read here: a free key is taken with its answer in one statement at the end of the
+      // route's transaction, which then commits once instead of three times (the claim, the change,
+      // the answer).
+      const decision = await peekKey(options.db, claim);
+      if (decision.kind === 'run') {
+        request.idempotencyDeferred = { claim, settled: false };
         return;
-      case 'replay': {
-        const answer = decision.answer;
-        if (!answer) return;
-        return reply
-          .code(answer.status)
-          .header('idempotent-replayed', 'true')
-          .type(answer.contentType)
-          .send(answer.body);
       }
-      case 'reused':
-        throw new ApiError(
-          'idempotency_key_reused',
-          `Idempotency-Key "${key}" was used with other parameters (or on another route) in the last 24 h`,
-        );
-      case 'in_use':
-        throw new ApiError(
-          'idempotency_key_in_use',
-          `a request with Idempotency-Key "${key}" is still being processed; retry later`,
-        );
+      return answerDecision(reply, key, decision);
     }
+    const decision = await claimKey(options.db, claim);
+    if (decision.kind === 'run') {
+      request.idempotencyHeld = { merchantId, key };
+      return;
+    }
+    return answerDecision(reply, key, decision);
   });
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const deferred = request.idempotencyDeferred;
+    if (deferred) {
+      request.idempotencyDeferred = undefined;
+      // Stored by the route's transaction, or a key found taken in it (nothing of ours to store);
+      // a 5xx, 401 and 403 are not stored (as below).
+      if (
+        deferred.settled ||
+        reply.statusCode >= 500 ||
+        reply.statusCode === 401 ||
+        reply.statusCode === 403 ||
+        typeof payload !== 'string'
+      ) {
+        return payload;
+      }
+      // A 4xx found before the route's transaction, or inside it (which rolled back).
+      await takeWithAnswer(options.db, deferred.claim, {
+        status: reply.statusCode,
+        body: payload,
+        contentType: String(reply.getHeader('content-type') ?? 'application/json'),
+      });
+      return payload;
+    }
     const held = request.idempotencyHeld;
     if (!held) return payload;
     request.idempotencyHeld = undefined;
@@ -122,4 +158,59 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
     });
     return payload;
   });
+}
+
+/** Answers a retry from what is stored under its key: the first answer replayed, or 409. */
+function answerDecision(
+  reply: FastifyReply,
+  key: string,
+  decision: Exclude<Awaited<ReturnType<typeof claimKey>>, { kind: 'run' }>,
+): FastifyReply | undefined {
+  switch (decision.kind) {
+    case 'replay': {
+      const answer = decision.answer;
+      if (!answer) return undefined;
+      return reply
+        .code(answer.status)
+        .header('idempotent-replayed', 'true')
+        .type(answer.contentType)
+        .send(answer.body);
+    }
+    case 'reused':
+      throw new ApiError(
+        'idempotency_key_reused',
+        `Idempotency-Key "${key}" was used with other parameters (or on another route) in the last 24 h`,
+      );
+    case 'in_use':
+      throw new ApiError(
+        'idempotency_key_in_use',
+        `a request with Idempotency-Key "${key}" is still being processed; retry later`,
+      );
+  }
+}
+
+/** A route's key taken, with its answer, in the route's own transaction (routes marked `inTransaction`). */
+export interface KeyInTransaction {
+  /**
+   * Last in the transaction: takes the key with the answer the route then sends, byte for byte; throws
+   * 409 in use (rolling the transaction back) when another request took the key since the hook looked.
+   */
+  store(tx: Sql, answer: StoredAnswer): Promise<void>;
+}
+
+/** The request's free key, for its route to take in its transaction; undefined without one. */
+export function keyInTransaction(request: FastifyRequest): KeyInTransaction | undefined {
+  const deferred = request.idempotencyDeferred;
+  if (!deferred) return undefined;
+  return {
+    async store(tx, answer) {
+      // Settled either way: stored here, or another request's key (nothing of ours to store).
+      deferred.settled = true;
+      if (await takeWithAnswer(tx, deferred.claim, answer)) return;
+      throw new ApiError(
+        'idempotency_key_in_use',
+        `a request with Idempotency-Key "${deferred.claim.key}" is still being processed; retry later`,
+      );
+    },
+  };
 }

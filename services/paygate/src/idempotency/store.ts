@@ -94,6 +94,80 @@ export async function claimKey(
   return decision;
 }
 
+/**
+ * What is stored under a key now, decided for this request without taking it (a read: no write,
+ * no commit). A route that takes its key inside its own transaction (`claimKey` on its `tx`) asks
+ * this first, so a retry is answered before the route's checks run, as the hook does for the others.
+ */
+export async function peekKey(
+  sql: Sql,
+  claim: Pick<KeyClaim, 'merchantId' | 'key' | 'route' | 'fingerprint' | 'now'>,
+): Promise<KeyDecision & { readonly answer?: StoredAnswer }> {
+  const { rows } = await sql.query<Row>(
+    `SELECT route, fingerprint, status, response, content_type, locked_until, expires_at
+     FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
+    [claim.merchantId, claim.key],
+  );
+  const row = rows[0];
+  const decision = decideKey(
+    row && {
+      route: row.route,
+      fingerprint: row.fingerprint,
+      status: row.status,
+      lockedUntilMs: new Date(row.locked_until).getTime(),
+      expiresAtMs: new Date(row.expires_at).getTime(),
+    },
+    claim,
+    claim.now.getTime(),
+  );
+  if (decision.kind === 'replay' && row && row.status !== null) {
+    return {
+      kind: 'replay',
+      answer: {
+        status: row.status,
+        body: row.response ?? '',
+        contentType: row.content_type ?? 'application/json',
+      },
+    };
+  }
+  return decision;
+}
+
+/**
+ * Takes a free key and stores its answer in one statement; false when the key is not free (held by
+ * a request still running, or answered). A free key is what `claimKey` takes: none, expired, or
+ * held by a request that died with the same parameters. Run last in a route's own transaction
+ * (a concurrent holder's uncommitted row makes it wait for that commit, then see it), or alone for
+ * an answer found before the route's transaction or inside it (which rolled back).
+ */
+export async function takeWithAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswer): Promise<boolean> {
+  const now = claim.now.toISOString();
+  const { rows } = await sql.query(
+    `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
+       locked_until, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+     ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
+       status = EXCLUDED.status, response = EXCLUDED.response, content_type = EXCLUDED.content_type,
+       locked_until = EXCLUDED.locked_until, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= $8
+        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $8
+            AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+     RETURNING key`,
+    [
+      claim.merchantId,
+      claim.key,
+      claim.route,
+      claim.fingerprint,
+      answer.status,
+      answer.body,
+      answer.contentType,
+      now,
+      new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
+    ],
+  );
+  return rows.length > 0;
+}
+
 /** Stores the first answer under the key, to replay for 24 h. */
 export async function completeKey(
   sql: Sql,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '@platform/sql-storage/database';
-import { invoiceEvent } from '../callbacks/event.js';
+import { attemptFailedEvent, invoiceEvent } from '../callbacks/event.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Merchant, Service } from '../catalog/catalog.js';
 import { afterFailedAttempt } from '../domain/card-attempts.js';
@@ -106,10 +106,25 @@ export function depositService(deps: Pick<PaymentDeps, 'catalog'>, code: string,
  * currency and service match (409 otherwise). Both need the merchant's signature of the form
  * (requireSignedForm). Writes the `created` callback in the same transaction.
  */
+export interface CreatedInvoice {
+  readonly invoice: Invoice;
+  readonly merchant: Merchant;
+  readonly created: boolean;
+}
+
+/**
+ * What a caller runs last in the invoice's transaction, with the outcome (the Idempotency-Key taken
+ * with its answer, so both commit with the invoice or neither does).
+ */
+export interface InvoiceTransactionHooks {
+  after(tx: Sql, outcome: CreatedInvoice): Promise<void>;
+}
+
 export async function createInvoice(
   deps: PaymentDeps,
   input: CreateInvoiceInput,
-): Promise<{ invoice: Invoice; merchant: Merchant; created: boolean }> {
+  hooks?: InvoiceTransactionHooks,
+): Promise<CreatedInvoice> {
   const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
   const service = depositService(deps, input.service, currency);
   const priced = priceAmount(deps.catalog, service, input.amount);
@@ -127,8 +142,15 @@ export async function createInvoice(
   );
   const fields = validateFields(service.fields, input.serviceFields);
   if (!fields.ok) throw new ApiError('invalid_field', fields.message, fields.field);
+  const serviceFields = fields.values;
   const now = new Date(deps.now());
   return deps.db.transaction(async (tx) => {
+    const outcome = await createOrRepeat(tx);
+    await hooks?.after(tx, outcome);
+    return outcome;
+  });
+
+  async function createOrRepeat(tx: Sql): Promise<CreatedInvoice> {
     const inserted = await insertInvoice(tx, {
       id: newInvoiceId(),
       merchantId: merchant.id,
@@ -139,7 +161,7 @@ export async function createInvoice(
       fee: priced.text.fee,
       total: priced.text.total,
       description: input.description,
-      serviceFields: fields.values,
+      serviceFields,
       testMode: merchant.testMode,
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.invoiceTtlMs),
@@ -163,7 +185,7 @@ export async function createInvoice(
       );
     }
     return { invoice: existing, merchant, created: false };
-  });
+  }
 }
 
 /** Moves a locked invoice to `status` and writes its callback; refuses a move the machine forbids. */
@@ -228,14 +250,36 @@ async function failedAttempt(
   now: Date,
 ): Promise<PaymentStep> {
   const outcome = afterFailedAttempt(invoice.cardAttempts, deps.cardAttemptsMax);
+  // Every card that did not pay is the merchant's to see: recorded on the invoice and announced by
+  // an `attempt_failed` event (its callback and the events API), before the `failed` event when
+  // it was the last attempt.
+  const announce = (updated: Invoice) =>
+    enqueueCallback(
+      tx,
+      invoice.merchantId,
+      attemptFailedEvent(updated, {
+        number: outcome.attempts,
+        left: outcome.kind === 'retry' ? outcome.left : 0,
+        reason,
+        at: now,
+      }),
+      now,
+    );
   if (outcome.kind === 'fail') {
+    const declined = await updateInvoice(tx, invoice.id, {
+      status: invoice.status,
+      cardAttempts: outcome.attempts,
+      declineReason: reason,
+      at: now,
+    });
+    await announce(declined);
     const change = {
       status: 'failed' as const,
       failureReason: reason,
       cardAttempts: outcome.attempts,
       ...card,
     };
-    return { kind: 'moved', invoice: await move(tx, invoice, { ...change, lastAttemptFailure: null }, now) };
+    return { kind: 'moved', invoice: await move(tx, declined, { ...change, lastAttemptFailure: null }, now) };
   }
   if (!invoiceCanMove(invoice.status, 'created') && invoice.status !== 'created') {
     throw new Error(`invoice ${invoice.id}: ${invoice.status} -> created is not allowed`);
@@ -245,8 +289,10 @@ async function failedAttempt(
     ...card,
     cardAttempts: outcome.attempts,
     lastAttemptFailure: reason,
+    declineReason: reason,
     at: now,
   });
+  await announce(reopened);
   return { kind: 'moved', invoice: reopened };
 }
 

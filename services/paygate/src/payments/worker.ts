@@ -46,14 +46,15 @@ export class Worker {
     }
   }
 
+  /** Starts the loop with a pass at once: callbacks left by the last process go out without waiting an interval. */
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#dispatcher.resume();
-    this.#schedule();
+    this.#schedule(0);
   }
 
-  #schedule(): void {
+  #schedule(delayMs = this.intervalMs): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#running = this.runOnce({ waitForCallbacks: false })
@@ -62,7 +63,7 @@ export class Worker {
           this.#running = undefined;
           this.#schedule();
         });
-    }, this.intervalMs);
+    }, delayMs);
   }
 
   /** Stops the loop and waits for a pass and the callbacks in flight to finish. */
@@ -71,6 +72,6 @@ export class Worker {
     this.#dispatcher.halt();
     clearTimeout(this.#timer);
     await this.#running;
-    await this.#dispatcher.drain();
+    await this.#dispatcher.close();
   }
 }

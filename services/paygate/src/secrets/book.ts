@@ -69,6 +69,27 @@ export class SecretBook {
   }
 }
 
+/** What a secret the operator gives (`secrets rotate --secret`) must be: as strong and as plain as a generated one. */
+export const GIVEN_SECRET_RULE = '32-128 characters: letters, digits, "_" and "-"';
+
+/**
+ * Checks a secret the operator chose. Generated ones are `whsec_` and 48 hex digits (54 characters):
+ * a given one must carry at least 32 characters of the same plain set (letters, digits, `_`, `-`;
+ * nothing a shell, a YAML file or an environment variable would mangle), be no longer than 128,
+ * and differ from the secret it replaces (a rotation to itself would leave nothing to retire).
+ */
+export function checkGivenSecret(
+  value: string,
+  current: string,
+): { readonly ok: true } | { readonly ok: false; readonly problem: string } {
+  if (!/^[A-Za-z0-9_-]{32,128}$/.test(value)) {
+    return { ok: false, problem: `--secret must be ${GIVEN_SECRET_RULE}` };
+  }
+  if (value === current)
+    return { ok: false, problem: '--secret is the secret in effect now: give a new one' };
+  return { ok: true };
+}
+
 /**
  * Gives a merchant a new secret (random unless given); the one in effect until now stays accepted
  * for `graceMs`. Returns the new secret (shown once to the operator).

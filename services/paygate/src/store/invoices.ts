@@ -24,6 +24,8 @@ export interface Invoice {
   readonly lastAttemptFailure: string | null;
   /** The page language the merchant chose (`uk`, `ru`, `en`); null: the browser's. */
   readonly locale: string | null;
+  /** The last card that did not pay, for the merchant (kept after another card pays); null: none. */
+  readonly lastDecline: { readonly reason: string; readonly at: Date } | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly expiresAt: Date;
@@ -48,6 +50,8 @@ interface Row {
   card_attempts: number;
   last_attempt_failure: string | null;
   locale: string | null;
+  last_decline_reason: string | null;
+  last_decline_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
   expires_at: Date | string;
@@ -55,7 +59,8 @@ interface Row {
 
 const COLUMNS = `id, merchant_id, reference_id, service, currency, amount::text AS amount, fee::text AS fee,
   total::text AS total, description, service_fields, status, card_masked, processor_token, failure_reason,
-  test_mode, card_attempts, last_attempt_failure, locale, created_at, updated_at, expires_at`;
+  test_mode, card_attempts, last_attempt_failure, locale, last_decline_reason, last_decline_at, created_at,
+  updated_at, expires_at`;
 
 function fromRow(row: Row): Invoice {
   return {
@@ -80,6 +85,10 @@ function fromRow(row: Row): Invoice {
     cardAttempts: row.card_attempts,
     lastAttemptFailure: row.last_attempt_failure,
     locale: row.locale,
+    lastDecline:
+      row.last_decline_reason !== null && row.last_decline_at !== null
+        ? { reason: row.last_decline_reason, at: new Date(row.last_decline_at) }
+        : null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     expiresAt: new Date(row.expires_at),
@@ -96,6 +105,7 @@ export type NewInvoice = Omit<
   | 'cardAttempts'
   | 'lastAttemptFailure'
   | 'locale'
+  | 'lastDecline'
 > & { readonly locale?: string | null };
 
 /** Inserts the invoice unless one with its (merchant, reference) exists; returns it or undefined. */
@@ -154,6 +164,8 @@ export interface InvoiceChange {
   /** A card attempt that did not pay: the new count and why (null clears the reason). */
   readonly cardAttempts?: number;
   readonly lastAttemptFailure?: string | null;
+  /** A card that did not pay: recorded as the invoice's last decline, at `at`. */
+  readonly declineReason?: string;
   readonly at: Date;
 }
 
@@ -163,7 +175,9 @@ export async function updateInvoice(tx: Sql, id: string, change: InvoiceChange):
     `UPDATE invoices SET status = $2, card_masked = COALESCE($3, card_masked),
        processor_token = COALESCE($4, processor_token), failure_reason = COALESCE($5, failure_reason),
        updated_at = $6, card_attempts = COALESCE($7, card_attempts),
-       last_attempt_failure = CASE WHEN $8::boolean THEN $9 ELSE last_attempt_failure END
+       last_attempt_failure = CASE WHEN $8::boolean THEN $9 ELSE last_attempt_failure END,
+       last_decline_reason = COALESCE($10, last_decline_reason),
+       last_decline_at = CASE WHEN $10::text IS NULL THEN last_decline_at ELSE $6 END
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [
       id,
@@ -175,6 +189,7 @@ export async function updateInvoice(tx: Sql, id: string, change: InvoiceChange):
       change.cardAttempts ?? null,
       change.lastAttemptFailure !== undefined,
       change.lastAttemptFailure ?? null,
+      change.declineReason ?? null,
     ],
   );
   const row = rows[0];

@@ -260,12 +260,16 @@ describe('hosted payment page in a real browser (chromium)', () => {
     await receiver.waitFor((all) =>
       all.some((r) => r.body.reference_id === reference && r.body.status === 'success'),
     );
-    // The merchant heard of no failure: created, processing (once), success.
-    const statuses = receiver.received
-      .filter((r) => r.body.reference_id === reference)
-      .map((r) => r.body.status);
+    // The merchant heard of no failure of the invoice (created, processing once, success), and of each
+    // card that did not pay (attempt_failed, not a status of the invoice).
+    const mine = receiver.received.filter((r) => r.body.reference_id === reference);
+    const statuses = mine.map((r) => r.body.status);
     expect(statuses).not.toContain('failed');
-    expect(new Set(statuses)).toEqual(new Set(['created', 'processing', 'success']));
+    expect(new Set(statuses)).toEqual(new Set(['created', 'attempt_failed', 'processing', 'success']));
+    expect(mine.filter((r) => r.body.status === 'attempt_failed').map((r) => r.body.failure_reason)).toEqual([
+      'declined',
+      'authentication_canceled',
+    ]);
     await page.close();
   });
 

@@ -88,6 +88,64 @@ export function webhooksContract(target: Target): void {
       ]);
     });
 
+    it('shows the merchant every declined card: attempts and last decline in the status, an attempt_failed event and callback', async () => {
+      const invoice = await newInvoice();
+      const status = async () =>
+        (
+          await merchantPost(
+            gateway.url,
+            '/merchant-api/invoices/status',
+            { reference_id: invoice.reference },
+            SANDBOX_SECRET,
+            {
+              timestamp: Math.floor(now() / 1000),
+            },
+          )
+        ).json.data as Json;
+      expect(await status()).toMatchObject({ status: 'created', card_attempts: 0, last_decline: null });
+      await pay(invoice.payload, '4000000000000002');
+      const declined = await status();
+      expect(declined).toMatchObject({
+        status: 'created',
+        card_attempts: 1,
+        last_decline: { reason: 'declined', at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      });
+      // A wrong 3-D Secure code is the second card that did not pay; the third pays.
+      await pay(invoice.payload, '4000000000003220');
+      await postForm(`${gateway.url}/public-api/payment-invoices/confirm`, {
+        ...invoice.payload,
+        code: '000000',
+      });
+      await pay(invoice.payload, '4242424242424242');
+      const paid = await status();
+      // The last decline stays for the merchant once another card paid.
+      expect(paid).toMatchObject({
+        status: 'success',
+        card_attempts: 2,
+        last_decline: { reason: 'authentication_failed' },
+      });
+      // Five events of one object: one per pass.
+      await drain();
+      await drain();
+      const mine = receiver.received.filter((r) => r.body.id === invoice.id).map((r) => r.body);
+      expect(mine.map((b) => [b.sequence, b.status, b.failure_reason, b.attempt, b.attempts_left])).toEqual([
+        [1, 'created', null, undefined, undefined],
+        [2, 'attempt_failed', 'declined', 1, 2],
+        [3, 'processing', null, undefined, undefined],
+        [4, 'attempt_failed', 'authentication_failed', 2, 1],
+        [5, 'success', null, undefined, undefined],
+      ]);
+      expect(mine[1]).toMatchObject({
+        event_id: `${invoice.id}:attempt_failed:1`,
+        object: 'invoice',
+        reference_id: invoice.reference,
+        occurred_at: (declined.last_decline as Json).at,
+      });
+      // The events API has the same events.
+      const all = (await events(0, 500)).json.data as Json[];
+      expect(all.filter((e) => e.id === invoice.id).map((e) => e.status)).toEqual(mine.map((b) => b.status));
+    });
+
     it('lets a merchant catch up through the events API: callback bodies plus position, in order', async () => {
       const start = (await events(0, 500)).json.data as Json[];
       const last = Number(start.at(-1)?.position ?? 0);
