@@ -69,12 +69,17 @@ function render(mapping: ErrorMapping, error: FastifyError): RenderedError {
 
 /**
  * The one error handler and the not-found handler: every failure leaves in the service's shape
- * (`mapping`); 5xx are logged with the error and never leak details, refusals are logged briefly.
+ * (`mapping`); 5xx are logged with the error and never leak details (503s as warnings, briefly),
+ * refusals are logged briefly.
  */
 export function registerErrorHandlers(app: FastifyInstance, mapping: ErrorMapping): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const rendered = render(mapping, error);
-    if (rendered.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A 503 is a documented, passing state (a market changing hands, a database out of reach), which
+    // the client is told to retry: a warning with its reason, not an error with a stack per request.
+    if (rendered.status === 503)
+      request.log.warn({ code: rendered.name, reason: rendered.message }, 'request refused: unavailable');
+    else if (rendered.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ code: rendered.name, reason: rendered.message }, 'request refused');
     void reply.status(rendered.status).send(rendered.body);
   });
