@@ -10,7 +10,7 @@ import {
   sandboxSecretsForced,
 } from '@platform/default-secrets/default-secrets';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 export type AuthConfig =
@@ -69,15 +69,6 @@ export class ConfigError extends Error {
   constructor(setting: string, problem: string) {
     super(`Invalid setting ${setting}: ${problem}`);
     this.name = 'ConfigError';
-  }
-}
-
-function logSettings(env: Env): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
-    throw error;
   }
 }
 
@@ -209,7 +200,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const authConfig = auth(env);
   refuseDevSecret(env, authConfig, host, databaseUrl);
   const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
-  const log = logSettings(env);
+  const log = parseLogSettings(env, { fail: (setting, detail) => new ConfigError(setting, detail) });
   const config: Config = {
     host,
     port: integer(env, 'PORT', 3300, 0, 65_535),
