@@ -1,8 +1,4 @@
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
@@ -51,11 +47,7 @@ const { integer, boolean } = settingReaders(fail);
  * serves only on a loopback HOST unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, token: string, host: string): void {
-  const forced = settingOr(
-    () => sandboxSecretsForced(env),
-    SandboxSettingError,
-    (error) => fail(error.message),
-  );
+  const forced = sandboxSecretsForced(env, (error) => fail(error.message));
   if (token !== DEVELOPMENT_AUTH_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'BLOG_AUTH_TOKEN', what: `the development token "${DEVELOPMENT_AUTH_TOKEN}"` },

@@ -4,11 +4,7 @@
  * the README.
  */
 import { resolve } from 'node:path';
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import { dataPath } from '@platform/logging/data-dir';
 import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -176,13 +172,10 @@ function auth(env: Env): AuthConfig {
  * unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
  */
 function refuseDevSecret(env: Env, auth: AuthConfig, host: string, databaseUrl: string | undefined): void {
-  let forced: boolean;
-  try {
-    forced = sandboxSecretsForced(env);
-  } catch (error) {
-    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, 'expected true or false');
-    throw error;
-  }
+  const forced = sandboxSecretsForced(
+    env,
+    (error) => new ConfigError(error.setting, 'expected true or false'),
+  );
   if (auth.kind !== 'dev-secret-file') return;
   const refusal = defaultSecretRefusal(
     {

@@ -1,10 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
@@ -113,11 +109,7 @@ export class ConfigError extends Error {
  * (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | undefined, host: string): void {
-  const forced = settingOr(
-    () => sandboxSecretsForced(env),
-    SandboxSettingError,
-    (error) => fail(error.message),
-  );
+  const forced = sandboxSecretsForced(env, (error) => fail(error.message));
   if (authToken !== EMBEDDED_BLOG_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'AUTH_TOKEN', what: `AUTH_TOKEN, the blog's development token "${EMBEDDED_BLOG_TOKEN}",` },
