@@ -35,3 +35,13 @@ export function cpuMicros(pids: readonly number[]): number {
   }
   return ticks * 10_000;
 }
+
+/** The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`: a zombie...), undefined once the process is gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
