@@ -131,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const mail = mailConfig(env, cwd, dataDir, host, port);
   const paygateSettings = paygateConfig(env);
   refuseSandboxPaygateSecret(env, host, paygateSettings);
+  const cluster = clusterConfig(env, storage.kind);
   return Object.freeze({
     port,
     host,
@@ -151,8 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mail,
     paygate: paygateSettings,
     feed: feedConfig(env),
-    limits: requestLimitsConfig(env, cwd, storage.kind),
+    limits: requestLimitsConfig(env, cwd, storage.kind, cluster !== undefined),
     trustedProxies: trustedProxies(env),
-    cluster: clusterConfig(env, storage.kind),
+    cluster,
   });
 }
