@@ -70,6 +70,7 @@ if (process.argv.includes('--metrics-compare')) {
     depth,
     asyncCommit: !process.argv.includes('--sync-commit'),
     same: process.argv.includes('--same'),
+    pin: process.argv.includes('--no-pin') ? undefined : numberOption('pin', 0),
   });
   process.exit(0);
 }

@@ -13,9 +13,11 @@
  * +-20% between neighbouring phases on the shared 2-core machine, and as much with the same app on
  * both sides.) The figure is the median of the per-round ratios on/off; beside it the CPU each
  * request cost each server process. `--same` builds both without metrics: the noise floor (A/A).
+ * Both servers run on core 0 (`--pin <core>`, `--no-pin` to leave them to the scheduler), so that
+ * they share one core fairly whatever else the machine runs.
  * Target: on >= 0.97x off.
  */
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { cpuMicros } from '@platform/testkit/cpu';
 import { median } from '@platform/testkit/stats';
 import { runOrderLoad } from './support/order-load.js';
@@ -61,6 +63,8 @@ export async function compareMetricsCost(options: {
   depth: number;
   asyncCommit: boolean;
   same: boolean;
+  /** The core both servers run on (`taskset`), or undefined: wherever the scheduler puts them. */
+  pin: number | undefined;
 }): Promise<void> {
   const job = {
     clients: options.concurrency,
@@ -72,6 +76,13 @@ export async function compareMetricsCost(options: {
   try {
     sides.push(await startServer('on', { ...job, metrics: !options.same }));
     sides.push(await startServer('off', { ...job, metrics: false }));
+    if (options.pin !== undefined) {
+      // Both servers (all their threads) on one core: the scheduler shares that core between them
+      // fairly, whatever else runs on the machine's other cores; unpinned, one of them could sit on
+      // the core another user's job keeps busy for a whole run.
+      for (const side of sides)
+        execFileSync('taskset', ['-a', '-p', '-c', String(options.pin), String(side.pid)]);
+    }
     const [on, off] = sides as [Side, Side];
     const round = async (ms: number, record: boolean, order: readonly Side[]) => {
       // Both clocks start once both generators have signed their requests.
@@ -115,7 +126,8 @@ export async function compareMetricsCost(options: {
     console.log(
       `order entry, ${options.concurrency} clients per server, both loaded at once, ${options.rounds} rounds of ` +
         `${options.seconds} s, ${options.asyncCommit ? 'synchronous_commit off' : 'synchronous commit'}` +
-        `${options.same ? ', A/A: metrics off on both sides' : ''}\n` +
+        `${options.same ? ', A/A: metrics off on both sides' : ''}` +
+        `${options.pin === undefined ? '' : `, both servers on core ${options.pin}`}\n` +
         `  metrics on  ${list(on.rates)} req/s\n` +
         `  metrics off ${list(off.rates)} req/s\n` +
         `  per-round ratios ${list(ratios, 3)}\n` +

@@ -18,7 +18,7 @@ export interface RequestLimitsConfig {
    * Where the counters live without `RATELIMIT_GRPC_URL`: `database` (shared by every process on the
    * database, so a cluster's nodes count together) or `memory` (this process only). One process
    * counts every request itself, so without `NODE_ID` the database's counters would only add a
-   * statement (and its round trip) to each limited request: 0.31x the in-process limiter's rate on
+   * statement (and its round trip) to each limited request: 0.29x the in-process limiter's rate on
    * one connection in `bench:limits` (README "Request limits").
    * @default 'database' for a cluster node (`NODE_ID`) on PostgreSQL, 'memory' otherwise (`RATE_LIMITS_STORE`)
    */
