@@ -14,6 +14,7 @@
  * counters and histogram) and off (`METRICS_PORT=off`), both loaded at once in each round
  * (`BENCH_ROUNDS`, default 8), and prints the median of the per-round ratios (target: on >= 0.97x off).
  * `BENCH_METRICS=same` runs the same comparison with metrics off on both sides: its noise floor.
+ * Both servers run on core 0 (`taskset`), sharing it fairly whatever else the machine runs.
  *
  * Load comes from `wrk` (apt-get install -y wrk). Servers run as child processes so the load
  * generator and the servers do not share one event loop. Logs are at `warn` during the run.
@@ -24,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startServiceProcess } from '@platform/testkit/app';
+import { pinToCore } from '@platform/testkit/cpu';
 import { createTestDatabase } from '@platform/testkit/postgres';
 import { migrate } from '../src/storage/migrations.js';
 import { createPgClient } from '../src/storage/pg-client.js';
@@ -169,6 +171,9 @@ async function metricsCost(work: string): Promise<void> {
     // BENCH_METRICS=same: metrics off on both sides, the noise floor of the comparison (A/A).
     const same = process.env.BENCH_METRICS === 'same';
     const [on, off] = [await start(same ? 'off' : '0'), await start('off')];
+    // Both servers on core 0: they share it fairly whatever else the machine runs on the other core
+    // (unpinned, one of them could sit beside another user's job for a whole run).
+    for (const server of [on, off]) if (server.pid !== undefined) pinToCore(server.pid, 0);
     try {
       const rates = { on: [] as number[], off: [] as number[] };
       // CPU per request of the server process: on a loaded machine requests per second follow the

@@ -17,8 +17,8 @@
  * they share one core fairly whatever else the machine runs.
  * Target: on >= 0.97x off.
  */
-import { execFileSync, fork } from 'node:child_process';
-import { cpuMicros } from '@platform/testkit/cpu';
+import { fork } from 'node:child_process';
+import { cpuMicros, pinToCore } from '@platform/testkit/cpu';
 import { median } from '@platform/testkit/stats';
 import { runOrderLoad } from './support/order-load.js';
 import type { ServerJob, ServerReady } from './support/order-server.js';
@@ -80,8 +80,7 @@ export async function compareMetricsCost(options: {
       // Both servers (all their threads) on one core: the scheduler shares that core between them
       // fairly, whatever else runs on the machine's other cores; unpinned, one of them could sit on
       // the core another user's job keeps busy for a whole run.
-      for (const side of sides)
-        execFileSync('taskset', ['-a', '-p', '-c', String(options.pin), String(side.pid)]);
+      for (const side of sides) pinToCore(side.pid, options.pin);
     }
     const [on, off] = sides as [Side, Side];
     const round = async (ms: number, record: boolean, order: readonly Side[]) => {

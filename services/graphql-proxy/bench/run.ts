@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
+import { pinToCore } from '@platform/testkit/cpu';
 import { freePort } from '@platform/testkit/ports';
 import { spawnManaged, waitUntilReady } from '@platform/testkit/process';
 import { Redis } from 'ioredis';
@@ -27,7 +28,8 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  * 5. (BENCH_ONLY=metrics) what the metrics cost on cache hits: the same proxy with metrics on
  *    (METRICS_PORT=0: per-route counters and histogram of POST /graphql) and off (METRICS_PORT=off),
  *    both started alike and loaded at once in each round, median of the per-round ratios (target: on
- *    >= 0.97x off); BENCH_ONLY=metrics-same: metrics off on both sides, the noise floor.
+ *    >= 0.97x off); both on core 0 (`taskset`); BENCH_ONLY=metrics-same: metrics off on both
+ *    sides, the noise floor.
  * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS per run, default 2; BENCH_ROUNDS,
  * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000)
  */
@@ -233,6 +235,9 @@ async function metricsCost(dir: string, upstream: string): Promise<void> {
     });
   const on = await proxy('on', SAME ? 'off' : '0');
   const off = await proxy('off', 'off');
+  // Both proxies on core 0: they share it fairly whatever else the machine runs on the other core
+  // (unpinned, one of them could sit beside another user's job for a whole run).
+  for (const side of [on, off]) if (side.pid !== undefined) pinToCore(side.pid, 0);
   const proxyUrl = on.url;
   const hitBody = JSON.stringify({ query: HIT_QUERY });
   for (const url of [proxyUrl, off.url]) {
