@@ -192,7 +192,9 @@ async function metricsCost(work: string): Promise<void> {
       // the other, neighbouring rounds moved by +-25%, more than the difference to decide.)
       const ratios: number[] = [];
       for (let round = 0; round < rounds; round += 1) {
-        await Promise.all([measure('on', on.url, on.pid), measure('off', off.url, off.pid)]);
+        // Which wrk starts first alternates, so that neither side always starts second.
+        const sides = [() => measure('on', on.url, on.pid), () => measure('off', off.url, off.pid)];
+        await Promise.all((round % 2 === 0 ? sides : sides.reverse()).map((measureSide) => measureSide()));
         ratios.push((rates.on[round] as number) / (rates.off[round] as number));
       }
       const median = (values: number[]) =>
