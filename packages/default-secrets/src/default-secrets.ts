@@ -40,13 +40,20 @@ export class SandboxSettingError extends Error {
   }
 }
 
-/** `ALLOW_SANDBOX_SECRETS`: `true`/`1` or `false`/`0`/unset; anything else throws SandboxSettingError. */
-export function sandboxSecretsForced(env: Readonly<Record<string, string | undefined>>): boolean {
+/**
+ * `ALLOW_SANDBOX_SECRETS`: `true`/`1` or `false`/`0`/unset; anything else throws what `fail` makes of
+ * the SandboxSettingError (the service's own config error, so it stops the start like its other
+ * settings), by default the SandboxSettingError itself.
+ */
+export function sandboxSecretsForced(
+  env: Readonly<Record<string, string | undefined>>,
+  fail: (error: SandboxSettingError) => Error = (error) => error,
+): boolean {
   const raw = env[ALLOW_SANDBOX_SECRETS]?.trim();
   if (raw === undefined || raw === '') return false;
   if (/^(1|true)$/i.test(raw)) return true;
   if (/^(0|false)$/i.test(raw)) return false;
-  throw new SandboxSettingError(raw);
+  throw fail(new SandboxSettingError(raw));
 }
 
 /** Where the service runs, as its settings say. */

@@ -33,6 +33,14 @@ describe('default secrets serve only on loopback without DATABASE_URL', () => {
     expect(sandboxSecretsForced({ ALLOW_SANDBOX_SECRETS: '1' })).toBe(true);
     expect(sandboxSecretsForced({ ALLOW_SANDBOX_SECRETS: 'false' })).toBe(false);
     expect(() => sandboxSecretsForced({ ALLOW_SANDBOX_SECRETS: 'yes please' })).toThrow(SandboxSettingError);
+    // With `fail`: the service's own error, made from the SandboxSettingError.
+    class ServiceConfigError extends Error {}
+    expect(() =>
+      sandboxSecretsForced(
+        { ALLOW_SANDBOX_SECRETS: 'yes please' },
+        (error) => new ServiceConfigError(error.message),
+      ),
+    ).toThrow(ServiceConfigError);
   });
 
   it('refuses off loopback or with DATABASE_URL, naming the setting and the way to force it', () => {

@@ -36,6 +36,25 @@ export function closeOnSignals(log: LifecycleLog, spec: GracefulClose): void {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** What a service closes at its end: a listener, an app or a pool (`close`), an exporter (`shutdown`). */
+export type Closable = { close(): Promise<unknown> } | { shutdown(): Promise<unknown> };
+
+/**
+ * A `close` for `GracefulClose` that closes `steps` in order, the members of one step at once (a
+ * list): `closeInOrder([app, metricsListener], tracing)` stops both listeners (in-flight requests
+ * finish) and then exports the last spans. A step that throws stops the rest (the lifecycle logs it
+ * and exits 1).
+ */
+export function closeInOrder(...steps: readonly (Closable | readonly Closable[])[]): () => Promise<void> {
+  const closeOne = (item: Closable): Promise<unknown> => ('close' in item ? item.close() : item.shutdown());
+  return async () => {
+    for (const step of steps) {
+      if (Array.isArray(step)) await Promise.all(step.map(closeOne));
+      else await closeOne(step as Closable);
+    }
+  };
+}
+
 /** What a started service hands to its lifecycle: where to log, and how to close it. */
 export interface StartedService extends GracefulClose {
   readonly log: LifecycleLog;

@@ -1,7 +1,7 @@
 /**
  * `LOG_LEVEL` and `LOG_FORMAT`, with one meaning in every service. Each service's `config.ts` calls
- * `parseLogSettings` with its environment and turns a `LogSettingError` into its own config error, so
- * a wrong value stops the start naming the setting.
+ * `parseLogSettings` with its environment and its own config error (`fail`), so a wrong value stops
+ * the start naming the setting.
  */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
@@ -58,11 +58,22 @@ export interface LogEnv {
   readonly FORCE_COLOR?: string | undefined;
 }
 
-export function parseLogSettings(env: LogEnv, defaults: { level?: LogLevel } = {}): LogSettings {
+export interface LogSettingOptions {
+  /** The level when `LOG_LEVEL` is unset. @default "info" */
+  readonly level?: LogLevel;
+  /**
+   * The error a wrong value throws: the service's own config error naming the setting, so that it
+   * stops the start like its other settings. @default a `LogSettingError`
+   */
+  readonly fail?: (setting: LogSettingError['setting'], detail: string) => Error;
+}
+
+export function parseLogSettings(env: LogEnv, options: LogSettingOptions = {}): LogSettings {
+  const fail = options.fail ?? ((setting, detail) => new LogSettingError(setting, detail));
   const rawLevel = env.LOG_LEVEL?.trim();
-  const level = rawLevel ? LEVELS[rawLevel.toLowerCase()] : (defaults.level ?? 'info');
+  const level = rawLevel ? LEVELS[rawLevel.toLowerCase()] : (options.level ?? 'info');
   if (level === undefined) {
-    throw new LogSettingError(
+    throw fail(
       'LOG_LEVEL',
       `unknown level "${rawLevel}" (expected trace, debug, info, warn, error, fatal or silent)`,
     );
@@ -70,7 +81,7 @@ export function parseLogSettings(env: LogEnv, defaults: { level?: LogLevel } = {
   const rawFormat = env.LOG_FORMAT?.trim();
   const format = rawFormat ? FORMATS[rawFormat.toLowerCase()] : undefined;
   if (rawFormat && format === undefined) {
-    throw new LogSettingError('LOG_FORMAT', `expected json or pretty, got "${rawFormat}"`);
+    throw fail('LOG_FORMAT', `expected json or pretty, got "${rawFormat}"`);
   }
   const color =
     env.NO_COLOR !== undefined && env.NO_COLOR !== ''

@@ -1,32 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { processState } from '@platform/testkit/cpu';
+import { until } from '@platform/testkit/wait';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPglite } from '../src/pglite.js';
 import { holderAlive, readHolder } from '../src/process-lock.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const holderScript = path.join(packageDir, 'test/support/hold-pglite.ts');
-
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
-}
-
-async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('a restart right after a crash (SIGKILL) takes over the embedded database', () => {
   let root: string | undefined;
@@ -62,7 +46,7 @@ describe('a restart right after a crash (SIGKILL) takes over the embedded databa
     await expect(openPglite(dir)).rejects.toThrow(`in use by process ${pid}`);
 
     process.kill(pid, 'SIGKILL');
-    await until('the killed holder to be a zombie', () => procState(pid) === 'Z');
+    await until('the killed holder to be a zombie', () => processState(pid) === 'Z');
     // kill(pid, 0) still answers for the zombie; the lock must not.
     expect(() => process.kill(pid, 0)).not.toThrow();
     const db = await openPglite(dir);

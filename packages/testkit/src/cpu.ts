@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -34,4 +35,25 @@ export function cpuMicros(pids: readonly number[]): number {
     }
   }
   return ticks * 10_000;
+}
+
+/** The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`: a zombie...), undefined once the process is gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pins a process tree (every thread of `pid` and its descendants) to one core with `taskset`: two
+ * servers compared side by side in a benchmark then share that core fairly, whatever else the
+ * machine runs on the others.
+ */
+export function pinToCore(pid: number, core: number): void {
+  for (const member of processTree(pid)) {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(member)], { stdio: 'ignore' });
+  }
 }

@@ -1,13 +1,9 @@
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
@@ -45,24 +41,13 @@ export class ConfigError extends Error {
 /** Settings' errors in this service's words (`NAME must be ...`), through the shared readers. */
 const fail = (message: string) => new ConfigError(message);
 const { integer, boolean } = settingReaders(fail);
-/** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
-const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
-  settingOr(
-    () => parseLogSettings(env),
-    LogSettingError,
-    (error) => fail(error.message),
-  );
 
 /**
  * The development token is in this repository: whoever reaches the blog could write with it. It
  * serves only on a loopback HOST unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, token: string, host: string): void {
-  const forced = settingOr(
-    () => sandboxSecretsForced(env),
-    SandboxSettingError,
-    (error) => fail(error.message),
-  );
+  const forced = sandboxSecretsForced(env, (error) => fail(error.message));
   if (token !== DEVELOPMENT_AUTH_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'BLOG_AUTH_TOKEN', what: `the development token "${DEVELOPMENT_AUTH_TOKEN}"` },
@@ -77,7 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (token !== undefined && token.length > 0 && token.length < 8) {
     throw new ConfigError('BLOG_AUTH_TOKEN must be at least 8 characters long');
   }
-  const log = logSettings(env);
+  const log = parseLogSettings(env, { fail: (setting, detail) => fail(`${setting}: ${detail}`) });
   const host = env['HOST'] || '127.0.0.1';
   refuseDevelopmentToken(env, token || DEVELOPMENT_AUTH_TOKEN, host);
   return Object.freeze({

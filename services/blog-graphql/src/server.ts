@@ -1,6 +1,6 @@
 // First: tracing patches http as it loads (off unless OTEL_* asks for it).
 import './telemetry.js';
-import { runService } from '@platform/http-edge/lifecycle';
+import { closeInOrder, runService } from '@platform/http-edge/lifecycle';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { collectProcessMetrics } from '@platform/observability/registry';
@@ -28,14 +28,6 @@ runService({
       { port: config.port, host: config.host, dataDir: config.dataDir },
       'blog-graphql listening on /graphql',
     );
-    return {
-      log: logger,
-      closingMessage: 'closing',
-      failedMessage: 'close failed',
-      close: async () => {
-        await Promise.all([app.close(), metricsListener.close()]);
-        await tracing.shutdown();
-      },
-    };
+    return { log: logger, close: closeInOrder([app, metricsListener], tracing) };
   },
 });

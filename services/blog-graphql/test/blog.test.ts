@@ -1,11 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BlogApp, buildApp } from '../src/app.js';
+import type { BlogApp } from '../src/app.js';
 import { DEVELOPMENT_AUTH_TOKEN, loadConfig } from '../src/config.js';
+import { listenBlog } from './support/blog-server.js';
 
 // The blog over a real socket, with its data in a throw-away directory.
 let dir: string;
@@ -13,9 +12,7 @@ let app: BlogApp;
 let url: string;
 
 async function open(): Promise<void> {
-  app = await buildApp(loadConfig({ BLOG_DATA_DIR: dir, PORT: '0' }), pino({ level: 'silent' }));
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  ({ app, url } = await listenBlog(dir));
 }
 
 interface Answer {

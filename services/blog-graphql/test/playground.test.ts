@@ -1,32 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { launchBrowser } from '@platform/testkit/browser';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BlogApp, buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { describe, expect, it } from 'vitest';
+import { useBlogServer } from './support/blog-server.js';
 
 // The playground (GraphiQL) a browser gets at GET /graphql: everything from the blog itself, no CDN.
-let dir: string;
-let app: BlogApp;
-let url: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'blog-playground-'));
-  app = await buildApp(loadConfig({ BLOG_DATA_DIR: dir, PORT: '0' }), pino({ level: 'silent' }));
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await app?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const blog = useBlogServer('blog-playground-');
 
 describe('the GraphQL playground', () => {
   it("references only the blog's own URLs, and each answers 200", async () => {
-    const page = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
+    const page = await fetch(`${blog.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     const html = await page.text();
@@ -47,7 +28,7 @@ describe('the GraphQL playground', () => {
       ]),
     );
     for (const asset of new Set(referenced)) {
-      const answer = await fetch(`${url}${asset}`);
+      const answer = await fetch(`${blog.url}${asset}`);
       expect([asset, answer.status]).toEqual([asset, 200]);
       const type = answer.headers.get('content-type') ?? '';
       expect(type).toMatch(
@@ -68,10 +49,10 @@ describe('the GraphQL playground', () => {
         const elsewhere: string[] = [];
         page.on('request', (request) => {
           const target = request.url();
-          if (!target.startsWith(`${url}/`) && !/^(blob|data):/.test(target)) elsewhere.push(target);
+          if (!target.startsWith(`${blog.url}/`) && !/^(blob|data):/.test(target)) elsewhere.push(target);
         });
         const query = '{ posts(first: 1) { nodes { title } } }';
-        await page.goto(`${url}/graphql?query=${encodeURIComponent(query)}`);
+        await page.goto(`${blog.url}/graphql?query=${encodeURIComponent(query)}`);
         await page.locator('.graphiql-execute-button').click({ timeout: 30_000 });
         await expect
           .poll(async () => (await page.locator('.graphiql-response').textContent()) ?? '', {

@@ -1,30 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { getIntrospectionQuery } from 'graphql';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BlogApp, buildApp } from '../src/app.js';
-import { DEVELOPMENT_AUTH_TOKEN, loadConfig } from '../src/config.js';
+import { describe, expect, it } from 'vitest';
+import { DEVELOPMENT_AUTH_TOKEN } from '../src/config.js';
+import { useBlogServer } from './support/blog-server.js';
 
 // Hostile requests at the blog itself (issue 28 item 4): each answers a client error in yoga's
 // GraphQL error shape with extensions.code, never a 5xx or INTERNAL_ERROR, and the blog keeps serving.
-let dir: string;
-let app: BlogApp;
-let url: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'blog-limits-'));
-  app = await buildApp(loadConfig({ BLOG_DATA_DIR: dir, PORT: '0' }), pino({ level: 'silent' }));
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  await app?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const blog = useBlogServer('blog-limits-');
 
 interface Answer {
   status: number;
@@ -32,7 +13,7 @@ interface Answer {
 }
 
 async function post(body: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(`${url}/graphql`, {
+  const response = await fetch(`${blog.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body,
@@ -58,7 +39,7 @@ describe('hostile requests get a client error', () => {
       query: 'query ($a: ID) { post(id: $a) { id } }',
       variables: `${'{"a":'.repeat(200)}1${'}'.repeat(200)}`,
     });
-    const get = await fetch(`${url}/graphql?${params}`);
+    const get = await fetch(`${blog.url}/graphql?${params}`);
     expect(refusedFor({ status: get.status, body: (await get.json()) as Answer['body'] })).toMatchObject({
       code: 'QUERY_LIMIT_EXCEEDED',
     });

@@ -4,13 +4,9 @@
  * the README.
  */
 import { resolve } from 'node:path';
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 
 export type AuthConfig =
@@ -69,15 +65,6 @@ export class ConfigError extends Error {
   constructor(setting: string, problem: string) {
     super(`Invalid setting ${setting}: ${problem}`);
     this.name = 'ConfigError';
-  }
-}
-
-function logSettings(env: Env): LogSettings {
-  try {
-    return parseLogSettings(env);
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new ConfigError(error.setting, error.detail);
-    throw error;
   }
 }
 
@@ -185,13 +172,10 @@ function auth(env: Env): AuthConfig {
  * unless ALLOW_SANDBOX_SECRETS=true (@platform/default-secrets, issue 28).
  */
 function refuseDevSecret(env: Env, auth: AuthConfig, host: string, databaseUrl: string | undefined): void {
-  let forced: boolean;
-  try {
-    forced = sandboxSecretsForced(env);
-  } catch (error) {
-    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, 'expected true or false');
-    throw error;
-  }
+  const forced = sandboxSecretsForced(
+    env,
+    (error) => new ConfigError(error.setting, 'expected true or false'),
+  );
   if (auth.kind !== 'dev-secret-file') return;
   const refusal = defaultSecretRefusal(
     {
@@ -209,7 +193,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const authConfig = auth(env);
   refuseDevSecret(env, authConfig, host, databaseUrl);
   const memberClaim = text(env, 'JWT_MEMBER_CLAIM') ?? 'member';
-  const log = logSettings(env);
+  const log = parseLogSettings(env, { fail: (setting, detail) => new ConfigError(setting, detail) });
   const config: Config = {
     host,
     port: integer(env, 'PORT', 3300, 0, 65_535),

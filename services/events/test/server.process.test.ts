@@ -5,13 +5,13 @@
  * holder of the embedded database SIGKILLed is replaced at once.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startServiceProcess } from '@platform/testkit/app';
+import { processState } from '@platform/testkit/cpu';
 import { spawnManaged } from '@platform/testkit/process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEventStore } from '../src/storage/open-store.js';
@@ -151,7 +151,7 @@ describe('server process on embedded defaults', () => {
       await until('the holder to open the database', () => ready);
       const { pid } = JSON.parse(await readFile(`${pgdata}.pid`, 'utf8')) as { pid: number };
       process.kill(pid, 'SIGKILL');
-      await until('the killed holder to be a zombie', () => procState(pid) === 'Z');
+      await until('the killed holder to be a zombie', () => processState(pid) === 'Z');
       const store = await openEventStore({ kind: 'pglite', dir: pgdata }, { cacheMaxEntries: 0 });
       try {
         expect((await store.get('proc-1'))?.createdBy).toBe('erin');
@@ -166,16 +166,6 @@ describe('server process on embedded defaults', () => {
     }
   }, 120_000);
 });
-
-/** The state letter of `/proc/<pid>/stat` (`Z`: a zombie), undefined once the process is gone. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
-}
 
 async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

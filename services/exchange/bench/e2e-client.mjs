@@ -13,7 +13,7 @@
 import { createHmac } from 'node:crypto';
 import net from 'node:net';
 
-/** @type {{url: string, path: string, keys: {apiKey: string, secret: string}[], ms: number, perKey: number}} */
+/** @type {{url: string, path: string, keys: {apiKey: string, secret: string}[], ms: number, perKey: number, barrier?: boolean}} */
 const job = await new Promise((resolve) => process.once('message', resolve));
 const target = new URL(job.url);
 
@@ -89,6 +89,12 @@ function connection(requests, until, latencies, errors) {
 const cpuStart = process.cpuUsage();
 const prepared = job.keys.map((_, index) => prepare(index, job.perKey));
 const prepareCpu = process.cpuUsage(cpuStart);
+// Generators started together (the metrics comparison loads two servers at once) start their clocks
+// together: one that ran while the other was still signing would share the cores with that signing.
+if (job.barrier) {
+  process.send?.({ prepared: true });
+  await new Promise((resolve) => process.once('message', resolve));
+}
 /** @type {number[]} */
 const latencies = [];
 const errors = { n: 0 };

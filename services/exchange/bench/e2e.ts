@@ -10,10 +10,8 @@
  *
  * `--depth` is ORDER_PIPELINE_DEPTH: order batch statements in flight at once.
  *
- * `--metrics-compare` instead measures what the metrics cost on order entry: the app built with a
- * metrics registry (per-route counters and histogram, refusal counter; what the server does unless
- * METRICS_PORT=off) and without, in alternating order phases on the same database (the app is
- * rebuilt between phases, off the clock), and prints the ratio of the medians (target >= 0.97x).
+ * `--metrics-compare [--rounds 8 --seconds 2]` instead measures what the metrics cost on order entry:
+ * two apps built side by side, with and without a metrics registry, in ABBA rounds (bench/metrics-cost.ts).
  *
  * Besides requests per second it prints the CPU time each request cost the server process, the
  * PostgreSQL backends and the load generator (its own process), since on a small machine the phases
@@ -22,11 +20,11 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { listenOnFreePort } from '@platform/testkit/app';
-import { Registry } from 'prom-client';
 import { buildApp } from '../src/app.js';
 import { v3Auth } from '../src/auth/authenticate.js';
 import { ApiKeyCache } from '../src/auth/key-cache.js';
 import { reconcile } from '../src/ledger/reconcile.js';
+import { compareMetricsCost } from './metrics-cost.js';
 import { openBenchDatabase } from './support/database.js';
 import { fundedKeys } from './support/keys.js';
 import { numberOption } from './support/options.js';
@@ -63,6 +61,20 @@ interface PhaseCpu {
   client: number;
 }
 
+if (process.argv.includes('--metrics-compare')) {
+  await compareMetricsCost({
+    concurrency,
+    seconds: numberOption('seconds', 3),
+    rounds: numberOption('rounds', 8),
+    poolSize,
+    depth,
+    asyncCommit: !process.argv.includes('--sync-commit'),
+    same: process.argv.includes('--same'),
+    pin: process.argv.includes('--no-pin') ? undefined : numberOption('pin', 0),
+  });
+  process.exit(0);
+}
+
 const bench = await openBenchDatabase('exchange_bench', poolSize);
 const { db, reference, secretBox } = bench;
 try {
@@ -70,40 +82,6 @@ try {
     'CREATE TABLE bench_anchor (id bigserial PRIMARY KEY, account_id int NOT NULL, body text NOT NULL)',
   );
   const keys = await fundedKeys(db, secretBox, concurrency * 2, 'bench');
-  if (process.argv.includes('--metrics-compare')) {
-    const rates = { on: [] as number[], off: [] as number[] };
-    const orderPhase = async (metrics: boolean, ms: number): Promise<number> => {
-      const measured = await buildApp({
-        db,
-        reference,
-        secretBox,
-        orderPipelineDepth: depth,
-        ...(metrics ? { metrics: new Registry() } : {}),
-      });
-      const listening = await listenOnFreePort(measured);
-      try {
-        return (await runOrderLoad(listening.url, '/v3/auth/w/order/submit', keys.slice(0, concurrency), ms))
-          .perSecond;
-      } finally {
-        await measured.close();
-      }
-    };
-    await orderPhase(true, 1_000);
-    await orderPhase(false, 1_000);
-    for (let round = 0; round < numberOption('rounds', 3); round += 1) {
-      rates.on.push(await orderPhase(true, seconds * 1000));
-      rates.off.push(await orderPhase(false, seconds * 1000));
-    }
-    const middle = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-    const ratio = middle(rates.on) / middle(rates.off);
-    console.log(
-      `order entry, metrics on ${rates.on.map((r) => r.toFixed(0)).join(' ')} req/s | off ` +
-        `${rates.off.map((r) => r.toFixed(0)).join(' ')} req/s | ratio of medians ${ratio.toFixed(3)}x ` +
-        `(target >= 0.97x) ${ratio >= 0.97 ? 'OK' : 'BELOW TARGET'}`,
-    );
-    process.exit(0);
-  }
   const app = await buildApp({ db, reference, secretBox, orderPipelineDepth: depth });
   const auth = { db, secretBox, now: Date.now, nonceWindowMs: 300_000, keys: new ApiKeyCache() };
   // The anchor: the same authentication as the order route, then one INSERT and its COMMIT. The

@@ -1,30 +1,31 @@
 /**
  * What request limits cost a request: `GET /v3/timestamp` (the cheapest route, so the limiter's share
- * is the largest it can be) over real HTTP, driven by wrk, on three apps in this process:
+ * is the largest it can be) over real HTTP, driven by wrk, on four apps in this process, over one
+ * PostgreSQL database (DATABASE_URL or the testkit default 127.0.0.1:5432):
  *   anchor      no limits (`buildApp` without `limits`),
- *   in-process  the in-process limiter,
+ *   in-process  the in-process limiter (`RATE_LIMITS_STORE=memory`),
+ *   database    the database's counters (`RATE_LIMITS_STORE=database`, shared by a cluster's nodes),
  *   grpc        services/ratelimit over gRPC (a real child process, in-process store).
  * The limits are so high that nothing is refused: the figures are the cost of counting. Phases
  * alternate (anchor, in-process, grpc, anchor, ...); each figure is the best of its phases (the least
  * disturbed on a shared machine). Also printed: this process's CPU time per request (the exchange's;
- * the ratelimit process's own CPU is not in it).
+ * the ratelimit process's own CPU is not in it) and that of this database's PostgreSQL backends
+ * (read from /proc by their pids: the server is shared, other databases' work is not counted).
  *
  *   npx tsx bench/limits.ts [--seconds 4 --rounds 3 --connections 32]     (needs wrk)
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
+import { cpuMicros } from '@platform/testkit/cpu';
 import { buildApp } from '../src/app.js';
-import { DEFAULT_REFERENCE_FILE } from '../src/config.js';
-import { createSecretBox } from '../src/crypto/secret-box.js';
-import { openStorage } from '../src/db/open.js';
-import { syncCurrencies } from '../src/ledger/store.js';
+import { DatabaseLimiter } from '../src/limits/database-limiter.js';
 import { GrpcLimiter } from '../src/limits/grpc-limiter.js';
 import { parseLimits } from '../src/limits/limits-file.js';
 import { MemoryLimiter } from '../src/limits/memory-limiter.js';
 import { ratelimitConfigYaml } from '../src/limits/ratelimit-config.js';
-import { loadReferenceData } from '../src/reference/load.js';
 import { startRatelimit } from '../test/limits/ratelimit-process.js';
+import { openBenchDatabase } from './support/database.js';
 import { numberOption } from './support/options.js';
 
 const run = promisify(execFile);
@@ -40,16 +41,15 @@ rules:
 if (!parsed.ok) throw new Error(parsed.error);
 const limits = parsed.config;
 
-const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
-const db = await openStorage({ kind: 'pglite', dataDir: undefined });
-await syncCurrencies(db, reference);
-const secretBox = createSecretBox(Buffer.alloc(32, 7));
+const bench = await openBenchDatabase('exchange_bench_limits');
+const { db, reference, secretBox } = bench;
 const ratelimit = await startRatelimit(ratelimitConfigYaml(limits, 'the bench rules'));
 
 const variants: { name: string; server: RunningApp }[] = [];
 for (const [name, limiter] of [
   ['anchor', undefined],
   ['in-process', new MemoryLimiter()],
+  ['database', new DatabaseLimiter(db)],
   ['grpc', new GrpcLimiter({ target: ratelimit.grpc, domain: limits.domain, timeoutMs: 1_000 })],
 ] as const) {
   const app = await buildApp({
@@ -64,18 +64,35 @@ for (const [name, limiter] of [
 interface Phase {
   readonly rate: number;
   readonly cpuMicros: number;
+  /** CPU of this bench database's PostgreSQL backends per request (what the database limiter adds there). */
+  readonly postgresMicros: number;
+}
+
+/** The PostgreSQL backends serving this bench's database (its pool's connections), not other users'. */
+async function backends(): Promise<number[]> {
+  const { rows } = await db.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+  );
+  return rows.map((row) => row.pid);
 }
 const phases = new Map<string, Phase[]>(variants.map((v) => [v.name, []]));
 
 async function phase(url: string): Promise<Phase> {
+  const pids = await backends();
+  const postgresStart = pids.map((pid) => cpuMicros([pid]));
   const cpu = process.cpuUsage();
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, `${url}/v3/timestamp`]);
   const used = process.cpuUsage(cpu);
+  // A connection the pool closed during the phase (idle) reads 0 at the end: left out, not negative.
+  const postgresUsed = pids.reduce((sum, pid, i) => {
+    const end = cpuMicros([pid]);
+    return end === 0 ? sum : sum + end - (postgresStart[i] as number);
+  }, 0);
   const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1]);
   const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1];
   if (bad) throw new Error(`${bad} answers were not 200 (refused or failed): the figures would be wrong`);
-  return { rate, cpuMicros: (used.user + used.system) / total };
+  return { rate, cpuMicros: (used.user + used.system) / total, postgresMicros: postgresUsed / total };
 }
 
 for (const v of variants) await phase(v.server.url); // warm-up (JIT, gRPC connection)
@@ -88,6 +105,7 @@ const best = (name: string): Phase => {
   return {
     rate: Math.max(...list.map((p) => p.rate)),
     cpuMicros: Math.min(...list.map((p) => p.cpuMicros)),
+    postgresMicros: Math.min(...list.map((p) => p.postgresMicros)),
   };
 };
 const anchor = best('anchor');
@@ -99,6 +117,7 @@ for (const v of variants) {
   console.log(
     `${v.name.padEnd(11)} ${b.rate.toFixed(0).padStart(7)} req/s  ${(b.rate / anchor.rate).toFixed(2)}x anchor` +
       `   exchange CPU ${b.cpuMicros.toFixed(1)} µs/req  ${(b.cpuMicros / anchor.cpuMicros).toFixed(2)}x anchor` +
+      `   PostgreSQL CPU ${b.postgresMicros.toFixed(1)} µs/req` +
       `   (phases: ${phases
         .get(v.name)!
         .map((p) => p.rate.toFixed(0))
@@ -108,4 +127,4 @@ for (const v of variants) {
 
 for (const v of variants) await v.server.close();
 await ratelimit.stop();
-await db.close();
+await bench.close();

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { settingOr, storageSetting } from '@platform/http-edge/env-settings';
+import { storageSetting } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 import { type ClusterConfig, clusterConfig } from './cluster/config.js';
@@ -94,14 +94,6 @@ export interface Config {
 
 export const DEFAULT_REFERENCE_FILE = fileURLToPath(new URL('../config/reference.yaml', import.meta.url));
 
-function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  return settingOr(
-    () => parseLogSettings(env),
-    LogSettingError,
-    (error) => new ConfigError(error.setting, error.detail),
-  );
-}
-
 /**
  * Whether to create the demo account. It is funded, may withdraw, and its secret is printed in the
  * log, so it must not exist on a service others can reach: with a `HOST` that is not loopback it is
@@ -134,11 +126,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError('MASTER_KEY', 'required with DATABASE_URL (or set MASTER_KEY_FILE)');
   }
   const port = integer(env, 'PORT', 3100, 0, 65535);
-  const log = logSettings(env);
+  const log = parseLogSettings(env, { fail: (setting, detail) => new ConfigError(setting, detail) });
   const host = env.HOST || '127.0.0.1';
   const mail = mailConfig(env, cwd, dataDir, host, port);
   const paygateSettings = paygateConfig(env);
   refuseSandboxPaygateSecret(env, host, paygateSettings);
+  const cluster = clusterConfig(env, storage.kind);
   return Object.freeze({
     port,
     host,
@@ -159,8 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mail,
     paygate: paygateSettings,
     feed: feedConfig(env),
-    limits: requestLimitsConfig(env, cwd, storage.kind),
+    limits: requestLimitsConfig(env, cwd, storage.kind, cluster !== undefined),
     trustedProxies: trustedProxies(env),
-    cluster: clusterConfig(env, storage.kind),
+    cluster,
   });
 }

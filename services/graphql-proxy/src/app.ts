@@ -1,14 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import cors from '@fastify/cors';
 import { allowedMethods, allowHeader } from '@platform/http-edge/allowed-methods';
 import { renderLandingPage } from '@platform/http-edge/landing-page';
 import { logNodeRequest, requestLogOptions } from '@platform/logging/request-log';
 import { registerHealthRoutes } from '@platform/observability/health';
-import {
-  createRouteMetrics,
-  type RouteMetrics,
-  registerRouteMetrics,
-} from '@platform/observability/route-metrics';
+import { createRouteMetrics, registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -69,23 +65,6 @@ export interface ProxyApp {
 
 /** Fastify's `maxParamLength`: a longer path parameter (a queue id) is refused by the router. */
 const MAX_PARAM_LENGTH = 500;
-
-/** POST /graphql bypasses Fastify: its requests are recorded when their answer is sent. */
-function recordGraphQLRequest(
-  routeMetrics: RouteMetrics,
-  request: IncomingMessage,
-  response: ServerResponse,
-): void {
-  const started = performance.now();
-  response.once('finish', () => {
-    routeMetrics.record(
-      request.method ?? 'POST',
-      '/graphql',
-      response.statusCode,
-      (performance.now() - started) / 1000,
-    );
-  });
-}
 
 function fastifyErrorCode(error: FastifyError): HttpErrorCode {
   if (error.statusCode === 413) return 'PAYLOAD_TOO_LARGE';
@@ -321,6 +300,13 @@ export async function buildApp(
     mode: config.mode,
     metrics,
     logger,
+    // POST /graphql bypasses Fastify: its answers are recorded by the listener as it writes them.
+    ...(routeMetrics
+      ? {
+          answered: (method: string, status: number, seconds: number) =>
+            routeMetrics.record(method, '/graphql', status, seconds),
+        }
+      : {}),
   });
   const app = Fastify({
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -332,7 +318,6 @@ export async function buildApp(
         if (isGraphQLRequest(request)) {
           // /graphql is logged at info (never a probe path): no per-request work when info is off.
           if (logger.isLevelEnabled('info')) logNodeRequest(logger, request, response);
-          if (routeMetrics) recordGraphQLRequest(routeMetrics, request, response);
           graphqlListener(request, response);
         } else fastifyHandler(request, response);
       }),

@@ -1,15 +1,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  defaultSecretRefusal,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
+import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
 import type { QueryLimits } from '@platform/graphql-limits/limits';
 import { parseQueryLimits, QueryLimitSettingError } from '@platform/graphql-limits/settings';
 import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import { FleetSettingError, type FleetSettings, parseFleetSettings } from './fleet/settings.js';
 
@@ -113,11 +109,7 @@ export class ConfigError extends Error {
  * (@platform/default-secrets, issue 28).
  */
 function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | undefined, host: string): void {
-  const forced = settingOr(
-    () => sandboxSecretsForced(env),
-    SandboxSettingError,
-    (error) => fail(error.message),
-  );
+  const forced = sandboxSecretsForced(env, (error) => fail(error.message));
   if (authToken !== EMBEDDED_BLOG_TOKEN) return;
   const refusal = defaultSecretRefusal(
     { setting: 'AUTH_TOKEN', what: `AUTH_TOKEN, the blog's development token "${EMBEDDED_BLOG_TOKEN}",` },
@@ -129,13 +121,6 @@ function refuseDevelopmentToken(env: NodeJS.ProcessEnv, authToken: string | unde
 /** Settings' errors in this service's words (`NAME must be ...`), through the shared readers. */
 const fail = (message: string) => new ConfigError(message);
 const { integer, boolean } = settingReaders(fail);
-/** `LOG_LEVEL` and `LOG_FORMAT` as every service reads them (`@platform/logging`). */
-const logSettings = (env: NodeJS.ProcessEnv): LogSettings =>
-  settingOr(
-    () => parseLogSettings(env),
-    LogSettingError,
-    (error) => fail(error.message),
-  );
 
 /** The package folder (services/graphql-proxy), the base for PATHS_RELATIVE_TO=script. */
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -215,7 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     explicitBase
       ? path.resolve(base, env[name] || fallback)
       : dataPath(env[name], fallback.replace(/^\.\/data\//, ''), env, cwd);
-  const log = logSettings(env);
+  const log = parseLogSettings(env, { fail: (setting, detail) => fail(`${setting}: ${detail}`) });
   const retryBaseMs = integer(env, 'RETRY_BASE_MS', 1000, 10, 3_600_000);
   const retryMaxMs = integer(env, 'RETRY_MAX_MS', 60_000, 10, 86_400_000);
   if (retryMaxMs < retryBaseMs) throw new ConfigError('RETRY_MAX_MS must not be smaller than RETRY_BASE_MS');

@@ -249,5 +249,8 @@ describe('purge API and metrics', () => {
       expect(text).toContain(name);
     }
     expect(text).toMatch(/graphql_proxy_cache_hits_total [1-9]/);
+    // POST /graphql bypasses Fastify: its answers are recorded by the listener (routes/graphql.ts).
+    expect(text).toMatch(/http_requests_total\{method="POST",route="\/graphql",status_class="2xx"\} [1-9]/);
+    expect(text).toMatch(/http_request_duration_seconds_count\{method="POST",route="\/graphql"\} [1-9]/);
   });
 });

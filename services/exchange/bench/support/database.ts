@@ -16,10 +16,21 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-/** Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432). */
-export async function openBenchDatabase(name: string, poolSize = 10): Promise<BenchDatabase> {
+/**
+ * Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432). `asyncCommit`: every
+ * connection runs with `synchronous_commit = off` (commits do not wait for the WAL flush), for a
+ * bench that compares the server's own CPU cost and not the disk's flush times, which move by
+ * more than the difference measured on a shared machine.
+ */
+export async function openBenchDatabase(
+  name: string,
+  poolSize = 10,
+  options: { asyncCommit?: boolean } = {},
+): Promise<BenchDatabase> {
   const database = await createTestDatabase(name);
-  const db = await openStorage({ kind: 'postgres', url: database.url, poolSize });
+  const url = new URL(database.url);
+  if (options.asyncCommit) url.searchParams.set('options', '-c synchronous_commit=off');
+  const db = await openStorage({ kind: 'postgres', url: url.toString(), poolSize });
   const reference = loadReferenceData(DEFAULT_REFERENCE_FILE);
   await syncCurrencies(db, reference);
   return {

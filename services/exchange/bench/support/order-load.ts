@@ -15,18 +15,28 @@ export interface OrderLoadResult {
 /**
  * Runs bench/e2e-client.mjs in a child process for `ms`: signed v3 requests to `path` (crossing
  * btcuah orders), one connection per key, each key's requests signed before the clock starts.
+ * `start`: the clock starts when it resolves, after the signing (given `prepared`, the call to make
+ * once this generator has signed), so that generators run side by side measure the same window.
  */
 export function runOrderLoad(
   url: string,
   path: string,
   keys: readonly BenchKey[],
   ms: number,
+  barrier?: { prepared: () => void; start: Promise<void> },
 ): Promise<OrderLoadResult> {
   return new Promise<OrderLoadResult>((resolve, reject) => {
     const child = fork(new URL('../e2e-client.mjs', import.meta.url), { execArgv: [] });
-    child.once('message', (message) => resolve(message as OrderLoadResult));
+    child.on('message', (message: OrderLoadResult | { prepared: true }) => {
+      if (!('prepared' in message)) {
+        resolve(message);
+        return;
+      }
+      barrier?.prepared();
+      void barrier?.start.then(() => child.send('go'));
+    });
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
-    child.send({ url, path, keys, ms, perKey: Math.ceil((ms / 1000) * 500) });
+    child.send({ url, path, keys, ms, perKey: Math.ceil((ms / 1000) * 500), barrier: barrier !== undefined });
   });
 }

@@ -16,8 +16,11 @@ export interface RequestLimitsConfig {
   readonly rules: LimitsConfig;
   /**
    * Where the counters live without `RATELIMIT_GRPC_URL`: `database` (shared by every process on the
-   * database, so a cluster's nodes count together) or `memory` (this process only).
-   * @default 'database' on PostgreSQL, 'memory' on the embedded database (`RATE_LIMITS_STORE`)
+   * database, so a cluster's nodes count together) or `memory` (this process only). One process
+   * counts every request itself, so without `NODE_ID` the database's counters would only add a
+   * statement (and its round trip) to each limited request: 0.29x the in-process limiter's rate on
+   * one connection in `bench:limits` (README "Request limits").
+   * @default 'database' for a cluster node (`NODE_ID`) on PostgreSQL, 'memory' otherwise (`RATE_LIMITS_STORE`)
    */
   readonly store: 'database' | 'memory';
   /** services/ratelimit gRPC target; unset: `store` decides. @default unset (`RATELIMIT_GRPC_URL`) */
@@ -34,6 +37,8 @@ export function requestLimitsConfig(
   env: NodeJS.ProcessEnv,
   cwd: string,
   storageKind: 'postgres' | 'pglite',
+  /** This process is a node of a cluster (`NODE_ID` set): its nodes must count together. */
+  clusterNode: boolean,
 ): RequestLimitsConfig {
   const file = env.RATE_LIMITS_FILE ? path.resolve(cwd, env.RATE_LIMITS_FILE) : DEFAULT_LIMITS_FILE;
   let text: string;
@@ -56,7 +61,7 @@ export function requestLimitsConfig(
   if (mode !== 'open' && mode !== 'closed') {
     throw new ConfigError('RATELIMIT_FAILURE_MODE', `expected open or closed, got "${mode}"`);
   }
-  const store = env.RATE_LIMITS_STORE || (storageKind === 'postgres' ? 'database' : 'memory');
+  const store = env.RATE_LIMITS_STORE || (storageKind === 'postgres' && clusterNode ? 'database' : 'memory');
   if (store !== 'database' && store !== 'memory') {
     throw new ConfigError('RATE_LIMITS_STORE', `expected database or memory, got "${store}"`);
   }

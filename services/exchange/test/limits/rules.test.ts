@@ -128,15 +128,20 @@ describe('request limit settings', () => {
     expect(config.trustedProxies).toEqual([]);
   });
 
-  it('RATE_LIMITS_STORE: the database on PostgreSQL, memory on the embedded database, or as set', () => {
+  it('RATE_LIMITS_STORE: the database for a cluster node on PostgreSQL, memory for one process, or as set', () => {
     const pg = {
       DATABASE_URL: 'postgres://u@127.0.0.1:5432/x',
       MASTER_KEY: 'ab'.repeat(32),
       ALLOW_SANDBOX_SECRETS: 'true',
     };
+    const node = { ...pg, NODE_ID: 'n1', NODE_URL: 'http://10.0.0.1:3100' };
     expect(loadConfig({}, '/srv/app').limits.store).toBe('memory');
-    expect(loadConfig(pg, '/srv/app').limits.store).toBe('database');
-    expect(loadConfig({ ...pg, RATE_LIMITS_STORE: 'memory' }, '/srv/app').limits.store).toBe('memory');
+    // One process on PostgreSQL counts every request itself: no statement per request.
+    expect(loadConfig(pg, '/srv/app').limits.store).toBe('memory');
+    // The nodes of a cluster count together in the database.
+    expect(loadConfig(node, '/srv/app').limits.store).toBe('database');
+    expect(loadConfig({ ...pg, RATE_LIMITS_STORE: 'database' }, '/srv/app').limits.store).toBe('database');
+    expect(loadConfig({ ...node, RATE_LIMITS_STORE: 'memory' }, '/srv/app').limits.store).toBe('memory');
     expect(() => loadConfig({ RATE_LIMITS_STORE: 'redis' }, '/srv/app')).toThrow(/RATE_LIMITS_STORE/);
   });
 

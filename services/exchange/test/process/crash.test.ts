@@ -1,8 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/apikeys/store.js';
@@ -13,14 +9,11 @@ import { openStorage } from '../../src/db/open.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { credit, newAccount } from '../support/accounts.js';
+import { postgresEnv, startExchangeProcess, useServerFolder } from '../support/server-process.js';
 import { clientSignV2, nextNonce } from '../support/signing.js';
 import { reference } from '../support/targets.js';
 
-const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
-const entry = path.join(serviceDir, 'src/server.ts');
-mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
-const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'crash-'));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = useServerFolder('crash-');
 const database = useTestDatabase('exchange_crash');
 const MASTER_KEY = 'ab'.repeat(32);
 
@@ -70,14 +63,7 @@ describe('crash durability (real process, PostgreSQL)', () => {
   }
 
   it('keeps every acknowledged order, the balances and the ledger across SIGKILLs mid-batch under crossing load', async () => {
-    const env = {
-      DATABASE_URL: database.url,
-      MASTER_KEY,
-      MASTER_KEY_FILE: '',
-      DATA_DIR: path.join(cwd, 'data'),
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-    };
+    const env = postgresEnv(cwd, database.url, MASTER_KEY);
     const credited = await totals();
     expect(Object.keys(credited)).toEqual(['btc', 'uah']);
     const acked = new Map<number, number>(); // order id -> account id
@@ -86,16 +72,7 @@ describe('crash durability (real process, PostgreSQL)', () => {
       random = (random * 1_103_515_245 + 12_345) % 2_147_483_648;
       return random / 2_147_483_648;
     };
-    const start = () =>
-      startServiceProcess({
-        sandboxSecrets: true,
-        name: 'exchange',
-        entry,
-        cwd,
-        env,
-        port: 0,
-        healthPath: '/health',
-      });
+    const start = () => startExchangeProcess(cwd, env, { sandboxSecrets: true });
     let server = await start();
     for (let round = 0; round < ROUNDS; round += 1) {
       let inFlight = 0;

@@ -1,28 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startServiceProcess } from '@platform/testkit/app';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { cliEntry, embeddedEnv, startExchangeProcess, useServerFolder } from '../support/server-process.js';
 import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
 
-const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
-const entry = path.join(serviceDir, 'src/server.ts');
-// Inside the repository so `--import tsx` resolves; `.tmp/` is git-ignored.
-mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
-const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'server-'));
+const cwd = useServerFolder('server-');
 // The embedded default: whatever the test environment sets, the process sees no storage settings.
-const env = {
-  DATABASE_URL: '',
-  MASTER_KEY: '',
-  MASTER_KEY_FILE: '',
-  // The data under the temporary folder (by default it would be the repository's ./data/exchange).
-  DATA_DIR: path.join(cwd, 'data/exchange'),
-  SEED_DEMO: '',
-  LOG_LEVEL: 'warn',
-};
-
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const env = embeddedEnv(cwd);
 
 async function wallets(url: string, apiKey: string, apiSecret: string): Promise<unknown[][]> {
   const nonce = nextNonce();
@@ -42,14 +27,7 @@ async function wallets(url: string, apiKey: string, apiSecret: string): Promise<
 
 describe('server process on the embedded default', () => {
   it('seeds the demo account once, writes its key file and keeps both across restarts', async () => {
-    const first = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    const first = await startExchangeProcess(cwd, env);
     const keyFile = path.join(cwd, 'data/exchange/demo-api-key.json');
     let demo: { apiKey: string; apiSecret: string };
     try {
@@ -64,7 +42,6 @@ describe('server process on the embedded default', () => {
         2.5,
       ]);
       // The operator tool must not open the embedded database while the server has it.
-      const cliEntry = path.join(serviceDir, 'src/cli.ts');
       const cli = spawnSync(process.execPath, ['--import', 'tsx', cliEntry, 'account', 'list'], {
         cwd,
         env: { ...process.env, ...env },
@@ -76,14 +53,7 @@ describe('server process on the embedded default', () => {
       await first.stop();
     }
     expect(first.isRunning()).toBe(false);
-    const second = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    const second = await startExchangeProcess(cwd, env);
     try {
       expect(JSON.parse(readFileSync(keyFile, 'utf8'))).toEqual(demo);
       expect(await wallets(second.url, demo.apiKey, demo.apiSecret)).toContainEqual([
@@ -99,14 +69,7 @@ describe('server process on the embedded default', () => {
   }, 90_000);
 
   it('new user: the two seeded demo accounts trade through v2 and see it in v3', async () => {
-    const server = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    const server = await startExchangeProcess(cwd, env);
     try {
       const key = (file: string) => JSON.parse(readFileSync(path.join(cwd, 'data/exchange', file), 'utf8'));
       const buyer = key('demo-api-key.json');

@@ -1,32 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { startServiceProcess } from '@platform/testkit/app';
 import { simpleParser } from 'mailparser';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import {
+  cliEntry,
+  embeddedEnv,
+  serviceDir,
+  startExchangeProcess,
+  useServerFolder,
+} from '../support/server-process.js';
 import { v3Headers } from '../support/signing.js';
 
-const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
-const entry = path.join(serviceDir, 'src/server.ts');
-const cliEntry = path.join(serviceDir, 'src/cli.ts');
-mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
-const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'wallet-demo-'));
+const cwd = useServerFolder('wallet-demo-');
 const dataDir = path.join(cwd, 'data/exchange');
 // The embedded default, as `npm start` runs it.
-const env = {
-  DATABASE_URL: '',
-  MASTER_KEY: '',
-  MASTER_KEY_FILE: '',
-  // The data under the temporary folder (by default it would be the repository's ./data/exchange).
-  DATA_DIR: path.join(cwd, 'data/exchange'),
-  SEED_DEMO: '',
-  LOG_LEVEL: 'warn',
-  WALLET_POLL_MS: '200',
-  SANDBOX_WITHDRAWAL_DELAY_MS: '500',
-};
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const env = { ...embeddedEnv(cwd), WALLET_POLL_MS: '200', SANDBOX_WITHDRAWAL_DELAY_MS: '500' };
 
 function admin(...argv: string[]) {
   return adminIn(cwd, cwd, ...argv);
@@ -54,14 +44,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe('wallet as a new user tries it (npm start on the embedded database)', () => {
   it('sandbox deposit through the operator tool while the server runs, then a withdrawal confirmed from the outbox mail', async () => {
-    let server = await startServiceProcess({
-      name: 'exchange',
-      entry,
-      cwd,
-      env,
-      port: 0,
-      healthPath: '/health',
-    });
+    let server = await startExchangeProcess(cwd, env);
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-api-key.json'), 'utf8'));
     const v3 = async (apiPath: string, body: unknown = {}) => {
       const text = JSON.stringify(body);
@@ -120,7 +103,7 @@ describe('wallet as a new user tries it (npm start on the embedded database)', (
 
     // The operator turns e-mail confirmation on (server stopped), then the demo user withdraws.
     expect(admin('account', 'update', 'demo@example.com', '--withdraw-confirmation', 'true').code).toBe(0);
-    server = await startServiceProcess({ name: 'exchange', entry, cwd, env, port: 0, healthPath: '/health' });
+    server = await startExchangeProcess(cwd, env);
     try {
       const [result] = (
         await v3('/v3/auth/withdraw', {

@@ -20,6 +20,13 @@ export interface GraphQLListenerOptions {
   readonly mode: string;
   readonly metrics: ProxyMetrics;
   readonly logger: Logger;
+  /**
+   * Called once per answer as it is written (status, seconds since the request reached the
+   * listener), for the per-route metrics; unset with METRICS_PORT=off. A call from the one place
+   * every answer passes, rather than a `finish` listener per response: `once` cost the hit path
+   * about 3 us of CPU per request (a wrapper, a listener added and removed).
+   */
+  readonly answered?: (method: string, status: number, seconds: number) => void;
 }
 
 /** How much of a refused (413) body is read and discarded before the connection is cut. */
@@ -57,7 +64,7 @@ function fromSearchParams(url: string): Record<string, unknown> | string {
 export function createGraphQLListener(
   options: GraphQLListenerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { handler, bodyLimitBytes, corsOrigin, mode, metrics, logger } = options;
+  const { handler, bodyLimitBytes, corsOrigin, mode, metrics, logger, answered } = options;
   const allowed = corsOrigin === '*' ? undefined : new Set(corsOrigin);
 
   // Headers go to writeHead as one flat array: setHeader per header (its map, its checks) was a
@@ -65,6 +72,7 @@ export function createGraphQLListener(
   const send = (
     request: IncomingMessage,
     response: ServerResponse,
+    started: number,
     headers: Record<string, string>,
     body: string | Buffer,
     status = 200,
@@ -87,6 +95,7 @@ export function createGraphQLListener(
         metrics.notModified += 1;
         response.writeHead(304, raw);
         response.end();
+        answered?.(request.method ?? 'POST', 304, (performance.now() - started) / 1000);
         return;
       }
     }
@@ -98,11 +107,13 @@ export function createGraphQLListener(
     );
     response.writeHead(status, raw);
     response.end(body);
+    answered?.(request.method ?? 'POST', status, (performance.now() - started) / 1000);
   };
 
   const answer = (
     request: IncomingMessage,
     response: ServerResponse,
+    started: number,
     body: unknown,
     method: 'GET' | 'POST',
   ) => {
@@ -115,10 +126,10 @@ export function createGraphQLListener(
         method,
       })
       .then(
-        (result: ProxyAnswer) => send(request, response, result.headers, result.body, result.status),
+        (result: ProxyAnswer) => send(request, response, started, result.headers, result.body, result.status),
         (error: unknown) => {
           logger.error({ err: error }, `${method} /graphql failed`);
-          send(request, response, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
+          send(request, response, started, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
         },
       );
   };
@@ -127,7 +138,12 @@ export function createGraphQLListener(
   // closed at once: a client still writing a body would get EPIPE/ECONNRESET instead of the answer
   // (the kernel resets a socket closed with unread data). Past DRAIN_LIMIT_BYTES of discarded body
   // the connection is cut, so a client cannot make the proxy read an endless body.
-  const tooLarge = (request: IncomingMessage, response: ServerResponse, declared: number) => {
+  const tooLarge = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+    declared: number,
+  ) => {
     // A declared body longer than what would be drained is not worth reading: closed after the answer.
     const hopeless = declared > DRAIN_LIMIT_BYTES;
     let discarded = 0;
@@ -140,6 +156,7 @@ export function createGraphQLListener(
     send(
       request,
       response,
+      started,
       hopeless ? { connection: 'close' } : {},
       graphqlErrorBody('PAYLOAD_TOO_LARGE', `The body exceeds BODY_LIMIT_BYTES (${bodyLimitBytes} bytes)`),
       413,
@@ -147,11 +164,14 @@ export function createGraphQLListener(
   };
 
   return (request, response) => {
+    // Only read with metrics on (`answered`): no clock read per request otherwise.
+    const started = answered === undefined ? 0 : performance.now();
     if (request.method === 'GET') {
       request.resume();
       const body = fromSearchParams(request.url ?? '/graphql');
-      if (typeof body === 'string') send(request, response, {}, graphqlErrorBody('BAD_REQUEST', body));
-      else answer(request, response, body, 'GET');
+      if (typeof body === 'string')
+        send(request, response, started, {}, graphqlErrorBody('BAD_REQUEST', body));
+      else answer(request, response, started, body, 'GET');
       return;
     }
     const contentType = request.headers['content-type'];
@@ -160,6 +180,7 @@ export function createGraphQLListener(
       send(
         request,
         response,
+        started,
         {},
         graphqlErrorBody('BAD_REQUEST', 'The content-type must be application/json'),
       );
@@ -167,7 +188,7 @@ export function createGraphQLListener(
     }
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > bodyLimitBytes) {
-      tooLarge(request, response, declared);
+      tooLarge(request, response, started, declared);
       return;
     }
     const chunks: Buffer[] = [];
@@ -179,7 +200,7 @@ export function createGraphQLListener(
         // Answered at once; nothing more is kept in memory (chunked bodies have no content-length).
         refused = true;
         chunks.length = 0;
-        tooLarge(request, response, 0);
+        tooLarge(request, response, started, 0);
       } else chunks.push(chunk);
     });
     request.on('end', () => {
@@ -192,10 +213,10 @@ export function createGraphQLListener(
             : Buffer.concat(chunks).toString('utf8'),
         );
       } catch {
-        send(request, response, {}, graphqlErrorBody('BAD_REQUEST', 'The body is not valid JSON'));
+        send(request, response, started, {}, graphqlErrorBody('BAD_REQUEST', 'The body is not valid JSON'));
         return;
       }
-      answer(request, response, body, 'POST');
+      answer(request, response, started, body, 'POST');
     });
     request.on('error', () => response.destroy());
   };

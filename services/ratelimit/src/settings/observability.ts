@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import {
   bool,
   duration,
@@ -203,15 +203,6 @@ function nodeMetadata(value: string | undefined): [string, string][] {
   });
 }
 
-function logSettings(env: Env): LogSettings {
-  try {
-    return parseLogSettings(env, { level: 'warn' });
-  } catch (error) {
-    if (error instanceof LogSettingError) throw new SettingError(error.setting, error.detail);
-    throw error;
-  }
-}
-
 function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
   const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   const signal = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
@@ -230,7 +221,10 @@ function otlp(env: Env, protocol: 'http' | 'grpc'): OtlpSettings {
 }
 
 export function parseObservabilitySettings(env: Env): ObservabilitySettings {
-  const log = logSettings(env);
+  const log = parseLogSettings(env, {
+    level: 'warn',
+    fail: (setting, detail) => new SettingError(setting, detail),
+  });
   const protocol = str(env, 'TRACING_EXPORTER_PROTOCOL', 'http').toLowerCase();
   if (protocol !== 'http' && protocol !== 'grpc') {
     throw new SettingError(
