@@ -1,13 +1,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type Exposure,
-  SandboxSettingError,
-  sandboxSecretsForced,
-} from '@platform/default-secrets/default-secrets';
-import { ConfigError, integer, settingOr, storageSetting } from '@platform/http-edge/env-settings';
+import { type Exposure, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
+import { ConfigError, integer, storageSetting } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
-import { LogSettingError, type LogSettings, parseLogSettings } from '@platform/logging/settings';
+import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
 
@@ -76,14 +72,6 @@ export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../config/gateway.yam
 
 export { ConfigError } from '@platform/http-edge/env-settings';
 
-function logSettings(env: NodeJS.ProcessEnv): LogSettings {
-  return settingOr(
-    () => parseLogSettings(env),
-    LogSettingError,
-    (error) => new ConfigError(error.setting, error.detail),
-  );
-}
-
 /** `TEST_SEED` as the test kit reads it (an integer, or a list of which the first counts here). */
 function testSeed(raw: string | undefined): number | undefined {
   const first = raw?.split(',')[0]?.trim();
@@ -110,14 +98,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   } catch {
     throw new ConfigError('PUBLIC_URL', `expected an http(s) URL, got "${publicUrl}"`);
   }
-  const log = logSettings(env);
-  let forced: boolean;
-  try {
-    forced = sandboxSecretsForced(env);
-  } catch (error) {
-    if (error instanceof SandboxSettingError) throw new ConfigError(error.setting, 'expected true or false');
-    throw error;
-  }
+  const log = parseLogSettings(env, { fail: (setting, detail) => new ConfigError(setting, detail) });
+  const forced = sandboxSecretsForced(
+    env,
+    (error) => new ConfigError(error.setting, 'expected true or false'),
+  );
   const merchantEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!MERCHANT_PREFIX.test(name) || value === undefined || value === '') continue;

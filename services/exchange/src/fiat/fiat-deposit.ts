@@ -1,3 +1,4 @@
+import { fromAcceptLanguage } from '@platform/checkout-look/payer-language';
 import { Type } from 'typebox';
 import { v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
@@ -6,7 +7,6 @@ import { fiatCurrency } from '../fiat/catalogue.js';
 import { createFiatDeposit } from '../fiat/deposits.js';
 import type { FiatDeps } from '../fiat/deps.js';
 import { invoiceFormSignature } from '../fiat/invoice-form.js';
-import { payerLocale } from '../fiat/payer-locale.js';
 import { requestAmount } from '../http/amounts.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
@@ -112,8 +112,9 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
       }
       const { deposit } = created;
       const currency = fiat.currency.code.toUpperCase();
-      // The hosted page in the payer's language (not part of the signed form: the gateway takes it as given).
-      const locale = payerLocale(request.headers['accept-language']);
+      // The hosted page in the payer's language, from the deposit request's Accept-Language (the v3
+      // route has no field for it; not part of the signed form: the gateway takes it as given).
+      const locale = fromAcceptLanguage(request.headers['accept-language']);
       // The gateway answers the invoice and its page token only for a form we signed (issue 28).
       const { expires, signature } = invoiceFormSignature(
         deps.paygate.merchantSecret,

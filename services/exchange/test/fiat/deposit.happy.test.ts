@@ -1,5 +1,5 @@
+import { fromAcceptLanguage as payerLocale } from '@platform/checkout-look/payer-language';
 import { describe, expect, it } from 'vitest';
-import { payerLocale } from '../../src/fiat/payer-locale.js';
 import { balancesOf } from '../../src/ledger/store.js';
 import { accountWithKey } from '../support/accounts.js';
 import { client } from '../support/client.js';

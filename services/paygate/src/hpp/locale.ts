@@ -2,29 +2,14 @@
  * The payer's language on the hosted page: the invoice's `locale` when the merchant passed one, else
  * the browser's `Accept-Language`, else English. Pure.
  */
-export const LOCALES = ['en', 'uk', 'ru'] as const;
-export type Locale = (typeof LOCALES)[number];
+import { fromAcceptLanguage, type Locale, supportedLocale } from '@platform/checkout-look/payer-language';
 
-/** The locale a merchant may pass (`uk`, `uk-UA`, `ru_RU`, ...), as stored; undefined if not ours. */
-export function supportedLocale(tag: string | null | undefined): Locale | undefined {
-  const primary = /^([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]{1,8})*$/.exec(tag?.trim() ?? '')?.[1]?.toLowerCase();
-  return LOCALES.find((locale) => locale === primary);
-}
-
-/** The language of the highest `q` in an Accept-Language header that we have (RFC 9110 12.5.4). */
-export function fromAcceptLanguage(header: string | undefined): Locale | undefined {
-  if (!header) return undefined;
-  const ranges = header
-    .split(',')
-    .map((part, index) => {
-      const [tag = '', ...params] = part.trim().split(';');
-      const q = params.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/.exec(p)?.[1]).find(Boolean);
-      return { locale: supportedLocale(tag), q: q === undefined ? 1 : Number(q), index };
-    })
-    .filter((range) => range.locale !== undefined && range.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  return ranges[0]?.locale;
-}
+export {
+  fromAcceptLanguage,
+  LOCALES,
+  type Locale,
+  supportedLocale,
+} from '@platform/checkout-look/payer-language';
 
 export function pageLocale(
   invoiceLocale: string | null | undefined,

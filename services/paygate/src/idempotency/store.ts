@@ -30,71 +30,6 @@ interface Row {
 }
 
 /**
- * Takes the key for this request, or says why not. One statement takes it when it is free, expired,
- * or held by a request that died (same parameters); the row lock of `ON CONFLICT DO UPDATE` makes two
- * concurrent requests under one key see each other, so exactly one runs.
- */
-export async function claimKey(
-  sql: Sql,
-  claim: KeyClaim,
-): Promise<KeyDecision & { readonly answer?: StoredAnswer }> {
-  const now = claim.now.toISOString();
-  const { rows: taken } = await sql.query(
-    `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
-       locked_until, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, NULL, NULL, NULL, $5, $6, $7)
-     ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
-       status = NULL, response = NULL, content_type = NULL, locked_until = EXCLUDED.locked_until,
-       created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= $6
-        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $6
-            AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-     RETURNING key`,
-    [
-      claim.merchantId,
-      claim.key,
-      claim.route,
-      claim.fingerprint,
-      new Date(claim.now.getTime() + claim.lockMs).toISOString(),
-      now,
-      new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
-    ],
-  );
-  if (taken.length > 0) return { kind: 'run' };
-  const { rows } = await sql.query<Row>(
-    `SELECT route, fingerprint, status, response, content_type, locked_until, expires_at
-     FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
-    [claim.merchantId, claim.key],
-  );
-  const row = rows[0];
-  const decision = decideKey(
-    row && {
-      route: row.route,
-      fingerprint: row.fingerprint,
-      status: row.status,
-      lockedUntilMs: new Date(row.locked_until).getTime(),
-      expiresAtMs: new Date(row.expires_at).getTime(),
-    },
-    claim,
-    claim.now.getTime(),
-  );
-  // The row changed between the two statements (taken over or expired just now): the caller may
-  // not run without holding it, so it is told the key is busy and retries.
-  if (decision.kind === 'run') return { kind: 'in_use' };
-  if (decision.kind === 'replay' && row && row.status !== null) {
-    return {
-      kind: 'replay',
-      answer: {
-        status: row.status,
-        body: row.response ?? '',
-        contentType: row.content_type ?? 'application/json',
-      },
-    };
-  }
-  return decision;
-}
-
-/**
  * What is stored under a key now, decided for this request without taking it (a read: no write,
  * no commit). A route that takes its key inside its own transaction (`claimKey` on its `tx`) asks
  * this first, so a retry is answered before the route's checks run, as the hook does for the others.
@@ -130,6 +65,45 @@ export async function peekKey(
       },
     };
   }
+  return decision;
+}
+
+/**
+ * Takes the key for this request, or says why not. One statement takes it when it is free, expired,
+ * or held by a request that died (same parameters); the row lock of `ON CONFLICT DO UPDATE` makes two
+ * concurrent requests under one key see each other, so exactly one runs.
+ */
+export async function claimKey(
+  sql: Sql,
+  claim: KeyClaim,
+): Promise<KeyDecision & { readonly answer?: StoredAnswer }> {
+  const now = claim.now.toISOString();
+  const { rows: taken } = await sql.query(
+    `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
+       locked_until, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, NULL, NULL, NULL, $5, $6, $7)
+     ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
+       status = NULL, response = NULL, content_type = NULL, locked_until = EXCLUDED.locked_until,
+       created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= $6
+        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $6
+            AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+     RETURNING key`,
+    [
+      claim.merchantId,
+      claim.key,
+      claim.route,
+      claim.fingerprint,
+      new Date(claim.now.getTime() + claim.lockMs).toISOString(),
+      now,
+      new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
+    ],
+  );
+  if (taken.length > 0) return { kind: 'run' };
+  const decision = await peekKey(sql, claim);
+  // The row changed between the two statements (taken over or expired just now): the caller may
+  // not run without holding it, so it is told the key is busy and retries.
+  if (decision.kind === 'run') return { kind: 'in_use' };
   return decision;
 }
 
