@@ -4,7 +4,7 @@
  * throw-away PostgreSQL database:
  *
  * 1. Order throughput of a one-node cluster (NODE_ID set) against today's single process (no
- *    NODE_ID), signed v3 orders from `--clients` connections (bench/e2e-client.mjs), with the CPU time
+ *    NODE_ID), `--throughput-rounds` (4) phases of each, alternated ABBA, signed v3 orders from `--clients` connections (bench/e2e-client.mjs), with the CPU time
  *    each order cost the server process (/proc/<pid>/stat utime + stime) and the database's commits
  *    per second (`pg_stat_database.xact_commit` delta), the limit of a cluster's total throughput.
  * 2. p50 latency of an order sent to a node that does not write the market (forwarded over HTTP/2)
@@ -46,6 +46,8 @@ const seconds = numberOption('seconds', 5);
 const latencySeconds = numberOption('latency-seconds', 3);
 const latencyClients = numberOption('latency-clients', 4);
 const latencyRounds = numberOption('latency-rounds', 2);
+// Throughput phases of each side (single process, one-node cluster), alternated.
+const throughputRounds = numberOption('throughput-rounds', 4);
 // --latency-only 1: only the forwarding latency (section 2), e.g. while profiling the forwarding path.
 const latencyOnly = numberOption('latency-only', 0) === 1;
 const nodePort = numberOption('node-port', 41311);
@@ -158,10 +160,18 @@ async function throughput(server: Server, keys: Parameters<typeof runOrderLoad>[
   };
 }
 
+/** How many answers were not 200, and which statuses they were (`47 (503 x47)`). */
+const errorsText = (r: OrderLoadResult) =>
+  r.errors === 0
+    ? '0'
+    : `${r.errors} (${Object.entries(r.errorStatuses)
+        .map(([status, n]) => `${status} x${n}`)
+        .join(', ')})`;
+
 const show = (label: string, r: Throughput) =>
   console.log(
     `  ${label.padEnd(28)} ${r.perSecond.toFixed(0).padStart(6)} orders/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  ` +
-      `errors ${r.errors}  server CPU ${r.cpuPerOrderUs.toFixed(0)} µs/order  database ${r.commitsPerSecond.toFixed(0)} commits/s`,
+      `errors ${errorsText(r)}  server CPU ${r.cpuPerOrderUs.toFixed(0)} µs/order  database ${r.commitsPerSecond.toFixed(0)} commits/s`,
   );
 
 const quantile = (list: number[], q: number) => {
@@ -176,34 +186,48 @@ try {
   const loadKeys = keys.slice(0, clients);
   const probe = keys[clients]!;
   console.log(
-    `exchange cluster bench: ${clients} clients, ${seconds} s per throughput phase (best of 2), ` +
+    `exchange cluster bench: ${clients} clients, ${seconds} s per throughput phase (best of ${throughputRounds}, alternated), ` +
       `${latencySeconds} s per latency phase, ${kills} kills; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
 
-  // 1. Throughput: today's single process, then a one-node cluster, same database and keys.
-  const best = async (server: Server, label: string) => {
-    await runOrderLoad(server.proc.url, ORDER_PATH, loadKeys, 1_000); // warm-up
-    const phases = [await throughput(server, loadKeys), await throughput(server, loadKeys)];
-    for (const p of phases) show(label, p);
-    // The best of each: the phase least disturbed by the machine's other work.
-    const top = phases.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-    return { ...top, cpuPerOrderUs: Math.min(...phases.map((p) => p.cpuPerOrderUs)) };
-  };
+  // 1. Throughput: today's single process against a one-node cluster, same database and keys. The
+  // two alternate, a fresh process each phase, in the order single, cluster, cluster, single, ...
+  // (ABBA): run one after the other, the later side met a warmer machine and a fuller database,
+  // and the phases of one side moved by 15 % between neighbours.
   const urls = [`http://127.0.0.1:${nodePort}`, `http://127.0.0.1:${nodePort + 1}`];
   let nodes: (Server | undefined)[] = [];
   if (!latencyOnly) {
-    const single = await start();
-    const singleBest = await best(single, 'single process (no NODE_ID)');
-    await stop(single);
-    nodes = [await start('node-1', urls[0])];
-    await until('node-1 to own btcuah', async () => (await ownerOf('btcuah')) === 'node-1');
-    const clusterBest = await best(nodes[0]!, 'one-node cluster');
+    const phase = async (mode: 'single' | 'cluster'): Promise<Throughput> => {
+      const server = mode === 'single' ? await start() : await start('node-1', urls[0]);
+      if (mode === 'cluster')
+        await until('node-1 to own btcuah', async () => (await ownerOf('btcuah')) === 'node-1');
+      await runOrderLoad(server.proc.url, ORDER_PATH, loadKeys, 1_000); // warm-up
+      const result = await throughput(server, loadKeys);
+      show(mode === 'single' ? 'single process (no NODE_ID)' : 'one-node cluster', result);
+      await stop(server);
+      return result;
+    };
+    const single: Throughput[] = [];
+    const cluster: Throughput[] = [];
+    for (let round = 0; round < throughputRounds; round += 1) {
+      const order: ('single' | 'cluster')[] = round % 2 === 0 ? ['single', 'cluster'] : ['cluster', 'single'];
+      for (const mode of order) (mode === 'single' ? single : cluster).push(await phase(mode));
+    }
+    // The best of each: the phase least disturbed by the machine's other work.
+    const best = (phases: Throughput[]) => ({
+      ...phases.reduce((a, b) => (b.perSecond > a.perSecond ? b : a)),
+      cpuPerOrderUs: Math.min(...phases.map((p) => p.cpuPerOrderUs)),
+    });
+    const singleBest = best(single);
+    const clusterBest = best(cluster);
     console.log(
-      `  throughput one-node cluster / single process: ${(clusterBest.perSecond / singleBest.perSecond).toFixed(2)}x (goal >= 0.95x); ` +
+      `  throughput one-node cluster / single process: ${(clusterBest.perSecond / singleBest.perSecond).toFixed(2)}x (goal >= 0.95x; best of ${throughputRounds} each, alternated); ` +
         `server CPU per order (least of each) ${clusterBest.cpuPerOrderUs.toFixed(0)} vs ${singleBest.cpuPerOrderUs.toFixed(0)} µs: ` +
         `${(clusterBest.cpuPerOrderUs / singleBest.cpuPerOrderUs).toFixed(2)}x; database ${clusterBest.commitsPerSecond.toFixed(0)} commits/s ` +
         `(${(clusterBest.perSecond / Math.max(1, clusterBest.commitsPerSecond)).toFixed(1)} orders per commit; xact_commit counts read-only transactions too)`,
     );
+    nodes = [await start('node-1', urls[0])];
+    await until('node-1 to own btcuah', async () => (await ownerOf('btcuah')) === 'node-1');
   } else {
     nodes = [await start('node-1', urls[0])];
     await until('node-1 to own btcuah', async () => (await ownerOf('btcuah')) === 'node-1');
@@ -237,8 +261,8 @@ try {
     const d = await latencyPhase(nodes[0]!.proc.url);
     const f = await latencyPhase(nodes[1]!.proc.url);
     console.log(
-      `  ${latencyClients} clients: to the owner p50 ${d.p50.toFixed(2)} ms (${d.perSecond.toFixed(0)}/s, errors ${d.errors}; ${d.cpu}), ` +
-        `to the other node p50 ${f.p50.toFixed(2)} ms (${f.perSecond.toFixed(0)}/s, errors ${f.errors}; ${f.cpu})`,
+      `  ${latencyClients} clients: to the owner p50 ${d.p50.toFixed(2)} ms (${d.perSecond.toFixed(0)}/s, errors ${errorsText(d)}; ${d.cpu}), ` +
+        `to the other node p50 ${f.p50.toFixed(2)} ms (${f.perSecond.toFixed(0)}/s, errors ${errorsText(f)}; ${f.cpu})`,
     );
     direct.push(d.p50);
     forwarded.push(f.p50);

@@ -80,7 +80,10 @@ function connection(requests, until, latencies, errors) {
       const status = Number(head.slice(9, 12));
       pending = pending.subarray(end + 4 + length);
       latencies.push(performance.now() - started);
-      if (status !== 200) errors.n += 1;
+      if (status !== 200) {
+        errors.n += 1;
+        errors.byStatus[status] = (errors.byStatus[status] ?? 0) + 1;
+      }
       send();
     });
   });
@@ -97,7 +100,8 @@ if (job.barrier) {
 }
 /** @type {number[]} */
 const latencies = [];
-const errors = { n: 0 };
+/** @type {{ n: number, byStatus: Record<number, number> }} */
+const errors = { n: 0, byStatus: {} };
 const cpuRun = process.cpuUsage();
 const started = performance.now();
 const until = started + job.ms;
@@ -112,6 +116,7 @@ process.send?.(
     prepareSeconds: (prepareCpu.user + prepareCpu.system) / 1e6,
     requests: latencies.length,
     errors: errors.n,
+    errorStatuses: errors.byStatus,
     perSecond: latencies.length / seconds,
     p50: at(0.5),
     p99: at(0.99),

@@ -7,6 +7,8 @@ export interface OrderLoadResult {
   readonly cpuSeconds: number;
   readonly requests: number;
   readonly errors: number;
+  /** The answers other than 200, by status. */
+  readonly errorStatuses: Readonly<Record<string, number>>;
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
