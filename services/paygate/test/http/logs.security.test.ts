@@ -3,7 +3,7 @@ import { createLogger } from '@platform/logging/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { usePgliteTarget } from '../support/targets.js';
 
@@ -30,19 +30,7 @@ describe('card data never reaches the logs', () => {
   });
 
   it('logs neither card numbers, codes nor page tokens at the most verbose level', async () => {
-    const created = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(
-        signed({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: 'logs-1',
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: 100,
-        }),
-      ),
-    });
+    const created = await postInvoice(gateway.url, 'logs-1', 100);
     const { data } = (await created.json()) as {
       data: { active_payment: { payload: { name: string; value: string }[] } };
     };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { usePostgresTarget } from '../support/targets.js';
 
@@ -25,19 +25,7 @@ describe('payment links', () => {
 
   const invoice = async () => {
     const reference = `dep-${randomUUID()}`;
-    const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(
-        signed({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: reference,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: '500',
-        }),
-      ),
-    });
+    const response = await postInvoice(gateway.url, reference, '500');
     expect(response.status).toBe(201);
     return reference;
   };

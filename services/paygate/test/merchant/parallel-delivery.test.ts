@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { usePostgresTarget } from '../support/targets.js';
 
 const target = usePostgresTarget();
@@ -52,19 +52,7 @@ describe('callbacks run in parallel across objects', () => {
   });
 
   const newInvoice = async () => {
-    const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(
-        signed({
-          public_key: 'pk_test_exchange_uah',
-          reference_id: `dep-${randomUUID()}`,
-          service: 'payment_card_uah_hpp',
-          currency: 'UAH',
-          amount: '500',
-        }),
-      ),
-    });
+    const response = await postInvoice(gateway.url, `dep-${randomUUID()}`, '500');
     return ((await response.json()) as { data: { id: string } }).data.id;
   };
   const until = async (check: () => boolean, what: string, timeoutMs = 20_000) => {

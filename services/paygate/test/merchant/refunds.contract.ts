@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import type { Target } from '../support/targets.js';
@@ -31,19 +31,7 @@ export function refundsContract(target: Target): void {
     /** A paid invoice (card 4242..., or `card`) of `amount` UAH; returns its reference. */
     const paidInvoice = async (amount = '500', card = '4242424242424242') => {
       const reference = `dep-${randomUUID()}`;
-      const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(
-          signed({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: reference,
-            service: 'payment_card_uah_hpp',
-            currency: 'UAH',
-            amount,
-          }),
-        ),
-      });
+      const response = await postInvoice(gateway.url, reference, amount);
       // biome-ignore lint/suspicious/noExplicitAny: nested JSON read ad hoc
       const json = (await response.json()) as any;
       const payload = Object.fromEntries(

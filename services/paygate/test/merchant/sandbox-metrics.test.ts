@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/load.js';
 import { bundledDocument, SANDBOX_SECRET } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { usePgliteTarget } from '../support/targets.js';
 
@@ -40,19 +40,7 @@ describe('paygate_sandbox_callback_faults_total', () => {
     expect(await faults(registry, 'duplicate')).toBe(0);
     const created: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(
-          signed({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: `faults-${randomUUID()}`,
-            service: 'payment_card_uah_hpp',
-            currency: 'UAH',
-            amount: '500',
-          }),
-        ),
-      });
+      const response = await postInvoice(gateway.url, `faults-${randomUUID()}`, '500');
       expect(response.status).toBe(201);
       created.push(((await response.json()) as { data: { id: string } }).data.id);
     }

@@ -4,7 +4,7 @@ import { runAdmin } from '../../src/admin/commands.js';
 import { deadCallbacks } from '../../src/callbacks/dead-letter.js';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { postForm, type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import type { Target } from '../support/targets.js';
@@ -36,19 +36,7 @@ export function webhooksContract(target: Target): void {
 
     const newInvoice = async () => {
       const reference = `dep-${randomUUID()}`;
-      const response = await fetch(`${gateway.url}/public-api/payment-invoices`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(
-          signed({
-            public_key: 'pk_test_exchange_uah',
-            reference_id: reference,
-            service: 'payment_card_uah_hpp',
-            currency: 'UAH',
-            amount: '500',
-          }),
-        ),
-      });
+      const response = await postInvoice(gateway.url, reference, '500');
       // biome-ignore lint/suspicious/noExplicitAny: nested JSON read ad hoc
       const json = (await response.json()) as any;
       const payload = Object.fromEntries(

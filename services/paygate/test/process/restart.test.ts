@@ -8,7 +8,7 @@ import { startTcpFront } from '@platform/testkit/front';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 import { startReceiver } from '../support/receiver.js';
 
@@ -62,19 +62,7 @@ describe.each(['pglite', 'postgres'] as const)(
       let invoiceId = '';
       let payoutId = '';
       try {
-        const created = await fetch(`${first.url}/public-api/payment-invoices`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(
-            signed({
-              public_key: 'pk_test_exchange_uah',
-              reference_id: 'restart-deposit',
-              service: 'payment_card_uah_hpp',
-              currency: 'UAH',
-              amount: 500,
-            }),
-          ),
-        });
+        const created = await postInvoice(first.url, 'restart-deposit', 500);
         const invoice = (
           (await created.json()) as {
             data: {

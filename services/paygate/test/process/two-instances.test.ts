@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { postInvoice } from '../support/invoice-form.js';
 import { merchantPost } from '../support/merchant.js';
 
 const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -124,19 +124,7 @@ describe('two gateway processes on one PostgreSQL', () => {
     try {
       const both = [a.url, b.url];
       const createInvoice = async (base: string, reference: string) => {
-        const response = await fetch(`${base}/public-api/payment-invoices`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(
-            signed({
-              public_key: 'pk_test_exchange_uah',
-              reference_id: reference,
-              service: 'payment_card_uah_hpp',
-              currency: 'UAH',
-              amount: 500,
-            }),
-          ),
-        });
+        const response = await postInvoice(base, reference, 500);
         return (
           (await response.json()) as {
             data: { id: string; active_payment: { payload: { name: string; value: string }[] } };

@@ -61,3 +61,24 @@ export function signedFormFields(
   const { expires, signature } = formSignature(form, options);
   return { ...form, expires: String(expires), signature };
 }
+
+/** POSTs the exchange merchant's signed card invoice of `amount` UAH under `reference` to the gateway at `baseUrl`. */
+export function postInvoice(
+  baseUrl: string,
+  reference: string,
+  amount: string | number = '500',
+): Promise<Response> {
+  return fetch(`${baseUrl}/public-api/payment-invoices`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(
+      signed({
+        public_key: 'pk_test_exchange_uah',
+        reference_id: reference,
+        service: 'payment_card_uah_hpp',
+        currency: 'UAH',
+        amount,
+      }),
+    ),
+  });
+}
