@@ -1,5 +1,6 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { databaseUnreachable } from '../db/unreachable.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import type { OrderOutcome, OrderRequest } from '../orders/requests.js';
 import { decodeWire, encodeWire, signWire, verifyWire } from './wire.js';
@@ -130,8 +131,15 @@ export async function startForwardServer(options: {
               : undefined;
             result = await options.entry(forwarded, nonce);
           } catch (error) {
-            options.onError(error);
-            result = { kind: 'error', message: 'the owner failed to run the request' };
+            if (databaseUnreachable(error)) {
+              // The owner lost its database under the request: whether its batch committed is not
+              // known, so the first node answers 503 and never sends it again (as the owner's own
+              // route answers 503 for it), not 500.
+              result = { kind: 'unknown' };
+            } else {
+              options.onError(error);
+              result = { kind: 'error', message: 'the owner failed to run the request' };
+            }
           }
           answer(number, 200, encodeWire(result));
         })();

@@ -5,27 +5,13 @@ import {
   registerErrorHandlers,
 } from '@platform/http-edge/framework-errors';
 import type { FastifyInstance } from 'fastify';
+import { databaseUnreachable } from '../db/unreachable.js';
 import { ApiError, type ErrorName, errorBody, errorSpec } from '../errors.js';
 
 export { MAX_PARAM_LENGTH } from '@platform/http-edge/framework-errors';
 
 function rendered(name: ErrorName, message: string): RenderedError {
   return { status: errorSpec(name).status, body: errorBody(name, message), name, message };
-}
-
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
-
-/**
- * The database went out of reach under the request (a cut connection, a server restarting): 503
- * `unavailable`, which a client may retry, rather than a 500 (a cluster node cut off from PostgreSQL).
- */
-function databaseUnreachable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^(08|57P)/.test(code))) return true;
-  return /Connection terminated|Client has encountered a connection error|connection timeout/i.test(
-    error.message,
-  );
 }
 
 /** The exchange's error shape `{error: {code, name, message}}` over the shared edge handlers. */

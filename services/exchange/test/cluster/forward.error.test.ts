@@ -175,3 +175,20 @@ describe('forwarding: the channel', () => {
     }
   });
 });
+
+describe('forwarding: an owner whose database went away under the order', () => {
+  it('answers the outcome as unknown (503 at the first node), a bug in it as an error', async () => {
+    // What pg raises when PostgreSQL is shut down or the connection is cut under a statement.
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    const lost = await owner(async () => {
+      throw shutdown;
+    });
+    await expect(client().send(lost, FORWARDED)).resolves.toEqual({ kind: 'unknown' });
+    const buggy = await owner(async () => {
+      throw new TypeError('a bug');
+    });
+    await expect(client().send(buggy, FORWARDED)).resolves.toMatchObject({ kind: 'error' });
+  });
+});
