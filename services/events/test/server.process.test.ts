@@ -135,13 +135,22 @@ describe('server process on embedded defaults', () => {
   it('opens the data folder at once after its holder was SIGKILLed (left an unreaped zombie)', async () => {
     if (workDir === undefined) throw new Error('runs after the test above, on its data folder');
     const pgdata = join(workDir, 'data/events/pgdata');
-    // The holder opens the database as the server does; its parent, the test watchdog's shell, does
-    // not reap it while it polls, so once SIGKILLed it stays a zombie, which still answers kill(pid, 0).
+    // The holder opens the database as the server does; its parent is a `sleep` (the shell that
+    // started it in the background execs it), which never reaps it, so once SIGKILLed it stays a
+    // zombie, which still answers kill(pid, 0), until the test stops the sleep. (Under the watchdog's
+    // own shell the zombie lived only until that shell's next poll, under half a second, and a loaded
+    // CI run missed it.)
     let ready = false;
     const holder = spawnManaged({
       name: 'hold-pglite',
-      command: process.execPath,
-      args: ['--import', 'tsx', join(root, 'test/support/hold-pglite.ts'), pgdata],
+      command: '/bin/sh',
+      args: [
+        '-c',
+        '"$0" --import tsx "$1" "$2" & exec sleep 600',
+        process.execPath,
+        join(root, 'test/support/hold-pglite.ts'),
+        pgdata,
+      ],
       cwd: root,
       onOutput: (text) => {
         ready ||= text.includes('ready');
@@ -155,6 +164,8 @@ describe('server process on embedded defaults', () => {
       const store = await openEventStore({ kind: 'pglite', dir: pgdata }, { cacheMaxEntries: 0 });
       try {
         expect((await store.get('proc-1'))?.createdBy).toBe('erin');
+        // Taken over while the holder was still an unreaped zombie (the case this test is about).
+        expect(processState(pid)).toBe('Z');
         expect((JSON.parse(await readFile(`${pgdata}.pid`, 'utf8')) as { pid: number }).pid).toBe(
           process.pid,
         );
