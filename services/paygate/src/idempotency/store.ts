@@ -77,29 +77,8 @@ export async function claimKey(
   sql: Sql,
   claim: KeyClaim,
 ): Promise<KeyDecision & { readonly answer?: StoredAnswer }> {
-  const now = claim.now.toISOString();
-  const { rows: taken } = await sql.query(
-    `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
-       locked_until, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, NULL, NULL, NULL, $5, $6, $7)
-     ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
-       status = NULL, response = NULL, content_type = NULL, locked_until = EXCLUDED.locked_until,
-       created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= $6
-        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $6
-            AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-     RETURNING key`,
-    [
-      claim.merchantId,
-      claim.key,
-      claim.route,
-      claim.fingerprint,
-      new Date(claim.now.getTime() + claim.lockMs).toISOString(),
-      now,
-      new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
-    ],
-  );
-  if (taken.length > 0) return { kind: 'run' };
+  const taken = await takeFreeKey(sql, claim, new Date(claim.now.getTime() + claim.lockMs).toISOString());
+  if (taken) return { kind: 'run' };
   const decision = await peekKey(sql, claim);
   // The row changed between the two statements (taken over or expired just now): the caller may
   // not run without holding it, so it is told the key is busy and retries.
@@ -115,16 +94,29 @@ export async function claimKey(
  * an answer found before the route's transaction or inside it (which rolled back).
  */
 export async function takeWithAnswer(sql: Sql, claim: KeyClaim, answer: StoredAnswer): Promise<boolean> {
+  return takeFreeKey(sql, claim, claim.now.toISOString(), answer);
+}
+
+/**
+ * The one statement that takes a free key (none, expired, or held by a request that died with the
+ * same parameters): held until `lockedUntil` while the request runs (no answer), or with its answer.
+ */
+async function takeFreeKey(
+  sql: Sql,
+  claim: KeyClaim,
+  lockedUntil: string,
+  answer?: StoredAnswer,
+): Promise<boolean> {
   const now = claim.now.toISOString();
   const { rows } = await sql.query(
     `INSERT INTO idempotency_keys (merchant_id, key, route, fingerprint, status, response, content_type,
        locked_until, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (merchant_id, key) DO UPDATE SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint,
        status = EXCLUDED.status, response = EXCLUDED.response, content_type = EXCLUDED.content_type,
        locked_until = EXCLUDED.locked_until, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= $8
-        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $8
+     WHERE idempotency_keys.expires_at <= $9
+        OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= $9
             AND idempotency_keys.route = EXCLUDED.route AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
      RETURNING key`,
     [
@@ -132,9 +124,10 @@ export async function takeWithAnswer(sql: Sql, claim: KeyClaim, answer: StoredAn
       claim.key,
       claim.route,
       claim.fingerprint,
-      answer.status,
-      answer.body,
-      answer.contentType,
+      answer?.status ?? null,
+      answer?.body ?? null,
+      answer?.contentType ?? null,
+      lockedUntil,
       now,
       new Date(claim.now.getTime() + claim.ttlMs).toISOString(),
     ],

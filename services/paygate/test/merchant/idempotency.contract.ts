@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { signed } from '../support/invoice-form.js';
+import { exchangeInvoice } from '../support/invoice-form.js';
 import { signedHeaders } from '../support/merchant.js';
 import type { Target } from '../support/targets.js';
 
@@ -26,13 +26,7 @@ export function idempotencyContract(target: Target): void {
     // Signed once per body (README "Signed invoice forms"): a retry resends the same `expires` and
     // `signature`, so the same key with the same parameters replays.
     const invoiceBody = (reference = `dep-${randomUUID()}`, amount = '500') =>
-      signed({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: reference,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount,
-      });
+      exchangeInvoice(reference, amount);
     const post = async (path: string, body: unknown, key?: string, signed = false) => {
       const raw = JSON.stringify(body);
       const response = await fetch(`${gateway.url}${path}`, {

@@ -62,6 +62,17 @@ export function signedFormFields(
   return { ...form, expires: String(expires), signature };
 }
 
+/** The exchange merchant's signed card invoice of `amount` UAH under `reference`. */
+export function exchangeInvoice(reference: string, amount: string | number = '500') {
+  return signed({
+    public_key: 'pk_test_exchange_uah',
+    reference_id: reference,
+    service: 'payment_card_uah_hpp',
+    currency: 'UAH',
+    amount,
+  });
+}
+
 /** POSTs the exchange merchant's signed card invoice of `amount` UAH under `reference` to the gateway at `baseUrl`. */
 export function postInvoice(
   baseUrl: string,
@@ -71,14 +82,6 @@ export function postInvoice(
   return fetch(`${baseUrl}/public-api/payment-invoices`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(
-      signed({
-        public_key: 'pk_test_exchange_uah',
-        reference_id: reference,
-        service: 'payment_card_uah_hpp',
-        currency: 'UAH',
-        amount,
-      }),
-    ),
+    body: JSON.stringify(exchangeInvoice(reference, amount)),
   });
 }
