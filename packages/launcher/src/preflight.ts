@@ -51,11 +51,19 @@ export async function alreadyRunning(
 }
 
 async function answers(url: string): Promise<boolean> {
+  // A timer of our own, not AbortSignal.timeout: that one's timer is unref'd, and while fetch waited on
+  // a connection that neither answered nor closed, nothing kept the event loop alive, so the launcher's
+  // top-level await never settled and Node ended it at once with exit code 13 and no output (seen in CI
+  // under load).
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 2_000);
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const response = await fetch(url, { signal: controller.signal });
     await response.body?.cancel();
     return response.ok;
   } catch {
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
