@@ -67,15 +67,16 @@ export class FeedHub {
   }
 
   /**
-   * Starts following committed batches. Called when nothing is in flight (right after the books were
-   * rebuilt), so each market's committed view is the book the first diff is taken against.
+   * Starts following committed batches, from each market's committed view and its sequence number
+   * (in a cluster, batches of forwarded orders may be in flight already): the book and the number
+   * the first diff is taken against.
    */
   start(): void {
     for (const market of this.orders.markets.values()) {
       this.markets.set(market.id, {
         market,
         book: new GroupedLevels(market, this.orders.writer(market.id)!.view()),
-        seq: this.orders.writer(market.id)!.commandSeq,
+        seq: this.orders.writer(market.id)!.committedSeq,
         peers: { trades: new Set(), book: new Set(), ticker: new Set() },
         tickerDirty: false,
       });

@@ -73,18 +73,29 @@ export class Checkpoints {
     }
   }
 
+  /** The command sequence number of the committed state: the last checkpoint's, and the commands since. */
+  get committedSeq(): number {
+    return this.checkpoint.seq + this.committedSince.length;
+  }
+
   /**
-   * The engine in its committed state, rebuilt without the database: the last checkpoint, then the
-   * commands committed since. Replay is deterministic, so this is the engine the stored log would
-   * rebuild. Uncommitted commands computed since are forgotten.
+   * The engine in its committed state, built apart without the database: the last checkpoint, then
+   * the commands committed since. Replay is deterministic, so this is the engine the stored log would
+   * rebuild at `committedSeq`.
    */
-  rollBack(): { engine: MatchingEngine; seq: number } {
+  committedEngine(): MatchingEngine {
     const engine = MatchingEngine.restore(this.spec, this.checkpoint.snapshot);
     for (const command of this.committedSince) {
       const result = engine.apply(command);
       if (!result.ok) throw new Error(`market ${this.spec.id}: a committed command is refused on replay`);
     }
+    return engine;
+  }
+
+  /** Goes back to the committed state (`committedEngine`): uncommitted commands computed since are forgotten. */
+  rollBack(): { engine: MatchingEngine; seq: number } {
+    const engine = this.committedEngine();
     this.sinceTaken = this.committedSince.length;
-    return { engine, seq: this.checkpoint.seq + this.committedSince.length };
+    return { engine, seq: this.committedSeq };
   }
 }

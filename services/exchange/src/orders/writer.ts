@@ -20,7 +20,7 @@ import { MAX_BATCH, type Pending } from './queued.js';
 import { type FailedBatch, outcomeUnknown, retryOrReject } from './recovery.js';
 import { replayLog } from './replay.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
-import { type BatchWritten, readBatch } from './store.js';
+import { type BatchWritten, loggedAsSent, readBatch } from './store.js';
 import { WriterStats } from './writer-stats.js';
 
 export type { BookView } from './book-view.js';
@@ -118,8 +118,12 @@ export class MarketWriter {
   private outcomeUnknown = false;
   /** Wakes the drain loop when a batch settles or a request arrives. */
   private wake: (() => void) | undefined;
+  /** The committed book at `committedViewSeq`, kept so that readers during batches need not rebuild it. */
   private committedView: BookView = EMPTY_VIEW;
+  private committedViewSeq = -1;
   private viewRead = false;
+  /** Follow and takeover steps, one at a time: each may rebuild the engine across its awaits. */
+  private catchingUp: Promise<void> = Promise.resolve();
   /** Sequence number of the newest durable snapshot offered or restored from (0: none). */
   private snapshotSeq = 0;
   private idle: Promise<void> = Promise.resolve();
@@ -146,21 +150,36 @@ export class MarketWriter {
   }
 
   /**
-   * The book as last committed: when nothing is in flight the engine itself, otherwise a copy taken
-   * before the first batch in flight or as a committed batch left it, so public data never shows an
-   * order or trade that might still roll back.
+   * The book as last committed (at `committedSeq`, as the followers of committed batches last heard
+   * it): when nothing is in flight the engine itself; otherwise a copy taken before the first batch in
+   * flight or as a committed batch left it, or, when none is that recent, the committed engine built
+   * from the in-memory checkpoint. Public data never shows an order or trade that might still roll
+   * back, and a follower starting from this view (market data, the feed) misses no level.
    */
   view(): BookView {
-    if (this.flying > 0 || this.failures.length > 0 || this.stale) {
-      this.viewRead = true;
+    if (this.flying === 0 && this.failures.length === 0 && !this.stale) {
+      this.keepView(captureView(this.engine), this.seq);
       return this.committedView;
     }
-    this.committedView = captureView(this.engine);
+    this.viewRead = true;
+    const seq = this.checkpoints.committedSeq;
+    if (this.committedViewSeq !== seq) this.keepView(captureView(this.checkpoints.committedEngine()), seq);
     return this.committedView;
   }
 
+  private keepView(view: BookView, seq: number): void {
+    this.committedView = view;
+    this.committedViewSeq = seq;
+  }
+
+  /** The sequence number of the last command computed here (committed, or in flight on an owner). */
   get commandSeq(): number {
     return this.seq;
+  }
+
+  /** The sequence number of the committed state `view()` shows and the followers last heard of. */
+  get committedSeq(): number {
+    return this.checkpoints.committedSeq;
   }
 
   /** Whether requests may be queued here: always outside a cluster, with the market's lease in one. */
@@ -200,15 +219,34 @@ export class MarketWriter {
    * and publishes them to the followers of committed batches, with the log's sequence numbers.
    * Only while the market is not written here (the engine is then the committed state).
    */
-  async follow(log: readonly LoggedRow[]): Promise<void> {
-    if (this.lease || !this.idleNow) return;
-    if (this.stale) {
-      // A batch's outcome was unknown when the database went away: the engine is rebuilt first, and
-      // its followers get the whole rebuilt book (the batches it skipped changed levels they never heard of).
-      await this.rebuild();
-      this.stale = false;
-      this.publishRebuilt();
-    }
+  follow(log: readonly LoggedRow[]): Promise<void> {
+    return this.catchUp(async () => {
+      if (this.lease || !this.idleNow) return;
+      await this.unstale();
+      this.applyLogged(log);
+    });
+  }
+
+  /** Runs `step` after the follow or takeover steps before it (a rebuild in one must not overlap another). */
+  private catchUp(step: () => Promise<void>): Promise<void> {
+    const run = this.catchingUp.then(step);
+    this.catchingUp = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * A batch's outcome was unknown when the database went away: the engine is rebuilt first, and its
+   * followers get the whole rebuilt book (the batches it skipped changed levels they never heard of).
+   */
+  private async unstale(): Promise<void> {
+    if (!this.stale) return;
+    await this.rebuild();
+    this.stale = false;
+    this.publishRebuilt();
+  }
+
+  /** Applies the logged batches that continue this copy, in order, publishing each (see `follow`). */
+  private applyLogged(log: readonly LoggedRow[]): void {
     for (const row of log) {
       if (row.seq <= this.seq) continue;
       const first = row.seq - row.commands.length + 1;
@@ -242,15 +280,32 @@ export class MarketWriter {
   }
 
   /**
-   * Takes the market over (cluster): `log` is the tail committed after this copy, read after the
-   * lease was taken (so nothing can be committed after it by the node before). Requests are taken
-   * from then on.
+   * Takes the market over (cluster): `tailAfter(seq)` reads the batches committed after this copy's
+   * `seq`, after the lease was taken (so nothing can be committed after them by the node before), and
+   * is read once the copy is current (rebuilt first when stale: its sequence number then counted
+   * batches that never committed). Requests are taken from then on. Returns the batches applied;
+   * throws when the tail does not continue the copy (the lease is then not used).
    */
-  async takeOver(lease: WriterLease, log: readonly LoggedRow[]): Promise<void> {
+  async takeOver(
+    lease: WriterLease,
+    tailAfter: (seq: number) => Promise<readonly LoggedRow[]>,
+  ): Promise<number> {
     await this.drained();
-    await this.follow(log);
-    this.checkpoints.reset(this.engine, this.seq);
-    this.lease = lease;
+    let applied = 0;
+    await this.catchUp(async () => {
+      await this.unstale();
+      const tail = await tailAfter(this.seq);
+      this.applyLogged(tail);
+      const last = tail[tail.length - 1];
+      if (last && last.seq !== this.seq)
+        throw new Error(
+          `market ${this.market.id}: the logged tail does not continue this copy (at ${this.seq})`,
+        );
+      applied = tail.length;
+      this.checkpoints.reset(this.engine, this.seq);
+      this.lease = lease;
+    });
+    return applied;
   }
 
   /** The lease is lost (cluster): queued requests are refused; batches in flight are fenced out. */
@@ -400,7 +455,7 @@ export class MarketWriter {
       this.send(batch, needs);
     } catch (error) {
       // The engine may hold part of the batch: it goes back as after a failed write.
-      this.failures.push({ batch, error, seq: 0, prevSeq: 0, trades: [] });
+      this.failures.push({ batch, error, seq: 0, prevSeq: 0, trades: [], commands: [] });
     }
   }
 
@@ -410,7 +465,8 @@ export class MarketWriter {
     const wanted = this.viewRead;
     this.viewRead = false;
     // Readers during the batch see the book as it is now, committed (copied only when read lately).
-    if (wanted && this.flying === 0) this.committedView = captureView(this.engine);
+    if (wanted && this.flying === 0 && this.failures.length === 0)
+      this.keepView(captureView(this.engine), this.seq);
     const work = new BatchWork();
     for (const key of needs.balances.keys()) work.available.set(key, inputs.balance(key) ?? 0n);
     const lease = this.lease;
@@ -507,7 +563,7 @@ export class MarketWriter {
       this.snapshotSeq = flight.checkpoint.seq;
     }
     this.ctx.inputs.committed(flight.moves, written.balances);
-    if (flight.view) this.committedView = flight.view;
+    if (flight.view) this.keepView(flight.view, flight.seq);
     const rows = answerLanded(flight, written);
     if (flight.levels && this.ctx.commits?.followed) {
       this.ctx.commits.publish({
@@ -531,7 +587,7 @@ export class MarketWriter {
    */
   private publishWholeBook(batches: readonly Pick<FailedBatch, 'seq' | 'prevSeq' | 'trades'>[]): void {
     const book = captureView(this.engine);
-    this.committedView = book;
+    this.keepView(book, this.seq);
     const commits = this.ctx.commits;
     if (!commits?.followed) return;
     for (const batch of batches) {
@@ -560,11 +616,23 @@ export class MarketWriter {
   }
 
   /**
-   * After a rebuild for an unknown outcome: the failed batches the log holds did commit, so their
-   * followers hear of them now (the book as rebuilt, their trades) instead of never.
+   * After a rebuild for an unknown outcome: the failed batches the log holds as sent did commit, so
+   * their followers hear of them now (the book as rebuilt, their trades) instead of never. Not every
+   * batch at or below the rebuilt sequence number: in a cluster, a node that took the market over
+   * meanwhile logs its own batches under the numbers of those that failed here.
    */
-  private publishRecovered(failures: readonly FailedBatch[]): void {
-    this.publishWholeBook(failures.filter((failure) => failure.seq !== 0 && failure.seq <= this.seq));
+  private async publishRecovered(failures: readonly FailedBatch[]): Promise<void> {
+    const sent = failures.filter((failure) => failure.seq !== 0 && failure.seq <= this.seq);
+    const logged = await loggedAsSent(this.ctx.db, this.market.id, sent);
+    const batches: Pick<FailedBatch, 'seq' | 'prevSeq' | 'trades'>[] = sent.filter((failure) =>
+      logged.has(failure.seq),
+    );
+    // The rebuild may hold more than they (another owner's batches after them, or instead of them):
+    // the whole book at the rebuilt sequence number closes the chain.
+    const last = batches[batches.length - 1];
+    if (!last || last.seq < this.seq)
+      batches.push({ seq: this.seq, prevSeq: last?.seq ?? this.seq, trades: [] });
+    this.publishWholeBook(batches);
   }
 
   /** A batch failed: recovery waits until this writer's other batches in flight have settled. */
@@ -579,6 +647,7 @@ export class MarketWriter {
       seq: flight.seq,
       prevSeq: flight.seq - flight.work.commands.length,
       trades: flight.work.trades,
+      commands: flight.work.commands,
     });
     this.wake?.();
   }
@@ -594,7 +663,7 @@ export class MarketWriter {
     try {
       if (this.outcomeUnknown) {
         await this.rebuild();
-        this.publishRecovered(failures);
+        await this.publishRecovered(failures);
       } else {
         const { engine, seq } = this.checkpoints.rollBack();
         engine.followLevels();

@@ -3,6 +3,7 @@ import type { Database } from '../../src/db/database.js';
 import { ORDERED_CONNECTION_NAME } from '../../src/db/postgres.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
+import { captureView } from '../../src/orders/book-view.js';
 import { OrderService } from '../../src/orders/service.js';
 import { accountWithKey, credit, newAccount } from '../support/accounts.js';
 import { reference, type Target } from '../support/targets.js';
@@ -136,6 +137,47 @@ export function failureContract(target: Target, options: { pipelineDepth?: numbe
       expect(reads).toBeGreaterThan(0);
       expect(writer.view()).toEqual(before);
       await target.db().query('DROP TRIGGER slow_trade ON trades');
+    });
+
+    it('a book first read while a batch is in flight is the committed book, however long unread', async () => {
+      // Market data and the feed start from this view and then apply each committed batch's levels:
+      // a view older than the batches they hear of next would leave their books wrong for good.
+      await target.db().query(`
+        CREATE FUNCTION slow_ok_trade() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.3); RETURN NEW; END $$`);
+      await target.db().query(`
+        CREATE TRIGGER slow_ok_trade BEFORE INSERT ON trades FOR EACH ROW
+          WHEN (NEW.price = 1234400) EXECUTE FUNCTION slow_ok_trade()`);
+      const writer = service.writer('btcuah')!;
+      writer.view();
+      // Two batches commit with nobody reading the book.
+      for (const price of [1_234_400n, 1_234_401n]) {
+        const ask = await service.place('btcuah', {
+          type: 'limit',
+          accountId: maker,
+          side: 'sell',
+          price,
+          amount: 100_000n,
+        });
+        expect(ask.ok).toBe(true);
+      }
+      const committed = captureView(writer.book);
+      const cross = service.place('btcuah', {
+        type: 'limit',
+        accountId: taker,
+        side: 'buy',
+        price: 1_234_400n,
+        amount: 100_000n,
+      });
+      // PGlite runs the statement on this thread: nothing reads while it sleeps.
+      if (target.name === 'postgres') {
+        await inTrigger(target.db());
+        expect(writer.view()).toEqual(committed);
+      }
+      expect((await cross).ok).toBe(true);
+      expect(writer.view()).toEqual(captureView(writer.book));
+      expect(writer.view()).not.toEqual(committed);
+      await target.db().query('DROP TRIGGER slow_ok_trade ON trades');
     });
 
     it('remembers balances and nonces between batches, and computes a batch again when they changed elsewhere', async () => {
