@@ -133,6 +133,14 @@ export class ClusterNode {
           writer.release();
         }
       }
+      for (const [market, epoch] of held) {
+        if (this.orders.writer(market)?.epoch === epoch) continue;
+        // Held under this node's id but not written by this process: its previous process was killed
+        // and this one started within the lease, or a takeover failed. Renewed, it would keep the
+        // market from every node; given up, it is claimed again below (a new epoch fences the old).
+        this.log.warn({ market, epoch }, 'gave up a lease this process does not write');
+        await releaseLease(this.db, nodeId, market, epoch);
+      }
       this.owners = new Map((await marketOwners(this.db)).map((owner) => [owner.market, owner]));
       if (this.closed) return;
       await this.handOverWhereWanted();
@@ -140,21 +148,26 @@ export class ClusterNode {
       for (const lease of taken) {
         const writer = this.orders.writer(lease.market);
         if (!writer) continue;
-        // Read after the epoch was bumped: nothing the previous owner sends can commit any more.
-        const tail = await wholeTail(this.db, lease.market, writer.commandSeq);
-        await writer.takeOver(
-          {
-            epoch: lease.epoch,
-            slot: lease.slot,
-            lastOrderId: lease.lastOrderId,
-            lastTradeId: lease.lastTradeId,
-          },
-          tail,
-        );
-        this.log.info(
-          { market: lease.market, epoch: lease.epoch, replayed: tail.length },
-          'took a market over',
-        );
+        let replayed: number;
+        try {
+          // The tail is read after the epoch was bumped: nothing the previous owner sends can commit any more.
+          replayed = await writer.takeOver(
+            {
+              epoch: lease.epoch,
+              slot: lease.slot,
+              lastOrderId: lease.lastOrderId,
+              lastTradeId: lease.lastTradeId,
+            },
+            (seq) => wholeTail(this.db, lease.market, seq),
+          );
+        } catch (error) {
+          // Not written here after all: the lease goes back at once, or this node would renew it
+          // with no writer behind it and the market would take no order.
+          this.log.warn({ err: error, market: lease.market }, 'could not take a market over');
+          await releaseLease(this.db, nodeId, lease.market, lease.epoch).catch(() => {});
+          continue;
+        }
+        this.log.info({ market: lease.market, epoch: lease.epoch, replayed }, 'took a market over');
       }
       if (taken.length > 0) {
         this.owners = new Map((await marketOwners(this.db)).map((owner) => [owner.market, owner]));

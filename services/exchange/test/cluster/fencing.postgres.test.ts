@@ -40,7 +40,7 @@ describe('cluster fencing (PostgreSQL)', () => {
       errorName: 'unavailable',
     });
     const taken = (await claimLeases(db, 'a', 60_000, 60_000)).find((lease) => lease.market === 'btcuah')!;
-    await writer.takeOver({ ...taken }, await wholeTail(db, 'btcuah', writer.commandSeq));
+    await writer.takeOver({ ...taken }, (seq) => wholeTail(db, 'btcuah', seq));
     const first = await service.place('btcuah', { ...order, accountId });
     expect(first.ok).toBe(true);
     // Ids of the market are congruent to its slot modulo 1024.

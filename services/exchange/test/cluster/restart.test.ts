@@ -1,0 +1,87 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { useTestDatabase } from '@platform/testkit/fixtures';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { openStorage } from '../../src/db/open.js';
+import { syncCurrencies } from '../../src/ledger/store.js';
+import { clientSignV2, nextNonce } from '../support/signing.js';
+import { reference } from '../support/targets.js';
+import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+
+// A process manager starts a crashed node again at once, with the same NODE_ID: the new process finds
+// the markets still leased to its id (the lease outlives the crash) though nothing writes them. It
+// must take them back (a new epoch), not renew the old leases with no writer behind them, which
+// would leave the markets refusing every order on every node.
+const database = useTestDatabase('exchange_cluster_restart');
+
+async function leaseOf(db: Database, market: string): Promise<{ owner: string | null; epoch: number }> {
+  const { rows } = await db.query<{ owner: string | null; epoch: string }>(
+    'SELECT owner, epoch::text FROM market_leases WHERE market = $1',
+    [market],
+  );
+  return { owner: rows[0]!.owner, epoch: Number(rows[0]!.epoch) };
+}
+
+describe('a cluster node killed and started again within its lease', () => {
+  let db: Database;
+  let trader: Trader;
+  let cluster: Awaited<ReturnType<typeof startExchangeCluster>>;
+
+  beforeAll(async () => {
+    db = await openStorage({ kind: 'postgres', url: database.url, poolSize: 2 });
+    await syncCurrencies(db, reference);
+    trader = (await fundedTraders(db, 1))[0]!;
+    // A lease far longer than a restart: the new process surely meets the old one's leases live.
+    cluster = await startExchangeCluster(1, database.url, { CLUSTER_LEASE_MS: '120000' });
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.close();
+    await db?.close();
+  }, 60_000);
+
+  /** Sends one buy order until it is accepted (503 while the market has no writer) or `boundMs` passes. */
+  async function placeUntilAccepted(boundMs: number): Promise<number[]> {
+    const statuses: number[] = [];
+    const end = performance.now() + boundMs;
+    while (performance.now() < end) {
+      const params = {
+        market: 'btcuah',
+        side: 'buy',
+        volume: '0.01',
+        price: '1000000',
+        access_key: trader.apiKey,
+        tonce: nextNonce(),
+      };
+      const response = await fetch(`${cluster.nodes[0]!.url}/api/v2/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          ...params,
+          signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
+        }),
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+      if (response.status === 201) break;
+      await sleep(250);
+    }
+    return statuses;
+  }
+
+  it('takes its markets back at once under a new epoch', async () => {
+    expect(await placeUntilAccepted(30_000)).toContain(201);
+    const before = await leaseOf(db, 'btcuah');
+    expect(before.owner).toBe('node-1');
+    const node = cluster.nodes[0]!;
+    node.signal('SIGKILL');
+    await node.stop();
+    await node.start();
+    const statuses = await placeUntilAccepted(20_000);
+    expect(statuses.at(-1), `statuses after the restart: ${statuses.join(' ')}`).toBe(201);
+    expect(statuses.filter((s) => s !== 201 && s !== 503)).toEqual([]);
+    const after = await leaseOf(db, 'btcuah');
+    expect(after.owner).toBe('node-1');
+    expect(after.epoch).toBeGreaterThan(before.epoch);
+    expect(await ownerOf(db, 'btcuah')).toBe('node-1');
+  }, 120_000);
+});
