@@ -1,4 +1,5 @@
 import { sqlState } from '../db/database.js';
+import type { Command } from '../matching/types.js';
 import type { Pending } from './queued.js';
 import type { TradeRow } from './store.js';
 
@@ -14,12 +15,14 @@ const ATTEMPTS = 8;
 export interface FailedBatch {
   readonly batch: readonly Pending[];
   readonly error: unknown;
-  /** The command sequence number after the batch: logged at or below it means it committed after all. */
+  /** The command sequence number after the batch: logged under it with its commands, it committed after all. */
   readonly seq: number;
   /** The command sequence number before the batch (`seq` less its commands). */
   readonly prevSeq: number;
   /** Trades the batch made, published to followers if a rebuild finds that it committed. */
   readonly trades: readonly TradeRow[];
+  /** The commands it sent (none when it failed before it was sent): what the log holds if it committed. */
+  readonly commands: readonly Command[];
 }
 
 /**

@@ -600,6 +600,25 @@ export async function lastIds(db: Sql): Promise<{ order: number; trade: number }
 }
 
 /**
+ * The sequence numbers of `batches` the log holds as they were sent: a row under the batch's last
+ * sequence number with the same commands (compared as JSON values). In a cluster another owner may
+ * have logged other commands under the same numbers after it took the market over.
+ */
+export async function loggedAsSent(
+  db: Sql,
+  market: string,
+  batches: readonly { seq: number; commands: readonly Command[] }[],
+): Promise<Set<number>> {
+  if (batches.length === 0) return new Set();
+  const { rows } = await db.query<{ seq: string }>(
+    `SELECT e.seq::text FROM unnest($2::bigint[], $3::jsonb[]) AS w(seq, command)
+       JOIN engine_commands e ON e.market = $1 AND e.seq = w.seq AND e.command = w.command`,
+    [market, batches.map((b) => b.seq), batches.map((b) => encodeCommands(b.commands))],
+  );
+  return new Set(rows.map((row) => Number(row.seq)));
+}
+
+/**
  * The command log of one market after `afterSeq`, in order, from at most `limit` rows. A row holds
  * one batch's commands as a JSON array under the sequence number of its last command (rows written
  * before batches were logged whole hold a single command object); a batch is never split by `afterSeq`
