@@ -15,7 +15,8 @@ export interface MerchantSecrets {
  * `cacheMs`), so an instance follows a rotation within that time.
  */
 export class SecretBook {
-  readonly #cache = new Map<string, { secrets: MerchantSecrets; readAt: number }>();
+  /** Per merchant: the read (shared by every request while it runs, so an expiry costs one query) and when it began. */
+  readonly #cache = new Map<string, { secrets: Promise<MerchantSecrets>; readAt: number }>();
 
   constructor(
     private readonly db: Sql,
@@ -23,10 +24,20 @@ export class SecretBook {
     private readonly cacheMs = 1_000,
   ) {}
 
-  async secretsOf(merchant: Merchant): Promise<MerchantSecrets> {
+  secretsOf(merchant: Merchant): Promise<MerchantSecrets> {
     const cached = this.#cache.get(merchant.id);
     const now = this.now();
     if (cached && now - cached.readAt < this.cacheMs && now >= cached.readAt) return cached.secrets;
+    const entry = { secrets: this.read(merchant), readAt: now };
+    this.#cache.set(merchant.id, entry);
+    // A failed read is not kept: the next request reads again.
+    entry.secrets.catch(() => {
+      if (this.#cache.get(merchant.id) === entry) this.#cache.delete(merchant.id);
+    });
+    return entry.secrets;
+  }
+
+  private async read(merchant: Merchant): Promise<MerchantSecrets> {
     const { rows } = await this.db.query<{
       secret: string;
       previous_secret: string | null;
@@ -35,7 +46,7 @@ export class SecretBook {
       merchant.id,
     ]);
     const row = rows[0];
-    const secrets: MerchantSecrets = row
+    return row
       ? {
           current: row.secret,
           ...(row.previous_secret && row.previous_until
@@ -43,8 +54,6 @@ export class SecretBook {
             : {}),
         }
       : { current: merchant.secret };
-    this.#cache.set(merchant.id, { secrets, readAt: now });
-    return secrets;
   }
 
   /** The secrets a merchant request may be signed with now: the current one, and the previous in its grace period. */
