@@ -54,7 +54,7 @@ declare module 'fastify' {
     /** Set when this request holds an Idempotency-Key and its answer is to be stored. */
     idempotencyHeld?: { merchantId: string; key: string };
     /** A free key the route takes in its own transaction; `settled` once nothing is left to store. */
-    idempotencyDeferred?: { claim: KeyClaim; settled: boolean };
+    idempotencyDeferred?: { claim: KeyClaim; settled: boolean; db: Sql };
   }
 }
 
@@ -96,15 +96,12 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
       ttlMs,
     };
     if (scope.inTransaction) {
-      // Only a read here: a free key is taken with its answer in one statement at the end of the
-      // route's transaction, which then commits once instead of three times (the claim, the change,
-      // the answer).
-      const decision = await peekKey(options.db, claim);
-      if (decision.kind === 'run') {
-        request.idempotencyDeferred = { claim, settled: false };
-        return;
-      }
-      return answerDecision(reply, key, decision);
+      // Nothing here: a free key is taken with its answer in one statement at the end of the route's
+      // transaction, which then commits once instead of three times (the claim, the change, the
+      // answer), and what the key holds is read only when the route fails or finds the key taken
+      // (`keyInTransaction`), so a first request costs no round trip for it.
+      request.idempotencyDeferred = { claim, settled: false, db: options.db };
+      return;
     }
     const decision = await claimKey(options.db, claim);
     if (decision.kind === 'run') {
@@ -193,24 +190,54 @@ function answerDecision(
 export interface KeyInTransaction {
   /**
    * Last in the transaction: takes the key with the answer the route then sends, byte for byte; throws
-   * 409 in use (rolling the transaction back) when another request took the key since the hook looked.
+   * `KeyNotFree` (rolling the transaction back) when the key is held or answered already.
    */
   store(tx: Sql, answer: StoredAnswer): Promise<void>;
+  /**
+   * After the route failed (its own 4xx, or `KeyNotFree`): what the key holds decides first, as it
+   * would have before the route ran: the first answer replayed, or 409 (thrown). Undefined when the
+   * key is free: the route's own error stands (and is stored under the key on its way out).
+   */
+  answerTaken(reply: FastifyReply, error: unknown): Promise<FastifyReply | undefined>;
+}
+
+/** The key was held or answered when the route's transaction came to take it (the transaction rolls back). */
+export class KeyNotFree extends Error {
+  constructor(key: string) {
+    super(`Idempotency-Key "${key}" is not free`);
+    this.name = 'KeyNotFree';
+  }
 }
 
 /** The request's free key, for its route to take in its transaction; undefined without one. */
 export function keyInTransaction(request: FastifyRequest): KeyInTransaction | undefined {
   const deferred = request.idempotencyDeferred;
   if (!deferred) return undefined;
+  const { claim, db } = deferred;
   return {
     async store(tx, answer) {
-      // Settled either way: stored here, or another request's key (nothing of ours to store).
+      if (await takeWithAnswer(tx, claim, answer)) {
+        deferred.settled = true;
+        return;
+      }
+      throw new KeyNotFree(claim.key);
+    },
+    async answerTaken(reply, error) {
+      // A failure of the gateway itself (5xx) frees the key: nothing to look up.
+      if (!(error instanceof ApiError) && !(error instanceof KeyNotFree)) return undefined;
+      const decision = await peekKey(db, claim);
+      if (decision.kind === 'run') {
+        if (!(error instanceof KeyNotFree)) return undefined;
+        // Taken and freed (expired, or its holder gone) between the two statements: busy, retry.
+        deferred.settled = true;
+        throw new ApiError(
+          'idempotency_key_in_use',
+          `a request with Idempotency-Key "${claim.key}" is still being processed; retry later`,
+        );
+      }
+      // Another request's key (nothing of ours to store).
       deferred.settled = true;
-      if (await takeWithAnswer(tx, deferred.claim, answer)) return;
-      throw new ApiError(
-        'idempotency_key_in_use',
-        `a request with Idempotency-Key "${deferred.claim.key}" is still being processed; retry later`,
-      );
+      return answerDecision(reply, claim.key, decision);
     },
   };
 }

@@ -90,30 +90,39 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
       // transaction (one commit instead of three, README "Bench"); the answer is sent as stored.
       const key = keyInTransaction(request);
       let stored: string | undefined;
-      const outcome = await createInvoice(
-        deps,
-        {
-          publicKey: body.public_key,
-          referenceId: body.reference_id,
-          description: body.description ?? '',
-          service: body.service,
-          serviceFields: body.service_fields ?? {},
-          currency: body.currency,
-          amount: body.amount,
-          locale: supportedLocale(body.locale),
-          formSignature: { expires: body.expires, signature: body.signature },
-        },
-        key && {
-          after: async (tx, created) => {
-            stored = JSON.stringify(answerOf(created));
-            await key.store(tx, {
-              status: created.created ? 201 : 200,
-              body: stored,
-              contentType: JSON_TYPE,
-            });
+      let outcome: CreatedInvoice;
+      try {
+        outcome = await createInvoice(
+          deps,
+          {
+            publicKey: body.public_key,
+            referenceId: body.reference_id,
+            description: body.description ?? '',
+            service: body.service,
+            serviceFields: body.service_fields ?? {},
+            currency: body.currency,
+            amount: body.amount,
+            locale: supportedLocale(body.locale),
+            formSignature: { expires: body.expires, signature: body.signature },
           },
-        },
-      );
+          key && {
+            after: async (tx, created) => {
+              stored = JSON.stringify(answerOf(created));
+              await key.store(tx, {
+                status: created.created ? 201 : 200,
+                body: stored,
+                contentType: JSON_TYPE,
+              });
+            },
+          },
+        );
+      } catch (error) {
+        // The key was not looked at first: a failed route, or one that found its key taken (and
+        // rolled back), answers what the key holds when it holds something.
+        const answered = key && (await key.answerTaken(reply, error));
+        if (answered) return answered;
+        throw error;
+      }
       reply.status(outcome.created ? 201 : 200);
       if (stored !== undefined) return reply.type(JSON_TYPE).send(stored);
       return reply.send(answerOf(outcome));

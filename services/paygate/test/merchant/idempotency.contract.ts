@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRET, testCatalog } from '../support/catalog.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { exchangeInvoice } from '../support/invoice-form.js';
+import { exchangeInvoice, signed } from '../support/invoice-form.js';
 import { signedHeaders } from '../support/merchant.js';
 import type { Target } from '../support/targets.js';
 
@@ -61,11 +61,39 @@ export function idempotencyContract(target: Target): void {
     it('answers 409 naming the key when it comes with other parameters', async () => {
       const key = `k-${randomUUID()}`;
       expect((await post('/public-api/payment-invoices', invoiceBody(), key)).status).toBe(201);
-      const other = await post('/public-api/payment-invoices', invoiceBody(), key);
+      const otherBody = invoiceBody();
+      const other = await post('/public-api/payment-invoices', otherBody, key);
       expect(other.status).toBe(409);
       const error = JSON.parse(other.text).error;
       expect(error.name).toBe('idempotency_key_reused');
       expect(error.message).toContain(key);
+      // Refused as a whole: the other parameters' invoice was not created (its transaction rolled back).
+      const { rows } = await target
+        .db()
+        .query<{ n: number }>('SELECT count(*)::int AS n FROM invoices WHERE reference_id = $1', [
+          otherBody.reference_id,
+        ]);
+      expect(rows[0]!.n).toBe(0);
+    });
+
+    it("replays the first answer to a retry after the form's expiry (the key decides before the form's checks)", async () => {
+      const key = `k-${randomUUID()}`;
+      const body = signed({ ...invoiceBody() }, { expires: Math.floor(Date.now() / 1000) + 60 });
+      const first = await post('/public-api/payment-invoices', body, key);
+      expect(first.status).toBe(201);
+      offsetMs = 120_000;
+      try {
+        const late = await post('/public-api/payment-invoices', body, key);
+        expect(late.status).toBe(201);
+        expect(late.replayed).toBe('true');
+        expect(late.text).toBe(first.text);
+        // Without the key, the same late form is refused as expired.
+        const again = await post('/public-api/payment-invoices', body);
+        expect(again.status).toBe(401);
+        expect(JSON.parse(again.text).error.name).toBe('form_expired');
+      } finally {
+        offsetMs = 0;
+      }
     });
 
     it('runs one of many concurrent requests under one key; the others get 409 in use or the replay', async () => {
