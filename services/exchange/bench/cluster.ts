@@ -25,7 +25,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -91,6 +91,13 @@ async function start(nodeId?: string, nodeUrl?: string): Promise<Server> {
     port: 0,
     healthPath: '/health',
     timeoutMs: 180_000,
+    // BENCH_NODE_LOG_DIR=<folder>: each server's output (warnings and errors) is kept there.
+    ...(process.env.BENCH_NODE_LOG_DIR
+      ? {
+          onOutput: (text: string) =>
+            appendFileSync(path.join(process.env.BENCH_NODE_LOG_DIR!, `${nodeId ?? 'single'}.log`), text),
+        }
+      : {}),
   });
   running.add(proc);
   const pid = Number(

@@ -9,9 +9,14 @@
  * about 0.2 ms of CPU per request on the 2-core machine, as much as the server's own work, and that
  * CPU was taken from the server it measures (the same way for both phases, but it flattened the
  * ratio). wrk or h2load cannot sign each request.
+ *
+ * BENCH_ERROR_LOG=<file>: the status and body of the first 20 answers other than 200 are appended there.
  */
 import { createHmac } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import net from 'node:net';
+
+const ERROR_LOG = process.env.BENCH_ERROR_LOG;
 
 /** @type {{url: string, path: string, keys: {apiKey: string, secret: string}[], ms: number, perKey: number, barrier?: boolean}} */
 const job = await new Promise((resolve) => process.once('message', resolve));
@@ -78,6 +83,12 @@ function connection(requests, until, latencies, errors) {
       const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
       if (pending.length < end + 4 + length) return;
       const status = Number(head.slice(9, 12));
+      if (status !== 200 && ERROR_LOG && errors.n < 20) {
+        appendFileSync(
+          ERROR_LOG,
+          `${status} ${pending.subarray(end + 4, end + 4 + length).toString('utf8')}\n`,
+        );
+      }
       pending = pending.subarray(end + 4 + length);
       latencies.push(performance.now() - started);
       if (status !== 200) {

@@ -118,7 +118,12 @@ export async function claimLeases(
      )
      UPDATE market_leases l
         SET owner = $1, epoch = l.epoch + 1, moving_to = NULL,
-            expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
+            expires_at = clock_timestamp() + $2::int * interval '1 millisecond',
+            -- Above every stored id: a process without NODE_ID on this database (before the cluster,
+            -- or between its runs) numbered its orders and trades one after the other, through the
+            -- slot's ids too. Two index lookups per claim.
+            last_order_id = greatest(l.last_order_id, (SELECT coalesce(max(id), 0) FROM orders)),
+            last_trade_id = greatest(l.last_trade_id, (SELECT coalesce(max(id), 0) FROM trades))
        FROM wanted WHERE l.market = wanted.market
      RETURNING l.market, l.epoch::text, l.id_slot, l.last_order_id::text, l.last_trade_id::text`,
     [node, leaseMs, aliveMs],

@@ -61,4 +61,37 @@ describe('cluster fencing (PostgreSQL)', () => {
     );
     expect(Number(rows[0]!.seq)).toBe(writer.commandSeq);
   });
+
+  it('continues its ids above those a single process wrote on the database meanwhile', async () => {
+    // The operator ran the database without NODE_ID for a while (or a bench alternated the two): that
+    // process numbers orders and trades one after the other from the largest stored id, so the
+    // market's slot ids after the lease's last ones may be taken already.
+    await db.query(`UPDATE market_leases SET owner = NULL, expires_at = '-infinity' WHERE market = 'btcuah'`);
+    const { rows: lease } = await db.query<{ last: string; slot: number }>(
+      `SELECT last_order_id::text AS last, id_slot AS slot FROM market_leases WHERE market = 'btcuah'`,
+    );
+    const single = await OrderService.start({ db, reference, now: Date.now });
+    try {
+      // Until the single process has used the market's next slot id after the lease's last one.
+      const nextSlotId = (Math.floor(Number(lease[0]!.last) / 1024) + 1) * 1024 + lease[0]!.slot;
+      for (let last = 0; last < nextSlotId; ) {
+        const placed = await Promise.all(
+          Array.from({ length: 100 }, () => single.place('btcuah', { ...order, accountId })),
+        );
+        for (const outcome of placed) if (outcome.ok) last = Math.max(last, outcome.order.id);
+      }
+    } finally {
+      await single.close();
+    }
+    const writer = service.writer('btcuah')!;
+    const taken = (await claimLeases(db, 'a', 60_000, 60_000)).find((l) => l.market === 'btcuah')!;
+    await writer.takeOver({ ...taken }, (seq) => wholeTail(db, 'btcuah', seq));
+    const { rows: stored } = await db.query<{ max: string }>('SELECT max(id)::text AS max FROM orders');
+    const next = await service.place('btcuah', { ...order, accountId });
+    expect(next.ok).toBe(true);
+    if (next.ok) {
+      expect(next.order.id).toBeGreaterThan(Number(stored[0]!.max));
+      expect(next.order.id % 1024).toBe(taken.slot);
+    }
+  });
 });
