@@ -49,6 +49,11 @@ export async function ensureLeases(db: Database, markets: readonly string[]): Pr
   }
 }
 
+/** A node stopping gracefully leaves the cluster: no process without NODE_ID takes it for running. */
+export async function leaveCluster(db: Sql, node: string): Promise<void> {
+  await db.query('DELETE FROM cluster_nodes WHERE node_id = $1', [node]);
+}
+
 /** This node is alive (how far its copy of each market is, and the background rounds it ran). */
 export async function heartbeat(
   db: Sql,

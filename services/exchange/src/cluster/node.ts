@@ -20,6 +20,7 @@ import {
   claimLeases,
   ensureLeases,
   heartbeat,
+  leaveCluster,
   type MarketOwner,
   marketOwners,
   releaseLease,
@@ -339,6 +340,7 @@ export class ClusterNode {
     }
     background.use(() => false);
     await releaseJobs(this.db, this.config.nodeId).catch(() => {});
+    await leaveCluster(this.db, this.config.nodeId).catch(() => {});
     this.client.close();
     await this.server?.close();
   }

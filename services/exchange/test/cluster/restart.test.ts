@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
@@ -6,7 +11,9 @@ import { openStorage } from '../../src/db/open.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { clientSignV2, nextNonce } from '../support/signing.js';
 import { reference } from '../support/targets.js';
-import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+import { fundedTraders, MASTER_KEY, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+
+const serviceDir = fileURLToPath(new URL('../..', import.meta.url));
 
 // A process manager starts a crashed node again at once, with the same NODE_ID: the new process finds
 // the markets still leased to its id (the lease outlives the crash) though nothing writes them. It
@@ -84,4 +91,44 @@ describe('a cluster node killed and started again within its lease', () => {
     expect(after.epoch).toBeGreaterThan(before.epoch);
     expect(await ownerOf(db, 'btcuah')).toBe('node-1');
   }, 120_000);
+
+  it('a process without NODE_ID refuses to start beside the running node, and starts once it left', async () => {
+    const env = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      MASTER_KEY,
+      MASTER_KEY_FILE: '',
+      DATA_DIR: path.join(cluster.cwd, 'single'),
+      SEED_DEMO: 'false',
+      ALLOW_SANDBOX_SECRETS: 'true',
+      PORT: '0',
+      METRICS_PORT: 'off',
+      NODE_ID: '',
+      NODE_URL: '',
+    };
+    const single = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: serviceDir, env });
+    let output = '';
+    single.stdout.on('data', (chunk) => (output += chunk));
+    single.stderr.on('data', (chunk) => (output += chunk));
+    const [code] = (await once(single, 'exit')) as [number | null];
+    expect(code, output).toBe(1);
+    expect(output).toContain('invalid setting NODE_ID');
+    expect(output).toContain('node-1');
+    // A graceful stop leaves the cluster: the same start then serves.
+    await cluster.nodes[0]!.stop();
+    const started = await startServiceProcess({
+      name: 'single',
+      entry: path.join(serviceDir, 'src/server.ts'),
+      cwd: cluster.cwd,
+      env: { ...env, PORT: undefined },
+      port: 0,
+      healthPath: '/health',
+      timeoutMs: 120_000,
+    });
+    try {
+      expect((await fetch(`${started.url}/health`)).status).toBe(200);
+    } finally {
+      await started.stop();
+    }
+  }, 240_000);
 });
