@@ -49,6 +49,16 @@ export async function ensureLeases(db: Database, markets: readonly string[]): Pr
   }
 }
 
+/** When this node id last beat its heart (the database's clock, epoch ms), if within `withinMs`. */
+export async function lastHeartbeat(db: Sql, node: string, withinMs: number): Promise<number | undefined> {
+  const { rows } = await db.query<{ at: string }>(
+    `SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint::text AS at FROM cluster_nodes
+      WHERE node_id = $1 AND heartbeat_at > clock_timestamp() - $2::int * interval '1 millisecond'`,
+    [node, withinMs],
+  );
+  return rows[0] ? Number(rows[0].at) : undefined;
+}
+
 /** A node stopping gracefully leaves the cluster: no process without NODE_ID takes it for running. */
 export async function leaveCluster(db: Sql, node: string): Promise<void> {
   await db.query('DELETE FROM cluster_nodes WHERE node_id = $1', [node]);

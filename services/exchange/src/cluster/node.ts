@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from '@platform/http-edge/env-settings';
 import type { Database } from '../db/database.js';
 import { sqlState } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
@@ -20,6 +21,7 @@ import {
   claimLeases,
   ensureLeases,
   heartbeat,
+  lastHeartbeat,
   leaveCluster,
   type MarketOwner,
   marketOwners,
@@ -76,6 +78,7 @@ export class ClusterNode {
     readonly log: ClusterLog;
   }): Promise<ClusterNode> {
     const node = new ClusterNode(options.db, options.orders, options.config, options.key, options.log);
+    await refuseDuplicateNode(options.db, options.config);
     await ensureLeases(options.db, [...options.orders.markets.keys()]);
     const url = new URL(options.config.nodeUrl);
     node.server = await startForwardServer({
@@ -344,4 +347,22 @@ export class ClusterNode {
     this.client.close();
     await this.server?.close();
   }
+}
+
+/**
+ * Refuses to start as a node id another live process is using (two processes given one NODE_ID
+ * would take each market from each other every tick): when the id beat its heart within the lease,
+ * watches it for a few ticks; a heartbeat that moves on is another process's. One that stays put is
+ * a killed predecessor's (a process manager's restart), whose leases this node then takes back.
+ */
+async function refuseDuplicateNode(db: Database, config: ClusterConfig): Promise<void> {
+  const before = await lastHeartbeat(db, config.nodeId, config.leaseMs);
+  if (before === undefined) return;
+  await sleep(Math.min(config.leaseMs, Math.max(4 * config.tickMs, 1_000)));
+  const after = await lastHeartbeat(db, config.nodeId, config.leaseMs);
+  if (after === undefined || after === before) return;
+  throw new ConfigError(
+    'NODE_ID',
+    `"${config.nodeId}" is the id of another node running now (its heartbeat moved on while this one started): give each node its own NODE_ID`,
+  );
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +27,16 @@ async function leaseOf(db: Database, market: string): Promise<{ owner: string | 
     [market],
   );
   return { owner: rows[0]!.owner, epoch: Number(rows[0]!.epoch) };
+}
+
+/** Waits for a process that should refuse to start to exit; one still running after `ms` is killed (code null). */
+async function exitedWithin(child: ChildProcess, ms: number): Promise<unknown[]> {
+  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+  try {
+    return await once(child, 'exit');
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe('a cluster node killed and started again within its lease', () => {
@@ -92,6 +102,36 @@ describe('a cluster node killed and started again within its lease', () => {
     expect(await ownerOf(db, 'btcuah')).toBe('node-1');
   }, 120_000);
 
+  it('a second process given the NODE_ID of the running node refuses to start, and the node keeps its markets', async () => {
+    const { epoch } = await leaseOf(db, 'btcuah');
+    const twin = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: serviceDir,
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        MASTER_KEY,
+        MASTER_KEY_FILE: '',
+        DATA_DIR: path.join(cluster.cwd, 'twin'),
+        SEED_DEMO: 'false',
+        ALLOW_SANDBOX_SECRETS: 'true',
+        PORT: '0',
+        METRICS_PORT: 'off',
+        NODE_ID: 'node-1',
+        NODE_URL: 'http://127.0.0.1:1',
+        CLUSTER_LEASE_MS: '120000',
+        CLUSTER_TICK_MS: '250',
+      },
+    });
+    let output = '';
+    twin.stdout.on('data', (chunk) => (output += chunk));
+    twin.stderr.on('data', (chunk) => (output += chunk));
+    const [code] = (await exitedWithin(twin, 60_000)) as [number | null];
+    expect(code, output).toBe(1);
+    expect(output).toContain('invalid setting NODE_ID: "node-1" is the id of another node running now');
+    expect(await leaseOf(db, 'btcuah')).toEqual({ owner: 'node-1', epoch });
+    expect((await placeUntilAccepted(20_000)).at(-1)).toBe(201);
+  }, 120_000);
+
   it('a process without NODE_ID refuses to start beside the running node, and starts once it left', async () => {
     const env = {
       ...process.env,
@@ -110,7 +150,7 @@ describe('a cluster node killed and started again within its lease', () => {
     let output = '';
     single.stdout.on('data', (chunk) => (output += chunk));
     single.stderr.on('data', (chunk) => (output += chunk));
-    const [code] = (await once(single, 'exit')) as [number | null];
+    const [code] = (await exitedWithin(single, 60_000)) as [number | null];
     expect(code, output).toBe(1);
     expect(output).toContain('invalid setting NODE_ID');
     expect(output).toContain('node-1');
