@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,11 +29,35 @@ async function leaseOf(db: Database, market: string): Promise<{ owner: string | 
   return { owner: rows[0]!.owner, epoch: Number(rows[0]!.epoch) };
 }
 
-/** Waits for a process that should refuse to start to exit; one still running after `ms` is killed (code null). */
-async function exitedWithin(child: ChildProcess, ms: number): Promise<unknown[]> {
-  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+/** The environment of an exchange process on `databaseUrl`, its data under `dataDir`, with `extra` on top. */
+function serverEnv(databaseUrl: string, dataDir: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    MASTER_KEY,
+    MASTER_KEY_FILE: '',
+    DATA_DIR: dataDir,
+    SEED_DEMO: 'false',
+    ALLOW_SANDBOX_SECRETS: 'true',
+    PORT: '0',
+    METRICS_PORT: 'off',
+    ...extra,
+  };
+}
+
+/**
+ * Starts an exchange process that should refuse to start: its exit code and everything it printed.
+ * One still running after 60 s is killed (code null), so the test fails instead of hanging.
+ */
+async function refusedStart(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: serviceDir, env });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   try {
-    return await once(child, 'exit');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, output };
   } finally {
     clearTimeout(timer);
   }
@@ -104,28 +128,14 @@ describe('a cluster node killed and started again within its lease', () => {
 
   it('a second process given the NODE_ID of the running node refuses to start, and the node keeps its markets', async () => {
     const { epoch } = await leaseOf(db, 'btcuah');
-    const twin = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      cwd: serviceDir,
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        MASTER_KEY,
-        MASTER_KEY_FILE: '',
-        DATA_DIR: path.join(cluster.cwd, 'twin'),
-        SEED_DEMO: 'false',
-        ALLOW_SANDBOX_SECRETS: 'true',
-        PORT: '0',
-        METRICS_PORT: 'off',
+    const { code, output } = await refusedStart(
+      serverEnv(database.url, path.join(cluster.cwd, 'twin'), {
         NODE_ID: 'node-1',
         NODE_URL: 'http://127.0.0.1:1',
         CLUSTER_LEASE_MS: '120000',
         CLUSTER_TICK_MS: '250',
-      },
-    });
-    let output = '';
-    twin.stdout.on('data', (chunk) => (output += chunk));
-    twin.stderr.on('data', (chunk) => (output += chunk));
-    const [code] = (await exitedWithin(twin, 60_000)) as [number | null];
+      }),
+    );
     expect(code, output).toBe(1);
     expect(output).toContain('invalid setting NODE_ID: "node-1" is the id of another node running now');
     expect(await leaseOf(db, 'btcuah')).toEqual({ owner: 'node-1', epoch });
@@ -133,24 +143,8 @@ describe('a cluster node killed and started again within its lease', () => {
   }, 120_000);
 
   it('a process without NODE_ID refuses to start beside the running node, and starts once it left', async () => {
-    const env = {
-      ...process.env,
-      DATABASE_URL: database.url,
-      MASTER_KEY,
-      MASTER_KEY_FILE: '',
-      DATA_DIR: path.join(cluster.cwd, 'single'),
-      SEED_DEMO: 'false',
-      ALLOW_SANDBOX_SECRETS: 'true',
-      PORT: '0',
-      METRICS_PORT: 'off',
-      NODE_ID: '',
-      NODE_URL: '',
-    };
-    const single = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: serviceDir, env });
-    let output = '';
-    single.stdout.on('data', (chunk) => (output += chunk));
-    single.stderr.on('data', (chunk) => (output += chunk));
-    const [code] = (await exitedWithin(single, 60_000)) as [number | null];
+    const env = serverEnv(database.url, path.join(cluster.cwd, 'single'), { NODE_ID: '', NODE_URL: '' });
+    const { code, output } = await refusedStart(env);
     expect(code, output).toBe(1);
     expect(output).toContain('invalid setting NODE_ID');
     expect(output).toContain('node-1');
