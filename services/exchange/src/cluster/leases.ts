@@ -49,6 +49,16 @@ export async function ensureLeases(db: Database, markets: readonly string[]): Pr
   }
 }
 
+/** The nodes whose heartbeat is within `withinMs` (the database's clock), in id order. */
+export async function liveNodeIds(db: Sql, withinMs: number): Promise<string[]> {
+  const { rows } = await db.query<{ node_id: string }>(
+    `SELECT node_id FROM cluster_nodes
+      WHERE heartbeat_at > clock_timestamp() - $1::int * interval '1 millisecond' ORDER BY node_id`,
+    [withinMs],
+  );
+  return rows.map((row) => row.node_id);
+}
+
 /** When this node id last beat its heart (the database's clock, epoch ms), if within `withinMs`. */
 export async function lastHeartbeat(db: Sql, node: string, withinMs: number): Promise<number | undefined> {
   const { rows } = await db.query<{ at: string }>(

@@ -23,6 +23,7 @@ import {
   heartbeat,
   lastHeartbeat,
   leaveCluster,
+  liveNodeIds,
   type MarketOwner,
   marketOwners,
   releaseLease,
@@ -211,11 +212,7 @@ export class ClusterNode {
   }
 
   private async liveNodes(): Promise<Set<string>> {
-    const { rows } = await this.db.query<{ node_id: string }>(
-      `SELECT node_id FROM cluster_nodes WHERE heartbeat_at > clock_timestamp() - $1::int * interval '1 millisecond'`,
-      [this.config.leaseMs],
-    );
-    return new Set(rows.map((row) => row.node_id));
+    return new Set(await liveNodeIds(this.db, this.config.leaseMs));
   }
 
   /** A planned handover: the queued requests are written, then the lease is given up for the next owner. */

@@ -1,5 +1,6 @@
 import { ConfigError } from '@platform/http-edge/env-settings';
 import type { Sql } from '../db/database.js';
+import { liveNodeIds } from './leases.js';
 
 /** How recent a node's heartbeat must be for a process without NODE_ID to take it for a running cluster. */
 const LIVE_WITHIN_MS = 30_000;
@@ -11,15 +12,11 @@ const LIVE_WITHIN_MS = 30_000;
  * LIVE_WITHIN_MS after its last heartbeat.
  */
 export async function refuseBesideLiveCluster(db: Sql): Promise<void> {
-  const { rows } = await db.query<{ node_id: string }>(
-    `SELECT node_id FROM cluster_nodes
-      WHERE heartbeat_at > clock_timestamp() - $1::int * interval '1 millisecond' ORDER BY node_id`,
-    [LIVE_WITHIN_MS],
-  );
-  if (rows.length === 0) return;
+  const nodes = await liveNodeIds(db, LIVE_WITHIN_MS);
+  if (nodes.length === 0) return;
   throw new ConfigError(
     'NODE_ID',
-    `unset, but cluster nodes are running on this database (${rows.map((r) => r.node_id).join(', ')}): ` +
+    `unset, but cluster nodes are running on this database (${nodes.join(', ')}): ` +
       'give this process its own NODE_ID and NODE_URL to join them, or stop them first ' +
       `(a killed node counts for ${LIVE_WITHIN_MS / 1000} s after its last heartbeat)`,
   );
