@@ -36,10 +36,15 @@ export function readMigrations(dir: string): Migration[] {
 export async function migrate(db: Database, schema: Schema): Promise<number[]> {
   // A literal key (checked here) keeps the lock statement a plain one without parameters.
   if (!Number.isSafeInteger(schema.lockKey)) throw new Error(`lockKey must be an integer: ${schema.lockKey}`);
-  await db.query(
-    `CREATE TABLE IF NOT EXISTS schema_migrations (
-       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-  );
+  // Under the lock too: two `CREATE TABLE IF NOT EXISTS` racing on a fresh database both see no table
+  // and the second fails on the catalog's unique index (several instances started at once did).
+  await db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${schema.lockKey})`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+  });
   const applied: number[] = [];
   for (const migration of readMigrations(schema.migrationsDir)) {
     const done = await db.transaction(async (tx) => {
