@@ -24,7 +24,9 @@ describe('migrations on PostgreSQL', () => {
       const database = await createTestDatabase('migrate_race');
       cleanups.push(() => database.drop());
       // Each instance has its own pool, as separate processes would.
-      const instances: Database[] = Array.from({ length: 8 }, () => openPostgres(database.url, { poolSize: 1 }));
+      const instances: Database[] = Array.from({ length: 8 }, () =>
+        openPostgres(database.url, { poolSize: 1 }),
+      );
       cleanups.push(() => Promise.all(instances.map((db) => db.close())).then(() => undefined));
       const applied = await Promise.all(instances.map((db) => migrate(db, schema)));
       expect(applied.flat().sort()).toEqual([1, 2]);
