@@ -164,7 +164,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
       secretBox: options.secretBox,
     });
   }
-  const marketStats = await MarketStats.start({ db: options.db, orders, now: now() });
+  const marketStats = await MarketStats.start({
+    db: options.db,
+    orders,
+    clock: now,
+    onError: (error) => app.log.error({ err: error }, 'reading the trade window again failed'),
+  });
   app.addHook('onClose', async () => {
     marketStats.close();
   });

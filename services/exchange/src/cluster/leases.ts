@@ -207,3 +207,38 @@ export async function liveNodeCount(db: Sql, aliveMs: number): Promise<number> {
   );
   return Number(rows[0]?.n ?? 1);
 }
+
+/**
+ * Keeps the feed of the markets this node follows logged (066_feed_wanted.sql): those another node
+ * writes, and, while another node is live (heartbeat within `aliveMs`), those nobody writes (the
+ * next owner may be that node). Where the flag runs out within `windowMs / 2`, it is set to
+ * `windowMs` from now. Alone, a node flags nothing: a one-node cluster logs no feed. One statement
+ * per market, so that this never holds one lease row while waiting for another (a batch holding a
+ * balance this statement does not touch could otherwise wait on it in a cycle). Returns the markets
+ * whose flag was set.
+ */
+export async function keepFeedWanted(
+  db: Sql,
+  node: string,
+  windowMs: number,
+  aliveMs: number,
+): Promise<string[]> {
+  const { rows } = await db.query<{ market: string }>(
+    `SELECT market FROM market_leases
+      WHERE feed_wanted_until < clock_timestamp() + $2::int * interval '1 millisecond'
+        AND CASE WHEN owner IS NOT NULL AND expires_at > clock_timestamp() THEN owner <> $1
+                 ELSE EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id <> $1
+                                 AND heartbeat_at > clock_timestamp() - $3::int * interval '1 millisecond')
+            END
+      ORDER BY market`,
+    [node, Math.floor(windowMs / 2), aliveMs],
+  );
+  for (const { market } of rows) {
+    await db.query(
+      `UPDATE market_leases SET feed_wanted_until = clock_timestamp() + $2::int * interval '1 millisecond'
+        WHERE market = $1`,
+      [market, windowMs],
+    );
+  }
+  return rows.map((row) => row.market);
+}

@@ -21,6 +21,7 @@ import {
   claimLeases,
   ensureLeases,
   heartbeat,
+  keepFeedWanted,
   lastHeartbeat,
   leaveCluster,
   liveNodeIds,
@@ -29,6 +30,9 @@ import {
   releaseLease,
   renewLeases,
 } from './leases.js';
+
+/** How many lease lengths a follower's wish for a market's feed lasts (renewed at half of it). */
+const FEED_WANTED_LEASES = 10;
 
 export interface ClusterLog {
   info(details: object, message: string): void;
@@ -81,6 +85,10 @@ export class ClusterNode {
     const node = new ClusterNode(options.db, options.orders, options.config, options.key, options.log);
     await refuseDuplicateNode(options.db, options.config);
     await ensureLeases(options.db, [...options.orders.markets.keys()]);
+    // Before this node's market data and feed start (after this): the owners log the feed of the
+    // markets this node follows from now on, and the follow below brings the copies past the batches
+    // that committed without one.
+    await node.keepFeedWanted();
     const url = new URL(options.config.nodeUrl);
     node.server = await startForwardServer({
       host: url.hostname,
@@ -92,6 +100,7 @@ export class ClusterNode {
     options.orders.remote = (writer, request, nonce) => node.remote(writer, request, nonce);
     background.use((job) => node.jobs.has(job) && performance.now() < node.validUntil);
     await node.tick();
+    await node.follow();
     node.scheduleTick();
     node.scheduleFollow();
     return node;
@@ -128,6 +137,7 @@ export class ClusterNode {
       const applied: Record<string, number> = {};
       for (const writer of this.writers()) applied[writer.market.id] = writer.commandSeq;
       await heartbeat(this.db, nodeId, nodeUrl, applied, background.rounds());
+      await this.keepFeedWanted();
       const held = await renewLeases(this.db, nodeId, leaseMs);
       this.jobs = this.closed ? new Set() : await holdJobs(this.db, nodeId, BACKGROUND_JOBS, leaseMs);
       this.validUntil = started + leaseMs - this.config.tickMs;
@@ -184,6 +194,16 @@ export class ClusterNode {
         for (const writer of this.writers()) if (writer.epoch !== undefined) writer.release();
       }
     }
+  }
+
+  /**
+   * Asks the owners of the markets this node follows to log their feed (leases.ts), for
+   * FEED_WANTED_LEASES leases: a node stalled for half of that finds batches without a feed
+   * (orders/commits.ts `feedMissing`).
+   */
+  private async keepFeedWanted(): Promise<void> {
+    const { nodeId, leaseMs } = this.config;
+    await keepFeedWanted(this.db, nodeId, FEED_WANTED_LEASES * leaseMs, leaseMs);
   }
 
   /** Gives up markets moved or pinned to another live node, and one above the fair share now and then. */

@@ -45,4 +45,10 @@ export const CLOSE = {
   goingAway: 1001,
   /** The send buffer of a connection that does not read outgrew FEED_MAX_BUFFERED_BYTES. */
   slowConsumer: 4008,
+  /**
+   * This node of a cluster followed a batch whose trades, orders and balances were not logged (it
+   * stalled past its wish for them, orders/commits.ts `feedMissing`): the connections that follow
+   * them are closed, to resubscribe and read what they missed from the REST API.
+   */
+  feedGap: 4009,
 } as const;

@@ -8,6 +8,7 @@ import type { ReferenceData } from '../reference/load.js';
 import type { BookDiff } from './book-levels.js';
 import { wireLevel, wireSide } from './book-levels.js';
 import { encode } from './encode.js';
+import { CLOSE } from './errors.js';
 import { GroupedLevels } from './grouped-book.js';
 import { Outbox } from './outbox.js';
 import type { Peer } from './peer.js';
@@ -198,6 +199,7 @@ export class FeedHub {
     const anyPrivate = this.privatePeers.orders.size > 0 || this.privatePeers.balances.size > 0;
     for (const batch of batches) {
       const state = this.markets.get(batch.market.id)!;
+      if (batch.feedMissing) this.closeMissed(state);
       this.flushBatch(state, batch);
       if (anyPrivate) this.flushPrivate(batch);
       if (batch.seq > state.seq) state.seq = batch.seq;
@@ -245,6 +247,19 @@ export class FeedHub {
       asks: (diff?.asks ?? []).map((change) => wireLevel(state.market, change)),
     });
     this.outbox.push(text, state.peers.book);
+  }
+
+  /**
+   * A batch came without its trades, orders and balances (orders/commits.ts `feedMissing`): the
+   * market's trades followers and every private follower (the batch's accounts are not known) would
+   * miss frames without seeing it by the numbers, so they are closed (4009) to resubscribe. The book
+   * stays exact (the levels are the engine's).
+   */
+  private closeMissed(state: MarketState): void {
+    const peers = new Set<Peer>(state.peers.trades);
+    for (const channel of Object.values(this.privatePeers))
+      for (const accountPeers of channel.values()) for (const peer of accountPeers) peers.add(peer);
+    for (const peer of peers) peer.close(CLOSE.feedGap, 'feed gap: resubscribe');
   }
 
   /** The batch's `orders` and `balances` frames, one of each per account that follows them. */

@@ -8,4 +8,6 @@ export type OutgoingFrame = string | Buffer;
 export interface Peer {
   /** Sends one JSON text frame, or drops the connection when it cannot keep up. */
   deliver(frame: OutgoingFrame): void;
+  /** Closes the connection with a WebSocket close code (errors.ts CLOSE) and a reason. */
+  close(code: number, reason: string): void;
 }

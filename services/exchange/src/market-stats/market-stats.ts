@@ -8,9 +8,18 @@ import type { BookView } from '../orders/writer.js';
 import { storedTradesSince } from './restore.js';
 import { RollingDay, type WindowStats } from './rolling-day.js';
 
+/** What the statistics follow: the markets, their writers' committed books, their committed batches. */
+export type StatsSource = Pick<OrderService, 'markets' | 'writer' | 'commits'>;
+
 interface Tracked {
   readonly market: TradingMarket;
-  readonly day: RollingDay;
+  day: RollingDay;
+  /**
+   * While the window is read again from storage (a followed batch came without its trades): the
+   * batches taken meanwhile, added to the new window once read; `again` when another such batch
+   * came during the read (the read may have missed its trades).
+   */
+  reread?: { batches: CommittedBatch[]; again: boolean };
   /** The committed book as the last committed batch left it, kept from the batches' level changes. */
   readonly book: LevelBook;
   /**
@@ -31,7 +40,14 @@ export class MarketStats {
   private readonly order: string[] = [];
   private stopFollowing: () => void = () => {};
 
-  private constructor(markets: Iterable<TradingMarket>, windowMs: number, orders: OrderService) {
+  private constructor(
+    markets: Iterable<TradingMarket>,
+    private readonly windowMs: number,
+    orders: StatsSource,
+    private readonly db: Sql,
+    private readonly clock: () => number,
+    private readonly onError: (error: unknown) => void,
+  ) {
     for (const market of markets) {
       this.order.push(market.id);
       this.tracked.set(market.id, {
@@ -50,13 +66,23 @@ export class MarketStats {
    */
   static async start(options: {
     readonly db: Sql;
-    readonly orders: OrderService;
-    readonly now: number;
+    readonly orders: StatsSource;
+    readonly clock: () => number;
     /** @default DAY_MS */
     readonly windowMs?: number;
+    /** A window read again that failed (the old one is kept). */
+    readonly onError?: (error: unknown) => void;
   }): Promise<MarketStats> {
     const windowMs = options.windowMs ?? DAY_MS;
-    const stats = new MarketStats(options.orders.markets.values(), windowMs, options.orders);
+    const stats = new MarketStats(
+      options.orders.markets.values(),
+      windowMs,
+      options.orders,
+      options.db,
+      options.clock,
+      options.onError ?? (() => {}),
+    );
+    const now = options.clock();
     let waiting: CommittedBatch[] | undefined = [];
     stats.stopFollowing = options.orders.commits.subscribe((batch) => {
       if (waiting) waiting.push(batch);
@@ -64,7 +90,7 @@ export class MarketStats {
     });
     try {
       for (const entry of stats.tracked.values()) {
-        for await (const trade of storedTradesSince(options.db, entry.market.id, options.now - windowMs)) {
+        for await (const trade of storedTradesSince(options.db, entry.market.id, now - windowMs)) {
           entry.day.add(trade);
         }
       }
@@ -85,8 +111,17 @@ export class MarketStats {
   private take(batch: CommittedBatch): void {
     const entry = this.tracked.get(batch.market.id);
     if (!entry) return;
+    if (batch.feedMissing) this.reread(entry);
+    if (entry.reread) entry.reread.batches.push(batch);
+    else this.addTrades(entry.day, batch);
+    if (batch.book) entry.book.replace(batch.book);
+    else entry.book.apply(batch.levels, batch.lastPrice);
+    entry.version += 1;
+  }
+
+  private addTrades(day: RollingDay, batch: CommittedBatch): void {
     for (const trade of batch.trades) {
-      entry.day.add({
+      day.add({
         id: trade.id,
         createdAt: trade.createdAt,
         price: trade.price,
@@ -96,10 +131,42 @@ export class MarketStats {
     }
     // Trades that left the window go now, so memory stays a day's worth even when nobody reads.
     const newest = batch.trades[batch.trades.length - 1];
-    if (newest) entry.day.advance(newest.createdAt);
-    if (batch.book) entry.book.replace(batch.book);
-    else entry.book.apply(batch.levels, batch.lastPrice);
-    entry.version += 1;
+    if (newest) day.advance(newest.createdAt);
+  }
+
+  /**
+   * A followed batch came without its trades (orders/commits.ts `feedMissing`): the market's window
+   * is read again from the stored trades, which hold them (the batch committed before it was
+   * followed). The old window answers meanwhile.
+   */
+  private reread(entry: Tracked): void {
+    if (entry.reread) {
+      entry.reread.again = true;
+      return;
+    }
+    const reread = { batches: [] as CommittedBatch[], again: false };
+    entry.reread = reread;
+    void (async () => {
+      for (;;) {
+        reread.again = false;
+        const day = new RollingDay(this.windowMs);
+        try {
+          for await (const trade of storedTradesSince(this.db, entry.market.id, this.clock() - this.windowMs))
+            day.add(trade);
+        } catch (error) {
+          this.onError(error);
+          // The old window, with the trades of the batches followed meanwhile that it can take.
+          for (const batch of reread.batches) this.addTrades(entry.day, batch);
+          break;
+        }
+        if (reread.again) continue;
+        for (const batch of reread.batches) this.addTrades(day, batch);
+        entry.day = day;
+        break;
+      }
+      entry.reread = undefined;
+      entry.version += 1;
+    })();
   }
 
   private entry(id: string): Tracked {

@@ -1,17 +1,11 @@
-import {
-  type BalanceRecord,
-  type OrderRecord,
-  type OrderRow,
-  orderOf,
-  orderRecord,
-  type TradeRow,
-} from './store.js';
+import { type BalanceRecord, type OrderRecord, type OrderRow, orderOf, type TradeRow } from './store.js';
 
-// What a cluster node logs beside a batch's commands for the live feed (065_feed_log.sql), and how a
-// node following the market reads it back: the trades, orders and balances of the batch exactly as
-// the owner's CommittedBatch holds them, so every node publishes the same frames.
+// How a node following a market reads back what the owner's batch statement logged beside its
+// commands for the live feed (065_feed_log.sql, built by store.ts `CLUSTER_LOG`): the trades, orders
+// and balances of the batch exactly as the owner's CommittedBatch holds them, so every node publishes
+// the same frames.
 
-/** A trade as logged: amounts as decimal text. */
+/** A trade as logged: amounts as decimal text (keys as store.ts `CLUSTER_LOG` writes them). */
 interface TradeRecord {
   id: number;
   market: string;
@@ -26,29 +20,6 @@ interface TradeRecord {
   buyerFee: string;
   sellerFee: string;
   createdAt: number;
-}
-
-/** The JSON the owner sends with a batch (the rest is added by the batch's statement). */
-export function encodeBatchFeed(
-  trades: readonly TradeRow[],
-  created: readonly OrderRow[],
-): { trades: string; created: string } {
-  const tradeRecords: TradeRecord[] = trades.map((t) => ({
-    id: t.id,
-    market: t.market,
-    price: t.price.toString(),
-    amount: t.amount.toString(),
-    quote: t.quote.toString(),
-    takerSide: t.takerSide,
-    buyOrderId: t.buyOrderId,
-    sellOrderId: t.sellOrderId,
-    buyAccount: t.buyAccount,
-    sellAccount: t.sellAccount,
-    buyerFee: t.buyerFee.toString(),
-    sellerFee: t.sellerFee.toString(),
-    createdAt: t.createdAt,
-  }));
-  return { trades: JSON.stringify(tradeRecords), created: JSON.stringify(created.map(orderRecord)) };
 }
 
 /** What a logged batch changed, as the owner published it. */

@@ -39,6 +39,13 @@ export interface CommittedBatch {
    * holds the whole book as rebuilt.
    */
   readonly recovered?: true;
+  /**
+   * A batch another node wrote, followed from the log without its feed (its owner logged none: no
+   * node asked for it when it committed, 066_feed_wanted.sql): `trades`, `orders` and `balances` are
+   * empty although the batch may have had some; `levels` are exact. Followers that show them read
+   * them again from storage or tell their clients to.
+   */
+  readonly feedMissing?: true;
 }
 
 export type CommitListener = (batch: CommittedBatch) => void;

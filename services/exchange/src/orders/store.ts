@@ -98,27 +98,6 @@ export function orderOf(row: OrderRecord): OrderRow {
   };
 }
 
-/** `orderOf`'s inverse: an order in the shape the statements return it. */
-export function orderRecord(order: OrderRow): OrderRecord {
-  return {
-    id: String(order.id),
-    market: order.market,
-    account_id: order.accountId,
-    side: order.side,
-    kind: order.kind,
-    price: text(order.price),
-    stop_price: text(order.stopPrice),
-    amount: text(order.amount),
-    quote: text(order.quote),
-    executed: order.executed.toString(),
-    funds: order.funds.toString(),
-    trades_count: order.tradesCount,
-    state: order.state,
-    created_at: String(order.createdAt),
-    updated_at: String(order.updatedAt),
-  };
-}
-
 /** Command log entries are JSON with bigints as decimal strings. */
 const BIGINT_FIELDS = ['price', 'stopPrice', 'amount', 'budget', 'quote'] as const;
 
@@ -168,11 +147,6 @@ export interface BatchEffects {
    * SQLSTATE SVC02 otherwise), recording the batch's last sequence number and ids in the lease row.
    */
   readonly fence?: BatchFence;
-  /**
-   * In a cluster: the batch's trades and created orders as JSON (batch-feed.ts), logged with its
-   * commands, its changed orders and moved balances for the followers' live feed.
-   */
-  readonly feed?: { readonly trades: string; readonly created: string };
 }
 
 /** What fences one batch of a cluster node (030_cluster.sql). */
@@ -207,16 +181,43 @@ const SINGLE_LOG = `c AS (
        SELECT $13::text, $14::bigint, $15::jsonb WHERE $14::bigint > 0
      ), `;
 // A cluster node logs what the batch changed beside its commands (065_feed_log.sql): its trades and
-// created orders as sent, the older orders it changed and the balances it moved as the statement left
-// them, so that the nodes following the market publish what the owner publishes (batch-feed.ts).
+// created orders (built here from the statement's own parameters, in the owner's order), the older
+// orders it changed and the balances it moved as the statement left them, so that the nodes following
+// the market publish what the owner publishes (batch-feed.ts). Only while a node follows the market
+// (066_feed_wanted.sql): the flag comes from the fence's UPDATE, which sees the newest row (a flag
+// committed while it waited for the row's lock included); otherwise none of it is built.
 const CLUSTER_LOG = `c AS (
        INSERT INTO engine_commands (market, seq, command, feed)
        SELECT $13::text, $14::bigint, $15::jsonb,
-              jsonb_build_object(
-                'trades', $62::jsonb, 'created', $63::jsonb,
+              CASE WHEN (SELECT feed_wanted FROM f) THEN jsonb_build_object(
+                'trades', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'id', x.id, 'market', x.market, 'price', x.price::text, 'amount', x.amount::text,
+                    'quote', x.quote::text, 'takerSide', x.taker_side, 'buyOrderId', x.buy_order_id,
+                    'sellOrderId', x.sell_order_id, 'buyAccount', x.buy_account, 'sellAccount', x.sell_account,
+                    'buyerFee', x.buyer_fee::text, 'sellerFee', x.seller_fee::text, 'createdAt', x.created_at)
+                    ORDER BY x.n), '[]'::jsonb)
+                  FROM unnest($31::bigint[], $32::text[], $33::numeric[], $34::numeric[], $35::numeric[],
+                              $36::text[], $37::bigint[], $38::bigint[], $39::int[], $40::int[], $41::numeric[],
+                              $42::numeric[], $43::bigint[])
+                       WITH ORDINALITY AS x(id, market, price, amount, quote, taker_side, buy_order_id,
+                                            sell_order_id, buy_account, sell_account, buyer_fee, seller_fee,
+                                            created_at, n)),
+                'created', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'id', y.id::text, 'market', y.market, 'account_id', y.account_id, 'side', y.side,
+                    'kind', y.kind, 'price', y.price::text, 'stop_price', y.stop_price::text,
+                    'amount', y.amount::text, 'quote', y.quote::text, 'executed', y.executed::text,
+                    'funds', y.funds::text, 'trades_count', y.trades_count, 'state', y.state,
+                    'created_at', y.created_at::text, 'updated_at', y.updated_at::text)
+                    ORDER BY y.n), '[]'::jsonb)
+                  FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
+                              $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[],
+                              $27::int[], $28::text[], $29::bigint[], $30::bigint[])
+                       WITH ORDINALITY AS y(id, market, account_id, side, kind, price, stop_price, amount,
+                                            quote, executed, funds, trades_count, state, created_at,
+                                            updated_at, n)),
                 'changed', coalesce((SELECT jsonb_agg(to_jsonb(u)) FROM u), '[]'::jsonb),
                 'balances', coalesce((SELECT jsonb_agg(jsonb_build_object('account_id', account_id,
-                  'currency', currency, 'available', available::text)) FROM b), '[]'::jsonb))
+                  'currency', currency, 'available', available::text)) FROM b), '[]'::jsonb)) END
         WHERE $14::bigint > 0
      )`;
 const SINGLE_CHAIN = `h AS (
@@ -231,7 +232,7 @@ const CLUSTER_CHAIN = `h AS (
           SET seq = greatest(seq, $14::bigint), last_order_id = greatest(last_order_id, $60::bigint),
               last_trade_id = greatest(last_trade_id, $61::bigint)
         WHERE market = $13::text AND owner = $58::text AND epoch = $59::bigint AND expires_at > clock_timestamp()
-       RETURNING 1
+       RETURNING feed_wanted_until > clock_timestamp() AS feed_wanted
      )`;
 const CLUSTER_FENCE = 'WHEN NOT EXISTS (SELECT 1 FROM f) THEN to_json(cluster_fenced($13::text)) ';
 
@@ -260,7 +261,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), ${batch.fence ? `${CLUSTER_LOG}, ${CLUSTER_CHAIN}` : SINGLE_CHAIN}
+     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}
      SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
@@ -290,14 +291,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       batch.chain.prev,
       batch.chain.next,
       ...(batch.fence
-        ? [
-            batch.fence.node,
-            batch.fence.epoch,
-            batch.fence.lastOrderId,
-            batch.fence.lastTradeId,
-            batch.feed?.trades ?? '[]',
-            batch.feed?.created ?? '[]',
-          ]
+        ? [batch.fence.node, batch.fence.epoch, batch.fence.lastOrderId, batch.fence.lastTradeId]
         : []),
     ],
   );

@@ -5,7 +5,7 @@ import { MatchingEngine } from '../matching/engine.js';
 import type { Command } from '../matching/types.js';
 import type { BookSnapshots, Restored } from '../snapshots/book-snapshots.js';
 import { type ComputeContext, computeBatch } from './batch-compute.js';
-import { type BatchFeed, encodeBatchFeed } from './batch-feed.js';
+import type { BatchFeed } from './batch-feed.js';
 import type { BatchInputs } from './batch-inputs.js';
 import { BatchWork } from './batch-work.js';
 import { type BookView, captureView, EMPTY_VIEW } from './book-view.js';
@@ -263,7 +263,8 @@ export class MarketWriter {
       );
       const levels = this.engine.takeChangedLevels();
       if (this.ctx.commits?.followed) {
-        // What the owner published with the batch, as it logged it (empty in a single process's rows).
+        // What the owner published with the batch, as it logged it (none in a single process's rows,
+        // nor while no node followed the market).
         const feed = row.feed;
         this.ctx.commits.publish({
           market: this.market,
@@ -274,6 +275,7 @@ export class MarketWriter {
           balances: feed?.balances ?? new Map(),
           levels,
           lastPrice: this.engine.lastPrice,
+          ...(feed ? {} : { feedMissing: true as const }),
         });
       }
     }
@@ -525,7 +527,6 @@ export class MarketWriter {
       nonces: work.nonces,
       ...(this.ctx.clusterNode !== undefined && lease
         ? {
-            feed: encodeBatchFeed(work.trades, [...work.created.values()]),
             fence: {
               node: this.ctx.clusterNode,
               epoch: lease.epoch,

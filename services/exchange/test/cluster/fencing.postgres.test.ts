@@ -1,7 +1,7 @@
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wholeTail } from '../../src/cluster/follow.js';
-import { claimLeases, ensureLeases, heartbeat } from '../../src/cluster/leases.js';
+import { logTails, wholeTail } from '../../src/cluster/follow.js';
+import { claimLeases, ensureLeases, heartbeat, keepFeedWanted } from '../../src/cluster/leases.js';
 import type { Database } from '../../src/db/database.js';
 import { openStorage } from '../../src/db/open.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
@@ -93,5 +93,37 @@ describe('cluster fencing (PostgreSQL)', () => {
       expect(next.order.id).toBeGreaterThan(Number(stored[0]!.max));
       expect(next.order.id % 1024).toBe(taken.slot);
     }
+  });
+
+  it("logs a batch's feed only while another node follows the market", async () => {
+    // 'a' owns btcuah (the test before) and is the only node: it asks nothing of itself, nor of the
+    // markets nobody writes, and its batches log their commands only (a one-node cluster).
+    expect(await keepFeedWanted(db, 'a', 60_000, 60_000)).toEqual([]);
+    const writer = service.writer('btcuah')!;
+    expect(writer.owned).toBe(true);
+    const alone = await service.place('btcuah', { ...order, accountId });
+    expect(alone.ok).toBe(true);
+    const feedAt = async (seq: number) => {
+      const { rows } = await db.query<{ logged: boolean }>(
+        `SELECT feed IS NOT NULL AS logged FROM engine_commands WHERE market = 'btcuah' AND seq = $1`,
+        [seq],
+      );
+      return rows[0]?.logged;
+    };
+    const aloneSeq = writer.commandSeq;
+    expect(await feedAt(aloneSeq)).toBe(false);
+    // 'b' joins: it asks for the market 'a' writes, and for those nobody writes while 'a' is live.
+    await heartbeat(db, 'b', 'http://127.0.0.1:2', {}, {});
+    const wanted = await keepFeedWanted(db, 'b', 60_000, 60_000);
+    expect(wanted).toEqual([...service.markets.keys()].sort());
+    // Asked again within half the window: nothing to renew.
+    expect(await keepFeedWanted(db, 'b', 60_000, 60_000)).toEqual([]);
+    const followed = await service.place('btcuah', { ...order, accountId });
+    expect(followed.ok).toBe(true);
+    expect(await feedAt(writer.commandSeq)).toBe(true);
+    // What 'b' reads: the batch before without a feed, the one after with it.
+    const tail = (await logTails(db, new Map([['btcuah', aloneSeq - 1]]))).get('btcuah')!;
+    expect(tail.map((row) => row.feed !== undefined)).toEqual([false, true]);
+    expect(tail[1]!.feed!.orders.map((o) => o.id)).toContain(followed.ok ? followed.order.id : -1);
   });
 });

@@ -1,0 +1,148 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { useTestDatabase } from '@platform/testkit/fixtures';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { openStorage } from '../../src/db/open.js';
+import { CLOSE } from '../../src/feed/errors.js';
+import { syncCurrencies } from '../../src/ledger/store.js';
+import { FeedClient } from '../feed/ws-client.js';
+import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
+import { reference } from '../support/targets.js';
+import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+
+// A node that follows a market asks its owner to log each batch's feed (066_feed_wanted.sql) for ten
+// leases at a time. Stopped (SIGSTOP) past that, it lets the wish run out and the owner logs commands
+// only; woken, it meets those batches without their trades, orders and balances. Its feed must not
+// carry on as if nothing happened: the trades and private connections are closed with 4009 (to
+// resubscribe), and its market statistics read the trades again, so its ticker is the owner's.
+const database = useTestDatabase('exchange_cluster_feed_stall');
+const MARKET = 'btcuah';
+
+describe('exchange cluster: a follower stalled past its wish for the feed', () => {
+  let db: Database;
+  let traders: Trader[];
+  let cluster: Awaited<ReturnType<typeof startExchangeCluster>>;
+
+  beforeAll(async () => {
+    db = await openStorage({ kind: 'postgres', url: database.url, poolSize: 2 });
+    await syncCurrencies(db, reference);
+    traders = await fundedTraders(db, 2);
+    // A short lease, so the wish (ten leases) runs out within seconds.
+    cluster = await startExchangeCluster(2, database.url, {
+      CLUSTER_LEASE_MS: '1000',
+      CLUSTER_TICK_MS: '100',
+    });
+  }, 240_000);
+  afterAll(async () => {
+    for (const node of cluster?.nodes ?? []) node.signal('SIGCONT');
+    await cluster?.close();
+    await db?.close();
+  }, 60_000);
+
+  async function order(url: string, trader: Trader, side: 'buy' | 'sell'): Promise<void> {
+    const params = {
+      market: MARKET,
+      side,
+      volume: '0.01',
+      price: '1500000',
+      access_key: trader.apiKey,
+      tonce: nextNonce(),
+    };
+    const response = await fetch(`${url}/api/v2/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        ...params,
+        signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
+      }),
+    });
+    expect(response.status, await response.clone().text()).toBe(201);
+  }
+  async function cross(url: string, pairs: number): Promise<void> {
+    for (let i = 0; i < pairs; i += 1) {
+      await order(url, traders[1]!, 'sell');
+      await order(url, traders[0]!, 'buy');
+    }
+  }
+  const ticker = async (url: string) =>
+    (await (await fetch(`${url}/v3/tickers?symbols=${MARKET}`)).json()) as unknown;
+  async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await sleep(100);
+    }
+  }
+
+  it('closes its trades and private connections with 4009 and reads the trades again', async () => {
+    const ownerId = await until('an owner of the market', () => ownerOf(db, MARKET));
+    await db.query('UPDATE market_leases SET pinned_to = $2 WHERE market = $1', [MARKET, ownerId]);
+    const owner = cluster.nodes.find((n) => n.id === ownerId)!;
+    const follower = cluster.nodes.find((n) => n.id !== ownerId)!;
+    await cross(owner.url, 2);
+
+    // A client on the follower, following trades and its orders.
+    const client = await FeedClient.open(`${follower.url.replace('http', 'ws')}/v3/ws`);
+    const nonce = nextNonce();
+    const auth = await client.request({
+      op: 'auth',
+      id: 1,
+      key: traders[0]!.apiKey,
+      nonce,
+      signature: clientSignV3(traders[0]!.secret, '/v3/ws', nonce, '{}'),
+    });
+    expect(auth.event).toBe('authenticated');
+    expect((await client.request({ op: 'subscribe', id: 2, channel: 'trades', market: MARKET })).event).toBe(
+      'subscribed',
+    );
+    expect((await client.request({ op: 'subscribe', id: 3, channel: 'orders' })).event).toBe('subscribed');
+    await until('the follower to show the trades', async () =>
+      JSON.stringify(await ticker(follower.url)) === JSON.stringify(await ticker(owner.url))
+        ? true
+        : undefined,
+    );
+
+    follower.signal('SIGSTOP');
+    // Until the follower's wish has run out (the database's clock), then trades on the owner.
+    await until('the wish for the feed to run out', async () => {
+      const { rows } = await db.query<{ out: boolean }>(
+        'SELECT feed_wanted_until < clock_timestamp() AS out FROM market_leases WHERE market = $1',
+        [MARKET],
+      );
+      return rows[0]!.out ? true : undefined;
+    });
+    const { rows: before } = await db.query<{ seq: string }>(
+      'SELECT coalesce(max(seq), 0)::text AS seq FROM engine_commands WHERE market = $1',
+      [MARKET],
+    );
+    await cross(owner.url, 3);
+    const { rows: unfed } = await db.query<{ n: number; fed: number }>(
+      'SELECT count(*)::int AS n, (count(*) FILTER (WHERE feed IS NOT NULL))::int AS fed FROM engine_commands WHERE market = $1 AND seq > $2',
+      [MARKET, before[0]!.seq],
+    );
+    expect(unfed[0]).toEqual({ n: 6, fed: 0 });
+    const expected = await ticker(owner.url);
+
+    follower.signal('SIGCONT');
+    const closed = await client.whenClosed(30_000);
+    expect(closed.code).toBe(CLOSE.feedGap);
+    // No trades frame of the batches it could not make was sent before the close.
+    const tradeFrames = client.frames.filter(
+      (f) => f.event === 'trades' && Number(f.seq) > Number(before[0]!.seq),
+    );
+    expect(tradeFrames).toEqual([]);
+    await until('the follower\u2019s ticker to be the owner\u2019s', async () =>
+      JSON.stringify(await ticker(follower.url)) === JSON.stringify(expected) ? true : undefined,
+    );
+    // Back in the cluster, it asks for the feed again and the owner logs it.
+    await until('the follower to want the feed again', async () => {
+      const { rows } = await db.query<{ wanted: boolean }>(
+        'SELECT feed_wanted_until > clock_timestamp() AS wanted FROM market_leases WHERE market = $1',
+        [MARKET],
+      );
+      return rows[0]!.wanted ? true : undefined;
+    });
+  }, 180_000);
+});
