@@ -13,14 +13,28 @@ export interface WalletServices {
   readonly secretBox: SecretBox;
   readonly wallet: Wallet;
   readonly dataDir: string;
+  /**
+   * The embedded database (PGlite): the operator tool cannot open it while this server runs, so the
+   * server takes the tool's deposit commands on the loopback endpoint. With PostgreSQL the tool opens
+   * the database itself and no endpoint is started (several nodes of a cluster may share DATA_DIR).
+   */
+  readonly embedded: boolean;
 }
 
 /**
- * server.ts: starts the wallet's background loop and the loopback operator endpoint (sandbox
- * deposit commands while the server holds the embedded database), both stopped with the app.
+ * server.ts: starts the wallet's background loop and, on the embedded database, the loopback
+ * operator endpoint (sandbox deposit commands while the server holds it), both stopped with the app.
  */
 export async function startWalletServices(app: App, services: WalletServices): Promise<void> {
-  const endpoint = await startOperatorEndpoint(services.dataDir, async (argv) => {
+  const endpoint = services.embedded ? await operatorEndpoint(services) : undefined;
+  if (endpoint) app.addHook('onClose', () => endpoint.close());
+  services.wallet.useLog(app.log);
+  services.wallet.start();
+  app.log.info({ coins: services.wallet.currencies, operatorPort: endpoint?.port }, 'wallet started');
+}
+
+function operatorEndpoint(services: WalletServices) {
+  return startOperatorEndpoint(services.dataDir, async (argv) => {
     if (argv[0] !== 'deposit') return { code: 2, error: 'only deposit commands are run by the server' };
     let output: unknown;
     try {
@@ -41,10 +55,6 @@ export async function startWalletServices(app: App, services: WalletServices): P
       throw error;
     }
   });
-  app.addHook('onClose', () => endpoint.close());
-  services.wallet.useLog(app.log);
-  services.wallet.start();
-  app.log.info({ coins: services.wallet.currencies, operatorPort: endpoint.port }, 'wallet started');
 }
 
 /**
