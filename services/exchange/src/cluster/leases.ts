@@ -25,6 +25,8 @@ export interface MarketOwner {
   readonly pinnedTo: string | null;
   readonly movingTo: string | null;
   readonly seq: number;
+  /** How long from now the owner logs the batches' feed for followers (066; 0: nobody asks). */
+  readonly feedWantedMs: number;
 }
 
 /** Creates the lease row of every market that has none (ids continue after the stored ones). */
@@ -182,9 +184,13 @@ export async function marketOwners(db: Sql): Promise<MarketOwner[]> {
     pinned_to: string | null;
     moving_to: string | null;
     seq: string;
+    feed_wanted_ms: string;
   }>(
     `SELECT l.market, l.owner, l.epoch::text, n.url, (l.owner IS NOT NULL AND l.expires_at > clock_timestamp()) AS live,
-            l.pinned_to, l.moving_to, l.seq::text
+            l.pinned_to, l.moving_to, l.seq::text,
+            CASE WHEN l.feed_wanted_until > clock_timestamp()
+                 THEN (extract(epoch FROM l.feed_wanted_until - clock_timestamp()) * 1000)::bigint ELSE 0 END::text
+              AS feed_wanted_ms
        FROM market_leases l LEFT JOIN cluster_nodes n ON n.node_id = l.owner ORDER BY l.market`,
   );
   return rows.map((row) => ({
@@ -196,6 +202,7 @@ export async function marketOwners(db: Sql): Promise<MarketOwner[]> {
     pinnedTo: row.pinned_to,
     movingTo: row.moving_to,
     seq: Number(row.seq),
+    feedWantedMs: Number(row.feed_wanted_ms),
   }));
 }
 

@@ -2,7 +2,8 @@ import type { Sql } from '../db/database.js';
 import { marketOwners } from './leases.js';
 
 export const CLUSTER_USAGE = `  cluster status                                nodes (alive, heartbeat age), markets (owner, epoch, pin,
-                                 planned move, last committed seq) and each node's lag per market
+                                 planned move, last committed seq, feed logged for followers) and
+                                 each node's lag per market
   market move <market> <node>                   planned handover: the owner writes what it queued, then
                                  <node> takes the market (no order refused; held up to CLUSTER_HANDOVER_WAIT_MS)
   market pin <market> <node>|none               keeps the market on <node> while it is alive (none: unpin)`;
@@ -51,6 +52,9 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
       pinnedTo: m.pinnedTo,
       movingTo: m.movingTo,
       seq: m.seq,
+      // How long the owner goes on logging each batch's feed for the nodes that follow the market
+      // (0: none asks, as in a one-node cluster; README "The live feed on every node").
+      feedWantedForMs: m.feedWantedMs,
     })),
     jobs: jobs.map((j) => ({ job: j.job, owner: j.live ? j.owner : null, epoch: Number(j.epoch) })),
   };

@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
@@ -8,7 +12,7 @@ import { syncCurrencies } from '../../src/ledger/store.js';
 import { FeedClient } from '../feed/ws-client.js';
 import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
 import { reference } from '../support/targets.js';
-import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+import { fundedTraders, MASTER_KEY, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
 
 // A node that follows a market asks its owner to log each batch's feed (066_feed_wanted.sql) for ten
 // leases at a time. Stopped (SIGSTOP) past that, it lets the wish run out and the owner logs commands
@@ -17,6 +21,33 @@ import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './clu
 // resubscribe), and its market statistics read the trades again, so its ticker is the owner's.
 const database = useTestDatabase('exchange_cluster_feed_stall');
 const MARKET = 'btcuah';
+const serviceDir = path.join(import.meta.dirname, '../..');
+
+interface Status {
+  nodes: { node: string; alive: boolean; owns: string[]; lag: Record<string, number> }[];
+  markets: { market: string; owner: string | null; epoch: number; seq: number; feedWantedForMs: number }[];
+}
+
+/** `cluster status` of the operator tool, as a real process (as `npm run admin` runs it). */
+async function clusterStatus(): Promise<Status> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', path.join(serviceDir, 'src/cli.ts'), 'cluster', 'status'],
+    {
+      cwd: serviceDir,
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        MASTER_KEY,
+        MASTER_KEY_FILE: '',
+        ALLOW_SANDBOX_SECRETS: 'true',
+        LOG_LEVEL: 'warn',
+      },
+      timeout: 60_000,
+    },
+  );
+  return JSON.parse(stdout) as Status;
+}
 
 describe('exchange cluster: a follower stalled past its wish for the feed', () => {
   let db: Database;
@@ -103,6 +134,28 @@ describe('exchange cluster: a follower stalled past its wish for the feed', () =
         ? true
         : undefined,
     );
+
+    // The operator tool shows both nodes, the owner and epoch of every market, and the follower's
+    // wish for the market's feed.
+    const status = await clusterStatus();
+    expect(status.nodes.map((n) => [n.node, n.alive])).toEqual(
+      [...cluster.nodes].map((n) => [n.id, true]).sort(),
+    );
+    const row = status.markets.find((m) => m.market === MARKET)!;
+    expect(row.owner).toBe(ownerId);
+    expect(row.epoch).toBeGreaterThan(0);
+    expect(row.seq).toBeGreaterThanOrEqual(4);
+    expect(row.feedWantedForMs).toBeGreaterThan(0);
+    // No market owned twice (one may be between owners: the nodes even out their shares).
+    const owned = status.nodes.flatMap((n) => n.owns);
+    expect(new Set(owned).size).toBe(owned.length);
+    expect(status.nodes.find((n) => n.node === ownerId)!.owns).toContain(MARKET);
+    const markets = status.markets.map((m) => m.market).sort();
+    for (const node of status.nodes) expect(Object.keys(node.lag).sort()).toEqual(markets);
+
+    // The nodes share one DATA_DIR (as the README's three nodes in one folder do): on PostgreSQL no
+    // node writes the embedded database's operator file there (two nodes raced on it: EEXIST).
+    expect(existsSync(path.join(cluster.cwd, 'data', 'operator.json'))).toBe(false);
 
     follower.signal('SIGSTOP');
     // Until the follower's wish has run out (the database's clock), then trades on the owner.
