@@ -2,7 +2,7 @@
  * Matching engine benchmark: our engine against `nodejs-order-book` on the same seeded streams, in
  * the same process run. Not part of `npm test`.
  *
- *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep]
+ *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep --levels N]
  *
  * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
  * baseline with string ids and number sizes). Throughput is per second of process CPU time (see
@@ -16,6 +16,10 @@
  *
  * Each stream's realised mix (limit / cancel / market commands) is printed with it, and each run's
  * number of refused commands (0: both engines accept every command of both streams).
+ *
+ * `--levels N` (default 0: off) runs our engine as the order writer does: recording the book levels
+ * the commands change (`followLevels`) and taking them every N commands (one batch's worth, for
+ * market data and the live feed), so its figures include that cost.
  *
  * One instance of each engine, fed a few thousand commands, stays alive for the whole run. Without
  * it, the forced GC before each measured run (see measure.ts) collected the last instance of the
@@ -51,12 +55,16 @@ const p99Commands = flag('p99-commands', commands);
 const seed = flag('seed', 7);
 const repeat = Math.max(1, flag('repeat', 3));
 const gc = (globalThis as { gc?: () => void }).gc;
+// Commands per taking of the changed levels (0: levels not followed, the engine alone).
+const levelsEvery = Math.max(0, flag('levels', 0));
 
 const BUDGET = 10n ** 18n;
 
 function ours(): Engine {
   const engine = new MatchingEngine({ id: 'benchusd', pricePrecision: 2, amountPrecision: 4 });
+  if (levelsEvery > 0) engine.followLevels();
   const run = (s: Stream, i: number): number => {
+    if (levelsEvery > 0 && i % levelsEvery === 0) engine.takeChangedLevels();
     const kind = s.kind[i]!;
     let cmd: Command;
     if (kind === CANCEL) cmd = { type: 'cancel', id: s.id[i]!, time: i };
@@ -139,6 +147,7 @@ function line(label: string, r: Run, p99: number, runs: number): string {
 console.log(
   `engine benchmark: ${commands} commands per stream, seed ${seed}, ${repeat} alternating runs per engine, ` +
     `node ${process.version}` +
+    (levelsEvery > 0 ? `, ours following its book levels (taken every ${levelsEvery} commands)` : '') +
     (gc === undefined ? ' (run with --expose-gc for heap figures)' : ''),
 );
 const only = process.argv.indexOf('--only');

@@ -42,10 +42,15 @@ export class MatchingEngine extends BookState {
   private budget = 0n;
   private stopReason = STOP_DONE;
   /**
-   * Prices of the book levels (bids, asks by side code) changed since the last `takeChangedLevels()`,
-   * while followed (`followLevels()`); null otherwise, so replays and checkpoints pay nothing.
+   * The book levels (bids, asks by side code) changed since the last `takeChangedLevels()`, in the
+   * order first changed, while followed (`followLevels()`); null otherwise, so replays and checkpoints
+   * pay nothing. A level is listed once per round (`Level.changedIn`); one dropped from its ladder
+   * and made again at the same price in the same round is listed as two objects, the dropped (empty)
+   * one first, so the entries applied in order give the level as it is.
    */
-  private changedLevels: [Set<number>, Set<number>] | null = null;
+  private changedLevels: [Level[], Level[]] | null = null;
+  /** The round `changedLevels` collects (never 0, the value of a level never recorded). */
+  private levelRound = 1;
 
   constructor(spec: MarketSpec) {
     super(spec);
@@ -64,7 +69,15 @@ export class MatchingEngine extends BookState {
 
   /** Starts recording which book levels the commands change (see `takeChangedLevels`). */
   followLevels(): void {
-    this.changedLevels ??= [new Set(), new Set()];
+    this.changedLevels ??= [[], []];
+  }
+
+  /** Records that `level` of `side` changed (while followed). */
+  private levelChanged(side: SideCode, level: Level): void {
+    const changed = this.changedLevels;
+    if (changed === null || level.changedIn === this.levelRound) return;
+    level.changedIn = this.levelRound;
+    changed[side].push(level);
   }
 
   /**
@@ -75,18 +88,18 @@ export class MatchingEngine extends BookState {
   takeChangedLevels(): { bids: BookEntry[]; asks: BookEntry[] } {
     const changed = this.changedLevels;
     if (changed === null) return { bids: [], asks: [] };
-    const read = (prices: Set<number>, ladder: PriceLadder): BookEntry[] => {
-      const out: BookEntry[] = [];
-      for (const price of prices) {
-        const level = ladder.find(price);
-        out.push(
-          level === undefined ? [BigInt(price), 0n, 0] : [level.bigPrice, BigInt(level.total), level.count],
-        );
+    this.levelRound += 1;
+    const read = (levels: Level[]): BookEntry[] => {
+      const out: BookEntry[] = new Array(levels.length);
+      for (let i = 0; i < levels.length; i++) {
+        const level = levels[i]!;
+        out[i] =
+          level.count === 0 ? [level.bigPrice, 0n, 0] : [level.bigPrice, BigInt(level.total), level.count];
       }
-      prices.clear();
+      levels.length = 0;
       return out;
     };
-    return { bids: read(changed[BUY], this.bids), asks: read(changed[SELL], this.asks) };
+    return { bids: read(changed[BUY]), asks: read(changed[SELL]) };
   }
 
   apply(cmd: Command): CommandResult {
@@ -153,8 +166,9 @@ export class MatchingEngine extends BookState {
     const side = store.side(slot);
     const stop = store.stopPrice(slot);
     const ladder = stop > 0 ? this.stopLadder(side) : this.bookLadder(side);
-    if (stop === 0) this.changedLevels?.[side].add(store.price(slot));
-    this.removeOrder(slot, ladder.levelOf(stop > 0 ? stop : store.price(slot)), ladder, 'cancelled');
+    const level = ladder.levelOf(stop > 0 ? stop : store.price(slot));
+    if (stop === 0) this.levelChanged(side, level);
+    this.removeOrder(slot, level, ladder, 'cancelled');
     const asset: Asset = side === BUY ? 'quote' : 'base';
     return { ok: true, lockAsset: asset, lock: 0n, events };
   }
@@ -211,8 +225,9 @@ export class MatchingEngine extends BookState {
     }
     const store = this.store;
     const slot = store.alloc(id, account, side, price, 0, remaining, this.now);
-    store.push(this.bookLadder(side).levelAt(price), slot);
-    this.changedLevels?.[side].add(price);
+    const level = this.bookLadder(side).levelAt(price);
+    store.push(level, slot);
+    this.levelChanged(side, level);
     this.live.set(id, slot);
   }
 
@@ -293,7 +308,7 @@ export class MatchingEngine extends BookState {
         if (lots < cap) cap = lots;
       }
       // Fills and self-trade cancels change only the levels the taker reaches.
-      this.changedLevels?.[side === BUY ? SELL : BUY].add(level.price);
+      this.levelChanged(side === BUY ? SELL : BUY, level);
       let maker = level.head;
       while (maker !== NIL && cap > 0) {
         const next = store.next(maker);

@@ -200,6 +200,11 @@ export class Level {
   count = 0;
   /** The price as a bigint, made once per level for the trade events. */
   readonly bigPrice: bigint;
+  /**
+   * The engine's round of changed levels (MatchingEngine `takeChangedLevels`) in which this level was
+   * last recorded as changed: recorded once per round without a set lookup on the hot path.
+   */
+  changedIn = 0;
 
   constructor(
     readonly price: number,
