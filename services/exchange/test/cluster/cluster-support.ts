@@ -22,6 +22,32 @@ export interface Trader {
 
 const FUNDS = { btc: 10n ** 12n, eth: 10n ** 14n, uah: 10n ** 16n };
 
+/** A signed v2 limit order of 0.01 base at 1,500,000 sent to `url`: its status and body. */
+export async function placeLimit(
+  url: string,
+  trader: Trader,
+  market: string,
+  side: 'buy' | 'sell',
+): Promise<{ status: number; body: string }> {
+  const params = {
+    market,
+    side,
+    volume: '0.01',
+    price: '1500000',
+    access_key: trader.apiKey,
+    tonce: nextNonce(),
+  };
+  const response = await fetch(`${url}/api/v2/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      ...params,
+      signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
+    }),
+  });
+  return { status: response.status, body: await response.text() };
+}
+
 /** Accounts funded in btc, eth and uah with a trading key sealed with MASTER_KEY. */
 export async function fundedTraders(db: Database, count: number): Promise<Trader[]> {
   const box = createSecretBox(parseMasterKey(MASTER_KEY, 'MASTER_KEY'));

@@ -10,9 +10,16 @@ import { openStorage } from '../../src/db/open.js';
 import { CLOSE } from '../../src/feed/errors.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { FeedClient } from '../feed/ws-client.js';
-import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
+import { clientSignV3, nextNonce } from '../support/signing.js';
 import { reference } from '../support/targets.js';
-import { fundedTraders, MASTER_KEY, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+import {
+  fundedTraders,
+  MASTER_KEY,
+  ownerOf,
+  placeLimit,
+  startExchangeCluster,
+  type Trader,
+} from './cluster-support.js';
 
 // A node that follows a market asks its owner to log each batch's feed (066_feed_wanted.sql) for ten
 // leases at a time. Stopped (SIGSTOP) past that, it lets the wish run out and the owner logs commands
@@ -71,23 +78,8 @@ describe('exchange cluster: a follower stalled past its wish for the feed', () =
   }, 60_000);
 
   async function order(url: string, trader: Trader, side: 'buy' | 'sell'): Promise<void> {
-    const params = {
-      market: MARKET,
-      side,
-      volume: '0.01',
-      price: '1500000',
-      access_key: trader.apiKey,
-      tonce: nextNonce(),
-    };
-    const response = await fetch(`${url}/api/v2/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        ...params,
-        signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
-      }),
-    });
-    expect(response.status, await response.clone().text()).toBe(201);
+    const placed = await placeLimit(url, trader, MARKET, side);
+    expect(placed.status, placed.body).toBe(201);
   }
   async function cross(url: string, pairs: number): Promise<void> {
     for (let i = 0; i < pairs; i += 1) {

@@ -6,9 +6,9 @@ import { openStorage } from '../../src/db/open.js';
 import { BookFollower, type BookFrame } from '../../src/feed/book-follower.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { FeedClient } from '../feed/ws-client.js';
-import { clientSignV2, clientSignV3, nextNonce } from '../support/signing.js';
+import { clientSignV3, nextNonce } from '../support/signing.js';
 import { reference } from '../support/targets.js';
-import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
+import { fundedTraders, ownerOf, placeLimit, startExchangeCluster, type Trader } from './cluster-support.js';
 
 // The live feed on every node of a cluster (README "Running a cluster", docs/feed.md): two nodes on
 // one PostgreSQL, real WebSocket clients on both, orders crossing on the owner of the market. The
@@ -83,23 +83,8 @@ describe('exchange cluster: the live feed on every node', () => {
 
   /** A v2 limit order of 0.01 btc at 1,500,000 uah, sent to `url`. */
   async function order(url: string, trader: Trader, side: 'buy' | 'sell'): Promise<void> {
-    const params = {
-      market: MARKET,
-      side,
-      volume: '0.01',
-      price: '1500000',
-      access_key: trader.apiKey,
-      tonce: nextNonce(),
-    };
-    const response = await fetch(`${url}/api/v2/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        ...params,
-        signature: clientSignV2(trader.secret, 'POST', '/api/v2/orders', params),
-      }),
-    });
-    expect(response.status, await response.clone().text()).toBe(201);
+    const placed = await placeLimit(url, trader, MARKET, side);
+    expect(placed.status, placed.body).toBe(201);
   }
 
   /** Crossing orders on the owner: `pairs` times a resting sell of one trader taken by the other's buy. */
