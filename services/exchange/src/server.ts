@@ -117,14 +117,7 @@ const reconcileSchedule =
         },
         (error) => app.log.error({ err: error }, 'ledger reconciliation could not run'),
       );
-await startWalletServices(app, {
-  db,
-  reference,
-  secretBox,
-  wallet,
-  dataDir: config.dataDir,
-  embedded: config.storage.kind === 'pglite',
-});
+await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
 const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });
 if (config.mail.publicUrlFromListener) linkBase = withListeningPort(linkBase, app.server);

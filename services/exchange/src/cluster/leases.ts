@@ -25,8 +25,6 @@ export interface MarketOwner {
   readonly pinnedTo: string | null;
   readonly movingTo: string | null;
   readonly seq: number;
-  /** How long from now the owner logs the batches' feed for followers (066; 0: nobody asks). */
-  readonly feedWantedMs: number;
 }
 
 /** Creates the lease row of every market that has none (ids continue after the stored ones). */
@@ -184,13 +182,9 @@ export async function marketOwners(db: Sql): Promise<MarketOwner[]> {
     pinned_to: string | null;
     moving_to: string | null;
     seq: string;
-    feed_wanted_ms: string;
   }>(
     `SELECT l.market, l.owner, l.epoch::text, n.url, (l.owner IS NOT NULL AND l.expires_at > clock_timestamp()) AS live,
-            l.pinned_to, l.moving_to, l.seq::text,
-            CASE WHEN l.feed_wanted_until > clock_timestamp()
-                 THEN (extract(epoch FROM l.feed_wanted_until - clock_timestamp()) * 1000)::bigint ELSE 0 END::text
-              AS feed_wanted_ms
+            l.pinned_to, l.moving_to, l.seq::text
        FROM market_leases l LEFT JOIN cluster_nodes n ON n.node_id = l.owner ORDER BY l.market`,
   );
   return rows.map((row) => ({
@@ -202,17 +196,7 @@ export async function marketOwners(db: Sql): Promise<MarketOwner[]> {
     pinnedTo: row.pinned_to,
     movingTo: row.moving_to,
     seq: Number(row.seq),
-    feedWantedMs: Number(row.feed_wanted_ms),
   }));
-}
-
-/** Live nodes (heartbeat within `aliveMs`). */
-export async function liveNodeCount(db: Sql, aliveMs: number): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM cluster_nodes WHERE heartbeat_at > clock_timestamp() - $1::int * interval '1 millisecond'`,
-    [aliveMs],
-  );
-  return Number(rows[0]?.n ?? 1);
 }
 
 /**

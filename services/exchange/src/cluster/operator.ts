@@ -29,6 +29,12 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
        FROM cluster_jobs ORDER BY job`,
   );
   const markets = await marketOwners(db);
+  // How long each owner goes on logging its batches' feed for the nodes following the market.
+  const { rows: feeds } = await db.query<{ market: string; ms: string }>(
+    `SELECT market, greatest(0, (extract(epoch FROM feed_wanted_until - clock_timestamp()) * 1000)::bigint)::text AS ms
+       FROM market_leases WHERE feed_wanted_until > clock_timestamp()`,
+  );
+  const feedWantedMs = new Map(feeds.map((row) => [row.market, Number(row.ms)]));
   const alive = (age: number) => age <= leaseMs;
   return {
     nodes: nodes.map((node) => ({
@@ -54,7 +60,7 @@ export async function clusterStatus(db: Sql, leaseMs = 3_000) {
       seq: m.seq,
       // How long the owner goes on logging each batch's feed for the nodes that follow the market
       // (0: none asks, as in a one-node cluster; README "The live feed on every node").
-      feedWantedForMs: m.feedWantedMs,
+      feedWantedForMs: feedWantedMs.get(m.market) ?? 0,
     })),
     jobs: jobs.map((j) => ({ job: j.job, owner: j.live ? j.owner : null, epoch: Number(j.epoch) })),
   };

@@ -89,11 +89,7 @@ export class MarketStats {
       else stats.take(batch);
     });
     try {
-      for (const entry of stats.tracked.values()) {
-        for await (const trade of storedTradesSince(options.db, entry.market.id, now - windowMs)) {
-          entry.day.add(trade);
-        }
-      }
+      for (const entry of stats.tracked.values()) entry.day = await stats.storedWindow(entry.market.id, now);
     } catch (error) {
       stats.close();
       throw error;
@@ -149,10 +145,9 @@ export class MarketStats {
     void (async () => {
       for (;;) {
         reread.again = false;
-        const day = new RollingDay(this.windowMs);
+        let day: RollingDay;
         try {
-          for await (const trade of storedTradesSince(this.db, entry.market.id, this.clock() - this.windowMs))
-            day.add(trade);
+          day = await this.storedWindow(entry.market.id, this.clock());
         } catch (error) {
           this.onError(error);
           // The old window, with the trades of the batches followed meanwhile that it can take.
@@ -167,6 +162,13 @@ export class MarketStats {
       entry.reread = undefined;
       entry.version += 1;
     })();
+  }
+
+  /** The window of a market at `now` from its stored trades. */
+  private async storedWindow(market: string, now: number): Promise<RollingDay> {
+    const day = new RollingDay(this.windowMs);
+    for await (const trade of storedTradesSince(this.db, market, now - this.windowMs)) day.add(trade);
+    return day;
   }
 
   private entry(id: string): Tracked {

@@ -181,11 +181,12 @@ const SINGLE_LOG = `c AS (
        SELECT $13::text, $14::bigint, $15::jsonb WHERE $14::bigint > 0
      ), `;
 // A cluster node logs what the batch changed beside its commands (065_feed_log.sql): its trades and
-// created orders (built here from the statement's own parameters, in the owner's order), the older
-// orders it changed and the balances it moved as the statement left them, so that the nodes following
-// the market publish what the owner publishes (batch-feed.ts). Only while a node follows the market
-// (066_feed_wanted.sql): the flag comes from the fence's UPDATE, which sees the newest row (a flag
-// committed while it waited for the row's lock included); otherwise none of it is built.
+// created orders (built here from the statement's own parameters, in the owner's order; the orders
+// in the shape of the changed ones, `orderColumns`), the older orders it changed and the balances it
+// moved as the statement left them, so that the nodes following the market publish what the owner
+// publishes (batch-feed.ts). Only while a node follows the market (066_feed_wanted.sql): the flag
+// comes from the fence's UPDATE, which sees the newest row (a flag committed while it waited for the
+// row's lock included); otherwise none of it is built.
 const CLUSTER_LOG = `c AS (
        INSERT INTO engine_commands (market, seq, command, feed)
        SELECT $13::text, $14::bigint, $15::jsonb,
@@ -202,19 +203,15 @@ const CLUSTER_LOG = `c AS (
                        WITH ORDINALITY AS x(id, market, price, amount, quote, taker_side, buy_order_id,
                                             sell_order_id, buy_account, sell_account, buyer_fee, seller_fee,
                                             created_at, n)),
-                'created', (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                    'id', y.id::text, 'market', y.market, 'account_id', y.account_id, 'side', y.side,
-                    'kind', y.kind, 'price', y.price::text, 'stop_price', y.stop_price::text,
-                    'amount', y.amount::text, 'quote', y.quote::text, 'executed', y.executed::text,
-                    'funds', y.funds::text, 'trades_count', y.trades_count, 'state', y.state,
-                    'created_at', y.created_at::text, 'updated_at', y.updated_at::text)
-                    ORDER BY y.n), '[]'::jsonb)
-                  FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
-                              $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[],
-                              $27::int[], $28::text[], $29::bigint[], $30::bigint[])
-                       WITH ORDINALITY AS y(id, market, account_id, side, kind, price, stop_price, amount,
-                                            quote, executed, funds, trades_count, state, created_at,
-                                            updated_at, n)),
+                'created', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'n' ORDER BY r.n), '[]'::jsonb)
+                  FROM (SELECT ${orderColumns('y.')}, y.n
+                          FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[],
+                                      $21::numeric[], $22::numeric[], $23::numeric[], $24::numeric[],
+                                      $25::numeric[], $26::numeric[], $27::int[], $28::text[], $29::bigint[],
+                                      $30::bigint[])
+                               WITH ORDINALITY AS y(id, market, account_id, side, kind, price, stop_price,
+                                                    amount, quote, executed, funds, trades_count, state,
+                                                    created_at, updated_at, n)) r),
                 'changed', coalesce((SELECT jsonb_agg(to_jsonb(u)) FROM u), '[]'::jsonb),
                 'balances', coalesce((SELECT jsonb_agg(jsonb_build_object('account_id', account_id,
                   'currency', currency, 'available', available::text)) FROM b), '[]'::jsonb)) END

@@ -13,12 +13,6 @@ export interface WalletServices {
   readonly secretBox: SecretBox;
   readonly wallet: Wallet;
   readonly dataDir: string;
-  /**
-   * The embedded database (PGlite): the operator tool cannot open it while this server runs, so the
-   * server takes the tool's deposit commands on the loopback endpoint. With PostgreSQL the tool opens
-   * the database itself and no endpoint is started (several nodes of a cluster may share DATA_DIR).
-   */
-  readonly embedded: boolean;
 }
 
 /**
@@ -26,7 +20,10 @@ export interface WalletServices {
  * operator endpoint (sandbox deposit commands while the server holds it), both stopped with the app.
  */
 export async function startWalletServices(app: App, services: WalletServices): Promise<void> {
-  const endpoint = services.embedded ? await operatorEndpoint(services) : undefined;
+  // Only on the embedded database (PGlite), which the operator tool cannot open while this server
+  // runs; with PostgreSQL the tool opens the database itself (and the nodes of a cluster may share
+  // DATA_DIR, where they raced on the endpoint's file).
+  const endpoint = services.db.kind === 'pglite' ? await operatorEndpoint(services) : undefined;
   if (endpoint) app.addHook('onClose', () => endpoint.close());
   services.wallet.useLog(app.log);
   services.wallet.start();

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import { until as untilWithin } from '@platform/testkit/wait';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openStorage } from '../../src/db/open.js';
@@ -89,15 +89,10 @@ describe('exchange cluster: a follower stalled past its wish for the feed', () =
   }
   const ticker = async (url: string) =>
     (await (await fetch(`${url}/v3/tickers?symbols=${MARKET}`)).json()) as unknown;
-  async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value !== undefined) return value;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(100);
-    }
-  }
+
+  /** Polls as the test always did: every 100 ms, for up to 30 s. */
+  const until = <T>(what: string, probe: () => Promise<T | undefined>) =>
+    untilWithin(what, probe, 30_000, 100);
 
   it('closes its trades and private connections with 4009 and reads the trades again', async () => {
     const ownerId = await until('an owner of the market', () => ownerOf(db, MARKET));
