@@ -249,19 +249,21 @@ export async function syncCurrencies(
     code: c.code,
     precision: reference.ledgerPrecision(c.code),
   }));
+  // ON CONFLICT: nodes started together on a new database all find the table empty; the first insert
+  // wins and the others wait for it, then compare against what it recorded.
   await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO currencies (code, precision)
+       SELECT * FROM unnest($1::text[], $2::int[]) ON CONFLICT (code) DO NOTHING`,
+      [currencies.map((c) => c.code), currencies.map((c) => c.precision)],
+    );
     const { rows } = await tx.query<{ code: string; precision: number }>(
       'SELECT code, precision FROM currencies',
     );
     const stored = new Map(rows.map((row) => [row.code, row.precision]));
     for (const currency of currencies) {
       const precision = stored.get(currency.code);
-      if (precision === undefined) {
-        await tx.query('INSERT INTO currencies (code, precision) VALUES ($1, $2)', [
-          currency.code,
-          currency.precision,
-        ]);
-      } else if (precision !== currency.precision) {
+      if (precision !== currency.precision) {
         throw new Error(
           `currency ${currency.code}: the ledger precision is ${currency.precision} in the reference file but ` +
             `${precision} in the ledger; changing it would change the value of stored amounts`,
