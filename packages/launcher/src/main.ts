@@ -127,15 +127,23 @@ const services = specs.map(
 const byName = new Map(services.map((s) => [s.spec.name, s]));
 
 let stopping = false;
+let stoppingSince = 0;
+// Ctrl-C in a terminal reaches the launcher twice: from the terminal (the whole foreground process
+// group) and from npm, which passes the signal on to its child. A second signal this soon after the
+// first is that same keypress, not a request to hurry.
+const SAME_KEYPRESS_MS = 1000;
 async function stopAll(signal: string): Promise<void> {
   if (stopping) {
     // The parent going away while we stop is expected (a SIGTERM to the whole process group reaches
-    // npm and its shell too): keep stopping in order. Only a second signal means "now".
-    if (signal === 'parent process exited') return;
+    // npm and its shell too): keep stopping in order. Only a later second signal means "now".
+    if (signal === 'parent process exited' || Date.now() - stoppingSince < SAME_KEYPRESS_MS) return;
     say(`${signal} again: killing everything now`);
+    // The services run in process groups of their own: exiting alone would leave them running.
+    for (const service of services) service.kill();
     process.exit(130);
   }
   stopping = true;
+  stoppingSince = Date.now();
   say(`${signal} received, stopping ${services.length} service(s)...`);
   await Promise.all(services.map((s) => s.stop(graceMs)));
   say('all services stopped');

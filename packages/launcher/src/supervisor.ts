@@ -114,6 +114,11 @@ export class SupervisedService {
     if (wasFailed) this.state = 'failed';
   }
 
+  /** SIGKILL to the whole process group now (the operator asked twice). */
+  kill(): void {
+    if (this.child?.pid) signalGroup(this.child.pid, 'SIGKILL');
+  }
+
   /** Resolves when the process has exited, for whatever reason. */
   whenExited(): Promise<void> {
     return this.exited;
