@@ -7,19 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { until } from '@platform/testkit/wait';
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive } from './alive.js';
 import { announcePort, serviceFront } from './service-front.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Started {
   readonly launcher: ChildProcess;

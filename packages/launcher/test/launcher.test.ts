@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from './alive.js';
 import { announcePort, serviceFront } from './service-front.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -32,15 +33,6 @@ function writeService(root: string, name: string, platform: object, source: stri
   mkdirSync(join(root, name, 'src'), { recursive: true });
   writeFileSync(join(root, name, 'package.json'), JSON.stringify({ name, platform }));
   writeFileSync(join(root, name, 'src/server.ts'), source);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('npm start launcher', () => {
