@@ -89,17 +89,7 @@ export class MatchingEngine extends BookState {
     const changed = this.changedLevels;
     if (changed === null) return { bids: [], asks: [] };
     this.levelRound += 1;
-    const read = (levels: Level[]): BookEntry[] => {
-      const out: BookEntry[] = new Array(levels.length);
-      for (let i = 0; i < levels.length; i++) {
-        const level = levels[i]!;
-        out[i] =
-          level.count === 0 ? [level.bigPrice, 0n, 0] : [level.bigPrice, BigInt(level.total), level.count];
-      }
-      levels.length = 0;
-      return out;
-    };
-    return { bids: read(changed[BUY]), asks: read(changed[SELL]) };
+    return { bids: entriesOf(changed[BUY]), asks: entriesOf(changed[SELL]) };
   }
 
   apply(cmd: Command): CommandResult {
@@ -459,4 +449,17 @@ export class MatchingEngine extends BookState {
   protected stopLadder(side: SideCode): PriceLadder {
     return side === BUY ? this.buyStops : this.sellStops;
   }
+}
+
+/** The levels as book entries now (volume 0, orders 0: gone); empties the list. */
+function entriesOf(levels: Level[]): BookEntry[] {
+  const out: BookEntry[] = [];
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i]!;
+    out.push(
+      level.count === 0 ? [level.bigPrice, 0n, 0] : [level.bigPrice, BigInt(level.total), level.count],
+    );
+  }
+  levels.length = 0;
+  return out;
 }
