@@ -199,7 +199,7 @@ export class FeedHub {
     const anyPrivate = this.privatePeers.orders.size > 0 || this.privatePeers.balances.size > 0;
     for (const batch of batches) {
       const state = this.markets.get(batch.market.id)!;
-      if (batch.feedMissing) this.closeMissed(state);
+      if (batch.feedMissing) this.closeMissed(state, batch);
       this.flushBatch(state, batch);
       if (anyPrivate) this.flushPrivate(batch);
       if (batch.seq > state.seq) state.seq = batch.seq;
@@ -253,13 +253,16 @@ export class FeedHub {
    * A batch came without its trades, orders and balances (orders/commits.ts `feedMissing`): the
    * market's trades followers and every private follower (the batch's accounts are not known) would
    * miss frames without seeing it by the numbers, so they are closed (4009) to resubscribe. The book
-   * stays exact (the levels are the engine's).
+   * stays exact (the levels are the engine's). The reason names the market and the batch's sequence
+   * numbers, so that a client knows from where to read the REST API (under 123 bytes: market ids are
+   * at most 24 characters).
    */
-  private closeMissed(state: MarketState): void {
+  private closeMissed(state: MarketState, batch: CommittedBatch): void {
     const peers = new Set<Peer>(state.peers.trades);
     for (const channel of Object.values(this.privatePeers))
       for (const accountPeers of channel.values()) for (const peer of accountPeers) peers.add(peer);
-    for (const peer of peers) peer.close(CLOSE.feedGap, 'feed gap: resubscribe');
+    const reason = `feed gap: ${batch.market.id} seq ${batch.prevSeq + 1}-${batch.seq} not logged; resubscribe`;
+    for (const peer of peers) peer.close(CLOSE.feedGap, reason);
   }
 
   /** The batch's `orders` and `balances` frames, one of each per account that follows them. */

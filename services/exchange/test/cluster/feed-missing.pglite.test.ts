@@ -99,11 +99,16 @@ describe('a followed batch without its feed', () => {
     hub.start();
     try {
       const peer = () => {
-        const seen = { frames: [] as OutgoingFrame[], closed: undefined as number | undefined };
+        const seen = {
+          frames: [] as OutgoingFrame[],
+          closed: undefined as number | undefined,
+          reason: undefined as string | undefined,
+        };
         const p: Peer = {
           deliver: (frame) => seen.frames.push(frame),
-          close: (code) => {
+          close: (code, reason) => {
             seen.closed = code;
+            seen.reason = reason;
           },
         };
         return { p, seen };
@@ -121,6 +126,9 @@ describe('a followed batch without its feed', () => {
       service.commits.publish(missing());
       hub.flush();
       expect(trades.seen.closed).toBe(CLOSE.feedGap);
+      const seq = service.writer(MARKET)!.commandSeq + 1;
+      // Where the client should read from: the market and the batch's sequence numbers.
+      expect(trades.seen.reason).toBe(`feed gap: ${MARKET} seq ${seq}-${seq} not logged; resubscribe`);
       expect(orders.seen.closed).toBe(CLOSE.feedGap);
       expect(balances.seen.closed).toBe(CLOSE.feedGap);
       expect(otherMarketTrades.seen.closed).toBeUndefined();

@@ -168,6 +168,7 @@ describe('exchange cluster: a follower stalled past its wish for the feed', () =
     follower.signal('SIGCONT');
     const closed = await client.whenClosed(30_000);
     expect(closed.code).toBe(CLOSE.feedGap);
+    expect(closed.reason).toMatch(new RegExp(`^feed gap: ${MARKET} seq \\d+-\\d+ not logged; resubscribe$`));
     // No trades frame of the batches it could not make was sent before the close.
     const tradeFrames = client.frames.filter(
       (f) => f.event === 'trades' && Number(f.seq) > Number(before[0]!.seq),
