@@ -49,6 +49,12 @@ export class MatchingEngine extends BookState {
    * one first, so the entries applied in order give the level as it is.
    */
   private changedLevels: [Level[], Level[]] | null = null;
+  /**
+   * How many of each list's slots this round filled: the lists keep their length between rounds and
+   * are overwritten from the start, so recording a level is a store, not an array that grows again
+   * (the slots past the count hold levels of earlier rounds until overwritten; never read).
+   */
+  private changedCounts: [number, number] = [0, 0];
   /** The round `changedLevels` collects (never 0, the value of a level never recorded). */
   private levelRound = 1;
 
@@ -77,7 +83,7 @@ export class MatchingEngine extends BookState {
     const changed = this.changedLevels;
     if (changed === null || level.changedIn === this.levelRound) return;
     level.changedIn = this.levelRound;
-    changed[side].push(level);
+    changed[side][this.changedCounts[side]++] = level;
   }
 
   /**
@@ -89,7 +95,14 @@ export class MatchingEngine extends BookState {
     const changed = this.changedLevels;
     if (changed === null) return { bids: [], asks: [] };
     this.levelRound += 1;
-    return { bids: entriesOf(changed[BUY]), asks: entriesOf(changed[SELL]) };
+    const counts = this.changedCounts;
+    const taken = {
+      bids: entriesOf(changed[BUY], counts[BUY]),
+      asks: entriesOf(changed[SELL], counts[SELL]),
+    };
+    counts[BUY] = 0;
+    counts[SELL] = 0;
+    return taken;
   }
 
   apply(cmd: Command): CommandResult {
@@ -451,15 +464,14 @@ export class MatchingEngine extends BookState {
   }
 }
 
-/** The levels as book entries now (volume 0, orders 0: gone); empties the list. */
-function entriesOf(levels: Level[]): BookEntry[] {
+/** The first `count` levels as book entries now (volume 0, orders 0: gone). */
+function entriesOf(levels: Level[], count: number): BookEntry[] {
   const out: BookEntry[] = [];
-  for (let i = 0; i < levels.length; i++) {
+  for (let i = 0; i < count; i++) {
     const level = levels[i]!;
     out.push(
       level.count === 0 ? [level.bigPrice, 0n, 0] : [level.bigPrice, BigInt(level.total), level.count],
     );
   }
-  levels.length = 0;
   return out;
 }
