@@ -4,7 +4,7 @@ import { type CommandResult, fail } from './errors.js';
 import { BUY, type Level, NIL, SELL, type SideCode } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
 import type { EngineSnapshot } from './snapshot.js';
-import type { Asset, Command, DoneReason, EngineEvent, MarketSpec, OrderId } from './types.js';
+import type { Asset, Command, DoneEvent, DoneReason, EngineEvent, MarketSpec, OrderId } from './types.js';
 import { feeOf, lockFor } from './validate.js';
 
 export type { BookEntry, LiveOrder } from './book-state.js';
@@ -163,21 +163,20 @@ export class MatchingEngine extends BookState {
       if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
       return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
     }
-    const events: EngineEvent[] = [];
-    this.out = events;
     this.now = time;
     const side = store.side(slot);
     const stop = store.stopPrice(slot);
     const ladder = stop > 0 ? this.stopLadder(side) : this.bookLadder(side);
     const level = ladder.levelOf(stop > 0 ? stop : store.price(slot));
     if (stop === 0) this.levelChanged(side, level);
-    this.removeOrder(slot, level, ladder, 'cancelled');
+    // A literal holding its one event: an empty array grown by a push would get room for 17.
+    const events: EngineEvent[] = [this.removeOrder(slot, level, ladder, 'cancelled')];
     const asset: Asset = side === BUY ? 'quote' : 'base';
     return { ok: true, lockAsset: asset, lock: 0n, events };
   }
 
-  /** Unlinks a live order, records it closed and emits its `done` event; returns the released lock. */
-  private removeOrder(slot: number, level: Level, ladder: PriceLadder, reason: DoneReason): bigint {
+  /** Unlinks a live order and records it closed; returns its `done` event (the caller emits it). */
+  private removeOrder(slot: number, level: Level, ladder: PriceLadder, reason: DoneReason): DoneEvent {
     const store = this.store;
     const id = store.id(slot);
     const side = store.side(slot);
@@ -188,9 +187,16 @@ export class MatchingEngine extends BookState {
     this.closed.set(id, CANCELLED);
     const bigRemaining = BigInt(remaining);
     const release = side === BUY ? product(store.price(slot), remaining) : bigRemaining;
-    this.emitDone(id, store.accountName(store.account(slot)), side, reason, bigRemaining, release);
+    const done = this.doneEvent(
+      id,
+      store.accountName(store.account(slot)),
+      side,
+      reason,
+      bigRemaining,
+      release,
+    );
     store.free(slot);
-    return release;
+    return done;
   }
 
   private emitDone(
@@ -201,7 +207,18 @@ export class MatchingEngine extends BookState {
     remaining: bigint,
     release: bigint,
   ): void {
-    this.out.push({
+    this.out.push(this.doneEvent(id, account, side, reason, remaining, release));
+  }
+
+  private doneEvent(
+    id: OrderId,
+    account: string,
+    side: SideCode,
+    reason: DoneReason,
+    remaining: bigint,
+    release: bigint,
+  ): DoneEvent {
+    return {
       type: 'done',
       seq: ++this.seq,
       time: this.now,
@@ -214,7 +231,7 @@ export class MatchingEngine extends BookState {
       remaining,
       releaseAsset: side === BUY ? 'quote' : 'base',
       release,
-    });
+    };
   }
 
   /** A limit order (new or triggered stop): match what crosses, rest the remainder. */
@@ -317,7 +334,7 @@ export class MatchingEngine extends BookState {
         const next = store.next(maker);
         if (store.account(maker) === account) {
           // Self-trade prevention, "cancel oldest": the resting order goes, the taker carries on.
-          this.removeOrder(maker, level, book, 'self_trade');
+          this.out.push(this.removeOrder(maker, level, book, 'self_trade'));
         } else {
           const qty = Math.min(store.remaining(maker), cap);
           const quote = this.fill(id, account, side, limit, maker, level, book, qty);
