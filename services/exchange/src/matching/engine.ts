@@ -199,17 +199,6 @@ export class MatchingEngine extends BookState {
     return done;
   }
 
-  private emitDone(
-    id: OrderId,
-    account: string,
-    side: SideCode,
-    reason: DoneReason,
-    remaining: bigint,
-    release: bigint,
-  ): void {
-    this.out.push(this.doneEvent(id, account, side, reason, remaining, release));
-  }
-
   private doneEvent(
     id: OrderId,
     account: string,
@@ -240,7 +229,7 @@ export class MatchingEngine extends BookState {
     const remaining = this.remaining;
     if (remaining === 0) {
       this.closed.set(id, FILLED);
-      this.emitDone(id, this.store.accountName(account), side, 'filled', 0n, 0n);
+      this.out.push(this.doneEvent(id, this.store.accountName(account), side, 'filled', 0n, 0n));
       return;
     }
     const store = this.store;
@@ -289,7 +278,7 @@ export class MatchingEngine extends BookState {
       if (this.remaining !== 0) reason = 'no_liquidity';
     }
     this.closed.set(id, reason === 'filled' ? FILLED : CANCELLED);
-    this.emitDone(id, this.store.accountName(account), side, reason, remaining, release);
+    this.out.push(this.doneEvent(id, this.store.accountName(account), side, reason, remaining, release));
   }
 
   /**
@@ -394,7 +383,7 @@ export class MatchingEngine extends BookState {
       book.noteEmptied(level);
       this.live.delete(makerId);
       this.closed.set(makerId, FILLED);
-      this.emitDone(makerId, makerAccount, store.side(maker), 'filled', 0n, 0n);
+      this.out.push(this.doneEvent(makerId, makerAccount, store.side(maker), 'filled', 0n, 0n));
       store.free(maker);
     }
     this.last = price;

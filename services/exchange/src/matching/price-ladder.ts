@@ -73,12 +73,6 @@ export class PriceLadder {
     return this.byPrice.get(price)!;
   }
 
-  /** The non-empty level at `price`, or undefined. */
-  find(price: number): Level | undefined {
-    const level = this.byPrice.get(price);
-    return level !== undefined && level.count !== 0 ? level : undefined;
-  }
-
   /** Call after an order left `level` so that empty levels are accounted for. */
   noteEmptied(level: Level): void {
     if (level.count !== 0) return;
