@@ -42,9 +42,9 @@ export abstract class BookState {
   /** The records of the live orders (resting and waiting stops). */
   protected readonly store = new OrderStore();
   /** Every live order's record slot by id: O(1) cancel. */
-  protected readonly live = new OrderIndex();
+  protected readonly live: OrderIndex;
   /** Final status of every order that left, so cancels of finished orders get a precise error. */
-  protected readonly closed = new ClosedOrders();
+  protected readonly closed: ClosedOrders;
   /** Largest order id seen: a larger id cannot be a duplicate, which skips two lookups. */
   protected maxId = 0;
   protected seq = 0;
@@ -54,6 +54,8 @@ export abstract class BookState {
 
   constructor(spec: MarketSpec) {
     this.market = resolveMarket(spec);
+    this.live = new OrderIndex(this.market.idStride);
+    this.closed = new ClosedOrders(this.market.idStride);
   }
 
   get lastPrice(): bigint | null {

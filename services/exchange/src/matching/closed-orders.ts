@@ -7,6 +7,7 @@
  * statuses live in 2-bit slots of pages of 4,096 ids (1 KiB each), found by page number (see
  * PageDirectory), with the last page used cached. A million orders take about 250 KiB.
  */
+import { IdKeys } from './id-keys.js';
 import { PageDirectory } from './page-directory.js';
 
 export const FILLED = 1;
@@ -23,23 +24,36 @@ function slotOf(id: number): number {
 }
 
 export class ClosedOrders {
+  /** Ids are stored by key (id-keys.ts), dense within one residue of the market's id stride. */
+  private readonly keys: IdKeys;
   private readonly pages = new PageDirectory<Uint8Array>();
   private lastPageNo = -1;
   private lastPage: Uint8Array | undefined;
   private count = 0;
+  private pagesMade = 0;
+
+  constructor(idStride = 1) {
+    this.keys = new IdKeys(idStride);
+  }
 
   get size(): number {
     return this.count;
   }
 
-  private page(id: number, create: boolean): Uint8Array | undefined {
-    const pageNo = id <= INT32 ? id >>> PAGE_BITS : Math.floor(id / PAGE_SIZE);
+  /** Pages of statuses held (1 KiB each): what the statuses cost in memory. */
+  get pageCount(): number {
+    return this.pagesMade;
+  }
+
+  private page(key: number, create: boolean): Uint8Array | undefined {
+    const pageNo = key <= INT32 ? key >>> PAGE_BITS : Math.floor(key / PAGE_SIZE);
     if (pageNo === this.lastPageNo) return this.lastPage;
     let page = this.pages.get(pageNo);
     if (page === undefined) {
       if (!create) return undefined;
       page = new Uint8Array(PAGE_SIZE >> 2);
       this.pages.set(pageNo, page);
+      this.pagesMade++;
     }
     this.lastPageNo = pageNo;
     this.lastPage = page;
@@ -47,8 +61,9 @@ export class ClosedOrders {
   }
 
   set(id: number, status: ClosedStatus): void {
-    const page = this.page(id, true)!;
-    const slot = slotOf(id);
+    const key = this.keys.key(id);
+    const page = this.page(key, true)!;
+    const slot = slotOf(key);
     const shift = (slot & 3) << 1;
     const byte = page[slot >> 2]!;
     if (((byte >> shift) & 3) === 0) this.count++;
@@ -56,9 +71,10 @@ export class ClosedOrders {
   }
 
   get(id: number): ClosedStatus | undefined {
-    const page = this.page(id, false);
+    const key = this.keys.key(id);
+    const page = this.page(key, false);
     if (page === undefined) return undefined;
-    const slot = slotOf(id);
+    const slot = slotOf(key);
     const status = (page[slot >> 2]! >> ((slot & 3) << 1)) & 3;
     return status === 0 ? undefined : (status as ClosedStatus);
   }
@@ -68,12 +84,15 @@ export class ClosedOrders {
   }
 
   /** Every closed id with its status, ascending by id. */
-  *entries(): IterableIterator<[number, ClosedStatus]> {
+  entries(): [number, ClosedStatus][] {
+    const all: [number, ClosedStatus][] = [];
     for (const [pageNo, page] of this.pages.entries()) {
       for (let slot = 0; slot < PAGE_SIZE; slot++) {
         const status = (page[slot >> 2]! >> ((slot & 3) << 1)) & 3;
-        if (status !== 0) yield [pageNo * PAGE_SIZE + slot, status as ClosedStatus];
+        if (status !== 0) all.push([this.keys.id(pageNo * PAGE_SIZE + slot), status as ClosedStatus]);
       }
     }
+    // Keys ascend with ids only within one residue of the stride.
+    return this.keys.stride === 1 ? all : all.sort((a, b) => a[0] - b[0]);
   }
 }

@@ -1,3 +1,4 @@
+import { IdKeys } from './id-keys.js';
 import { NIL } from './order-list.js';
 import { PageDirectory } from './page-directory.js';
 
@@ -29,6 +30,8 @@ function slotOf(id: number): number {
  * order alone in its page) 1 KiB per live order. The pool keeps its largest size.
  */
 export class OrderIndex {
+  /** Ids are stored by key (id-keys.ts), dense within one residue of the market's id stride. */
+  private readonly keys: IdKeys;
   /** Page number -> index of the page in the pool. */
   private readonly pages = new PageDirectory<number>();
   /** Slot + 1 per id (0: no live order), PAGE_SIZE entries per page. */
@@ -41,8 +44,17 @@ export class OrderIndex {
   private lastPage = -1;
   private count = 0;
 
+  constructor(idStride = 1) {
+    this.keys = new IdKeys(idStride);
+  }
+
   get size(): number {
     return this.count;
+  }
+
+  /** Pages in use (1 KiB each; the pool keeps its largest size). */
+  get pageCount(): number {
+    return this.pagesUsed - this.freePages.length;
   }
 
   /** Index of the page in the pool, or -1. */
@@ -57,8 +69,9 @@ export class OrderIndex {
 
   /** The slot of the live order with this id, or NIL. */
   get(id: number): number {
-    const page = this.page(pageOf(id));
-    return page < 0 ? NIL : this.pool[(page << PAGE_BITS) + slotOf(id)]! - 1;
+    const key = this.keys.key(id);
+    const page = this.page(pageOf(key));
+    return page < 0 ? NIL : this.pool[(page << PAGE_BITS) + slotOf(key)]! - 1;
   }
 
   has(id: number): boolean {
@@ -66,7 +79,8 @@ export class OrderIndex {
   }
 
   set(id: number, slot: number): void {
-    const pageNo = pageOf(id);
+    const key = this.keys.key(id);
+    const pageNo = pageOf(key);
     let page = this.page(pageNo);
     if (page < 0) {
       page = this.newPage();
@@ -74,7 +88,7 @@ export class OrderIndex {
       this.lastPageNo = pageNo;
       this.lastPage = page;
     }
-    const at = (page << PAGE_BITS) + slotOf(id);
+    const at = (page << PAGE_BITS) + slotOf(key);
     if (this.pool[at] === 0) {
       this.live[page]!++;
       this.count++;
@@ -83,10 +97,11 @@ export class OrderIndex {
   }
 
   delete(id: number): void {
-    const pageNo = pageOf(id);
+    const key = this.keys.key(id);
+    const pageNo = pageOf(key);
     const page = this.page(pageNo);
     if (page < 0) return;
-    const at = (page << PAGE_BITS) + slotOf(id);
+    const at = (page << PAGE_BITS) + slotOf(key);
     if (this.pool[at] === 0) return;
     this.pool[at] = 0;
     this.count--;

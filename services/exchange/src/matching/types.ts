@@ -40,6 +40,12 @@ export interface MarketSpec {
   readonly makerFeePpm?: number;
   /** Taker fee in parts per million of what the taker receives. @default 0 */
   readonly takerFeePpm?: number;
+  /**
+   * The market's order ids step by this (a power of two): a cluster's markets interleave their ids
+   * (src/orders/writer.ts `ID_STRIDE`). Only the layout of the engine's id-paged structures follows it
+   * (id-keys.ts); any id is still accepted. @default 1
+   */
+  readonly idStride?: number;
 }
 
 /** Caller-assigned order ids are positive safe integers, unique across the engine's life. */

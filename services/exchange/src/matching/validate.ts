@@ -1,4 +1,5 @@
 import { fail, type MatchingError } from './errors.js';
+import { isIdStride } from './id-keys.js';
 import type { Asset, Command, MarketSpec, Side } from './types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -17,6 +18,8 @@ export interface Market {
   readonly maxAmount: bigint;
   readonly makerFeePpm: bigint;
   readonly takerFeePpm: bigint;
+  /** How the market's order ids step (MarketSpec `idStride`). */
+  readonly idStride: number;
   /**
    * The same bounds as numbers (all within 2^53), for validation: comparing bigints is a runtime
    * call each, so a command's price and amount are converted once and checked as numbers.
@@ -46,6 +49,7 @@ export function resolveMarket(spec: MarketSpec): Market {
     maxAmount,
     makerFeePpm: BigInt(spec.makerFeePpm ?? 0),
     takerFeePpm: BigInt(spec.takerFeePpm ?? 0),
+    idStride: spec.idStride ?? 1,
     num: Object.freeze({
       tick: Number(tickSize),
       lot: Number(lotSize),
@@ -63,6 +67,7 @@ export function resolveMarket(spec: MarketSpec): Market {
   for (const fee of [market.makerFeePpm, market.takerFeePpm]) {
     if (fee < 0n || fee >= BigInt(PPM)) throw bad('fee rate');
   }
+  if (!isIdStride(market.idStride)) throw bad('id stride (a power of two up to 2^20)');
   return market;
 }
 

@@ -35,8 +35,16 @@ export interface TradingMarket {
   formatTotal(total: bigint): string;
 }
 
-/** `fees` applies to markets whose reference entry sets no `maker_fee_ppm` / `taker_fee_ppm` of its own. */
-export function tradingMarket(reference: ReferenceData, file: MarketFile, fees: FeeRates): TradingMarket {
+/**
+ * `fees` applies to markets whose reference entry sets no `maker_fee_ppm` / `taker_fee_ppm` of its own;
+ * `idStride` is how the market's order ids step (a cluster's, writer.ts `ID_STRIDE`), for its engines.
+ */
+export function tradingMarket(
+  reference: ReferenceData,
+  file: MarketFile,
+  fees: FeeRates,
+  idStride = 1,
+): TradingMarket {
   const basePrecision = reference.ledgerPrecision(file.base_unit);
   const quotePrecision = reference.ledgerPrecision(file.quote_unit);
   const totalPrecision = file.base_precision + file.quote_precision;
@@ -52,6 +60,7 @@ export function tradingMarket(reference: ReferenceData, file: MarketFile, fees: 
       amountPrecision: file.base_precision,
       makerFeePpm: file.maker_fee_ppm ?? fees.makerFeePpm,
       takerFeePpm: file.taker_fee_ppm ?? fees.takerFeePpm,
+      idStride,
     }),
     totalPrecision,
     baseToLedger: (amount: bigint) => rescale(amount, file.base_precision, basePrecision),
@@ -64,9 +73,13 @@ export function tradingMarket(reference: ReferenceData, file: MarketFile, fees: 
   });
 }
 
-/** Every market of the reference data, by id. */
-export function tradingMarkets(reference: ReferenceData, fees: FeeRates): Map<string, TradingMarket> {
-  return new Map(reference.markets.map((file) => [file.id, tradingMarket(reference, file, fees)]));
+/** Every market of the reference data, by id (`idStride` as for `tradingMarket`). */
+export function tradingMarkets(
+  reference: ReferenceData,
+  fees: FeeRates,
+  idStride = 1,
+): Map<string, TradingMarket> {
+  return new Map(reference.markets.map((file) => [file.id, tradingMarket(reference, file, fees, idStride)]));
 }
 
 /** Average price of `funds` (quote total units) over `executed` (base units), in price units, rounded down. */

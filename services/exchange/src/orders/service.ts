@@ -10,7 +10,7 @@ import { DEFAULT_FEES, type FeeRates, type TradingMarket, tradingMarkets } from 
 import { BatchPipeline } from './pipeline.js';
 import type { OrderOutcome, OrderRequest } from './requests.js';
 import { lastIds, orderById } from './store.js';
-import { MarketWriter, NotOwnerError } from './writer.js';
+import { ID_STRIDE, MarketWriter, NotOwnerError } from './writer.js';
 
 export interface OrderServiceOptions {
   readonly db: Database;
@@ -77,7 +77,9 @@ export class OrderService {
    * (its newest valid snapshot and the commands after it, or its whole command log).
    */
   static async start(options: OrderServiceOptions): Promise<OrderService> {
-    const markets = tradingMarkets(options.reference, options.fees ?? DEFAULT_FEES);
+    // A cluster's markets interleave their order ids (writer.ts): their engines page ids by that step.
+    const idStride = options.clusterNode !== undefined ? ID_STRIDE : 1;
+    const markets = tradingMarkets(options.reference, options.fees ?? DEFAULT_FEES, idStride);
     const ids = await lastIds(options.db);
     let orderId = ids.order;
     let tradeId = ids.trade;

@@ -61,7 +61,6 @@ export async function fundedTraders(db: Database, count: number): Promise<Trader
   return traders;
 }
 
-/** A cluster of exchange processes on `databaseUrl` with short leases (tests); `env` adds or overrides settings. */
 /**
  * The lease length the test clusters run with: 5000 ms, longer than the 3000 ms default, so that a
  * node starved by a loaded 2-core machine renews in time; CLUSTER_TEST_LEASE_MS=3000 runs them at the
@@ -69,6 +68,7 @@ export async function fundedTraders(db: Database, count: number): Promise<Trader
  */
 export const TEST_LEASE_MS = Number(process.env.CLUSTER_TEST_LEASE_MS ?? 5_000);
 
+/** A cluster of exchange processes on `databaseUrl` with the tests' lease (TEST_LEASE_MS); `env` adds or overrides settings. */
 export async function startExchangeCluster(
   size: number,
   databaseUrl: string,

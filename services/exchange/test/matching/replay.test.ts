@@ -24,6 +24,19 @@ describe('determinism', () => {
     expect(second.snapshot()).toEqual(first.snapshot());
   });
 
+  it('paging ids by a cluster\'s stride changes no event and no snapshot, for dense or strided ids', () => {
+    // A cluster market's ids step by 1024 (writer.ts ID_STRIDE); ids from before the cluster do not.
+    const strided = commands.map((cmd) => ({ ...cmd, id: cmd.id * 1_024 + 5 }));
+    for (const stream of [commands, strided]) {
+      const byId = new MatchingEngine(spec);
+      const byStride = new MatchingEngine({ ...spec, idStride: 1_024 });
+      expect(run(byStride, stream)).toEqual(run(byId, stream));
+      expect(byStride.snapshot()).toEqual(byId.snapshot());
+      const restored = MatchingEngine.restore({ ...spec, idStride: 1_024 }, byId.snapshot());
+      expect(restored.snapshot()).toEqual(byId.snapshot());
+    }
+  });
+
   it('restoring a snapshot (through JSON) and replaying the rest gives the same events', () => {
     const whole = new MatchingEngine(spec);
     const expected = run(whole, commands);

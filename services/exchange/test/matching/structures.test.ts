@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CANCELLED, ClosedOrders, FILLED } from '../../src/matching/closed-orders.js';
+import { IdKeys } from '../../src/matching/id-keys.js';
 import { OrderIndex } from '../../src/matching/order-index.js';
 import { BUY, Level, NIL, OrderStore, SELL } from '../../src/matching/order-list.js';
 import { PageDirectory } from '../../src/matching/page-directory.js';
@@ -42,9 +44,10 @@ describe('price levels', () => {
   });
 });
 
-describe('closed order statuses', () => {
+// Stride 1: ids as keys; 1024: a cluster's ids (id-keys.ts). The same answers either way.
+describe.each([1, 1_024])('closed order statuses, id stride %i', (stride) => {
   it('remember filled and cancelled per id across pages, sparse and large ids', () => {
-    const closed = new ClosedOrders();
+    const closed = new ClosedOrders(stride);
     const ids = [1, 2, 4_095, 4_096, 4_097, 1_000_000, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER];
     for (const [i, id] of ids.entries()) closed.set(id, i % 2 === 0 ? FILLED : CANCELLED);
     expect(ids.map((id) => closed.get(id))).toEqual(ids.map((_, i) => (i % 2 === 0 ? FILLED : CANCELLED)));
@@ -58,9 +61,9 @@ describe('closed order statuses', () => {
   });
 });
 
-describe('live order index', () => {
+describe.each([1, 1_024])('live order index, id stride %i', (stride) => {
   it('finds, replaces and forgets slots by id across pages, drops empty pages and reuses them', () => {
-    const index = new OrderIndex();
+    const index = new OrderIndex(stride);
     const ids = [1, 255, 256, 257, 70_000, 2 ** 45 + 1];
     ids.forEach((id, slot) => {
       index.set(id, slot);
@@ -85,13 +88,71 @@ describe('live order index', () => {
   });
 
   it('grows its page pool past the initial size and keeps every entry', () => {
-    const index = new OrderIndex();
+    const index = new OrderIndex(stride);
     // One id in each of 1,000 pages, then a full page.
     for (let p = 0; p < 1_000; p++) index.set(p * 256 + 7, p);
     for (let id = 300_000; id < 300_256; id++) index.set(id, id);
     expect(index.size).toBe(1_256);
     for (let p = 0; p < 1_000; p++) expect(index.get(p * 256 + 7)).toBe(p);
     for (let id = 300_000; id < 300_256; id++) expect(index.get(id)).toBe(id);
+  });
+});
+
+describe('a cluster market\'s ids (one residue of the stride 1024)', () => {
+  // Market slot 5 of a cluster (src/orders/writer.ts nextIdInSlot), from a page boundary of keys.
+  const clusterIds = (count: number) => Array.from({ length: count }, (_, k) => (k + 409_600) * 1_024 + 5);
+
+  it('take a status page per 4,096 finished orders, not one per 4', () => {
+    const ids = clusterIds(40_960);
+    const compact = new ClosedOrders(1_024);
+    const byId = new ClosedOrders(1);
+    for (const id of ids) {
+      compact.set(id, FILLED);
+      byId.set(id, CANCELLED);
+    }
+    expect(compact.pageCount).toBe(10);
+    expect(byId.pageCount).toBe(10_240);
+    expect(ids.every((id) => compact.get(id) === FILLED && byId.get(id) === CANCELLED)).toBe(true);
+    expect(compact.get(ids[0]! + 1)).toBeUndefined();
+    // Ids numbered one after the other before the cluster (every residue) still work beside them.
+    for (let id = 1; id <= 3_000; id++) compact.set(id, CANCELLED);
+    expect(compact.get(2_999)).toBe(CANCELLED);
+    expect(compact.entries().map(([id]) => id)).toEqual([
+      ...Array.from({ length: 3_000 }, (_, i) => i + 1),
+      ...ids,
+    ]);
+  });
+
+  it('share index pages of 256 live orders, not one page each', () => {
+    const ids = clusterIds(2_560);
+    const compact = new OrderIndex(1_024);
+    const byId = new OrderIndex(1);
+    ids.forEach((id, slot) => {
+      compact.set(id, slot);
+      byId.set(id, slot);
+    });
+    expect(compact.pageCount).toBe(10);
+    expect(byId.pageCount).toBe(2_560);
+    expect(ids.every((id, slot) => compact.get(id) === slot)).toBe(true);
+    for (const id of ids) compact.delete(id);
+    expect([compact.size, compact.pageCount]).toEqual([0, 0]);
+  });
+
+  it('map to keys one to one, consecutive within a residue', () => {
+    const keys = new IdKeys(1_024);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (id) => {
+        const key = keys.key(id);
+        expect(Number.isSafeInteger(key)).toBe(true);
+        expect(keys.id(key)).toBe(id);
+        if (id + 1_024 <= Number.MAX_SAFE_INTEGER) expect(keys.key(id + 1_024)).toBe(key + 1);
+      }),
+      { numRuns: 2_000 },
+    );
+    // Neighbouring ids of different residues land far apart (distinct keys).
+    expect(new Set([0, 1, 2, 1_023, 1_024, 1_025].map((id) => keys.key(id))).size).toBe(6);
+    expect(new IdKeys(1).key(12_345)).toBe(12_345);
+    expect(() => new IdKeys(1_000)).toThrow(/power of two/);
   });
 });
 
