@@ -24,7 +24,7 @@ describe('determinism', () => {
     expect(second.snapshot()).toEqual(first.snapshot());
   });
 
-  it('paging ids by a cluster\'s stride changes no event and no snapshot, for dense or strided ids', () => {
+  it("paging ids by a cluster's stride changes no event and no snapshot, for dense or strided ids", () => {
     // A cluster market's ids step by 1024 (writer.ts ID_STRIDE); ids from before the cluster do not.
     const strided = commands.map((cmd) => ({ ...cmd, id: cmd.id * 1_024 + 5 }));
     for (const stream of [commands, strided]) {

@@ -98,7 +98,7 @@ describe.each([1, 1_024])('live order index, id stride %i', (stride) => {
   });
 });
 
-describe('a cluster market\'s ids (one residue of the stride 1024)', () => {
+describe("a cluster market's ids (one residue of the stride 1024)", () => {
   // Market slot 5 of a cluster (src/orders/writer.ts nextIdInSlot), from a page boundary of keys.
   const clusterIds = (count: number) => Array.from({ length: count }, (_, k) => (k + 409_600) * 1_024 + 5);
 
