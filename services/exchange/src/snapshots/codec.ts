@@ -8,14 +8,24 @@
  * The header holds the counters, the account names (orders refer to them by index) and the counts.
  * A live order is id f64, account u32, side u8 (0 buy, 1 sell), price f64, stop price f64 (0: none),
  * remaining f64, time f64; book orders first, then stops, each in priority order as captured. Closed
- * statuses are 2 bits per id from `closedFrom` (1 filled, 2 cancelled, 0 not closed). The trailing
- * SHA-256 covers everything before it, so a torn or altered snapshot is refused rather than loaded.
+ * statuses are 2 bits per id (1 filled, 2 cancelled, 0 not closed) in runs: format 2 groups the ids by
+ * their residue modulo `closedStride` and keeps, per group `[residue, from, count]`, a run over the
+ * quotients `from .. from + count - 1` (id = quotient * stride + residue); format 1 (still read) had
+ * one run from `closedFrom`. A cluster's market numbers its ids one residue modulo 1024
+ * (orders/writer.ts), where one run over the ids would take 256 bytes per closed order and a
+ * snapshot of a few million orders would pass PostgreSQL's 1 GB limit of a value; the encoder takes
+ * whichever of stride 1 and 1024 is smaller. The trailing SHA-256 covers everything before it, so a
+ * torn or altered snapshot is refused rather than loaded.
  */
 import { createHash } from 'node:crypto';
 import type { EngineSnapshot, SnapshotOrder } from '../matching/snapshot.js';
 
 const MAGIC = 'EXSN';
-const FORMAT = 1;
+const FORMAT = 2;
+/** The format before closed statuses were grouped by residue: one run from `closedFrom`. */
+const FORMAT_ONE_RUN = 1;
+/** Strides the encoder tries for the closed statuses: ids as they are, and a cluster's (ID_STRIDE). */
+const CLOSED_STRIDES = [1, 1024];
 const ORDER_BYTES = 8 + 4 + 1 + 8 + 8 + 8 + 8;
 const DIGEST_BYTES = 32;
 
@@ -28,8 +38,38 @@ interface Header {
   readonly accounts: readonly string[];
   readonly book: number;
   readonly stops: number;
-  readonly closedFrom: number;
-  readonly closedIds: number;
+  /** Format 2: the stride the closed statuses are grouped by, and the groups. */
+  readonly closedStride?: number;
+  readonly closedGroups?: readonly ClosedGroup[];
+  /** Format 1: the one run of closed statuses. */
+  readonly closedFrom?: number;
+  readonly closedIds?: number;
+}
+
+/** The closed ids of one residue: `[residue, first quotient, quotients]`. */
+type ClosedGroup = [residue: number, from: number, count: number];
+
+/** The closed ids grouped by residue modulo `stride`, ascending by residue. */
+function groupsOf(lists: readonly (readonly number[])[], stride: number): ClosedGroup[] {
+  const bounds = new Map<number, [number, number]>();
+  for (const ids of lists) {
+    for (const id of ids) {
+      const residue = id % stride;
+      const q = (id - residue) / stride;
+      const seen = bounds.get(residue);
+      if (seen === undefined) bounds.set(residue, [q, q]);
+      else if (q < seen[0]) seen[0] = q;
+      else if (q > seen[1]) seen[1] = q;
+    }
+  }
+  return [...bounds]
+    .sort((a, b) => a[0] - b[0])
+    .map(([residue, [from, to]]) => [residue, from, to - from + 1]);
+}
+
+/** Bytes the statuses of `groups` take, with their share of the header. */
+function groupBytes(groups: readonly ClosedGroup[]): number {
+  return groups.reduce((sum, [, , count]) => sum + Math.ceil(count / 4) + 24, 0);
 }
 
 export class CorruptSnapshot extends Error {
@@ -64,21 +104,30 @@ export function encodeSnapshot(snapshot: EngineSnapshot): Buffer {
     body.writeDoubleLE(order.time, at + 37);
     at += ORDER_BYTES;
   }
-  let closedFrom = Number.POSITIVE_INFINITY;
-  let closedTo = 0;
-  for (const ids of [snapshot.filled, snapshot.cancelled]) {
-    for (const id of ids) {
-      if (id < closedFrom) closedFrom = id;
-      if (id > closedTo) closedTo = id;
+  const lists = [snapshot.filled, snapshot.cancelled];
+  let closedStride = 1;
+  let closedGroups: ClosedGroup[] = [];
+  for (const stride of CLOSED_STRIDES) {
+    const groups = groupsOf(lists, stride);
+    if (stride === CLOSED_STRIDES[0] || groupBytes(groups) < groupBytes(closedGroups)) {
+      closedStride = stride;
+      closedGroups = groups;
     }
   }
-  const closedIds = closedTo >= closedFrom ? closedTo - closedFrom + 1 : 0;
-  if (closedIds === 0) closedFrom = 0;
-  const closed = Buffer.alloc(Math.ceil(closedIds / 4));
+  // Where each group's run starts in the statuses.
+  const runStart = new Map<number, { at: number; from: number }>();
+  let size = 0;
+  for (const [residue, from, count] of closedGroups) {
+    runStart.set(residue, { at: size, from });
+    size += Math.ceil(count / 4);
+  }
+  const closed = Buffer.alloc(size);
   const mark = (ids: readonly number[], status: number) => {
     for (const id of ids) {
-      const slot = id - closedFrom;
-      closed[slot >> 2]! |= status << ((slot & 3) << 1);
+      const residue = id % closedStride;
+      const run = runStart.get(residue)!;
+      const slot = (id - residue) / closedStride - run.from;
+      closed[run.at + (slot >> 2)]! |= status << ((slot & 3) << 1);
     }
   };
   mark(snapshot.filled, 1);
@@ -92,8 +141,8 @@ export function encodeSnapshot(snapshot: EngineSnapshot): Buffer {
     accounts,
     book: snapshot.book.length,
     stops: snapshot.stops.length,
-    closedFrom,
-    closedIds,
+    closedStride,
+    closedGroups,
   };
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const prefix = Buffer.alloc(9);
@@ -112,14 +161,23 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
   const digest = createHash('sha256').update(content).digest();
   if (!digest.equals(data.subarray(data.length - DIGEST_BYTES)))
     throw new CorruptSnapshot('checksum mismatch');
-  if (content.toString('latin1', 0, 4) !== MAGIC || content.readUInt8(4) !== FORMAT) {
+  const format = content.readUInt8(4);
+  if (content.toString('latin1', 0, 4) !== MAGIC || (format !== FORMAT && format !== FORMAT_ONE_RUN)) {
     throw new CorruptSnapshot('unknown format');
   }
   const headerLength = content.readUInt32LE(5);
   const header = JSON.parse(content.toString('utf8', 9, 9 + headerLength)) as Header;
+  const stride = format === FORMAT ? (header.closedStride ?? 1) : 1;
+  const groups: readonly ClosedGroup[] =
+    format === FORMAT
+      ? (header.closedGroups ?? [])
+      : header.closedIds
+        ? [[0, header.closedFrom ?? 0, header.closedIds]]
+        : [];
   let at = 9 + headerLength;
   const count = header.book + header.stops;
-  if (content.length !== at + count * ORDER_BYTES + Math.ceil(header.closedIds / 4)) {
+  const statusBytes = groups.reduce((sum, [, , n]) => sum + Math.ceil(n / 4), 0);
+  if (content.length !== at + count * ORDER_BYTES + statusBytes) {
     throw new CorruptSnapshot('length does not match its header');
   }
   const orders: SnapshotOrder[] = new Array(count);
@@ -140,10 +198,18 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
   }
   const filled: number[] = [];
   const cancelled: number[] = [];
-  for (let slot = 0; slot < header.closedIds; slot += 1) {
-    const status = (content[at + (slot >> 2)]! >> ((slot & 3) << 1)) & 3;
-    if (status === 1) filled.push(header.closedFrom + slot);
-    else if (status === 2) cancelled.push(header.closedFrom + slot);
+  for (const [residue, from, n] of groups) {
+    for (let slot = 0; slot < n; slot += 1) {
+      const status = (content[at + (slot >> 2)]! >> ((slot & 3) << 1)) & 3;
+      if (status === 1) filled.push((from + slot) * stride + residue);
+      else if (status === 2) cancelled.push((from + slot) * stride + residue);
+    }
+    at += Math.ceil(n / 4);
+  }
+  // Ascending by id, as the engine lists them (runs of different residues interleave).
+  if (groups.length > 1) {
+    filled.sort((a, b) => a - b);
+    cancelled.sort((a, b) => a - b);
   }
   return {
     version: 1,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MatchingEngine } from '../../src/matching/engine.js';
 import type { Command, EngineEvent } from '../../src/matching/types.js';
@@ -50,6 +51,56 @@ describe('binary book snapshots', () => {
     const live = snapshot.book.length + snapshot.stops.length;
     expect(bytes).toBeLessThan(2_000 + live * 50 + snapshot.maxId / 2);
     expect(bytes).toBeLessThan(JSON.stringify(snapshot).length / 2);
+  });
+
+  it("stays compact on a cluster market's ids (one residue modulo 1024), beside older dense ones", () => {
+    // Ids from before the cluster (1, 2, 3, ...) and then the market's slot 7 ids (writer.ts).
+    const strided = commands.map((cmd, i) => (i < 1_000 ? cmd : { ...cmd, id: cmd.id * 1_024 + 7 }));
+    const engine = new MatchingEngine({ ...spec, idStride: 1_024 });
+    run(engine, strided);
+    const snapshot = engine.snapshot();
+    const closed = snapshot.filled.length + snapshot.cancelled.length;
+    expect(closed).toBeGreaterThan(1_500);
+    const bytes = encodeSnapshot(snapshot);
+    expect(decodeSnapshot(bytes)).toEqual(snapshot);
+    // One run over the ids would take 256 bytes per closed id of the cluster's part.
+    const live = snapshot.book.length + snapshot.stops.length;
+    expect(bytes.length).toBeLessThan(2_000 + live * 50 + closed + 1_024 * 30);
+    const restored = MatchingEngine.restore(spec, decodeSnapshot(bytes));
+    expect(restored.snapshot()).toEqual(snapshot);
+  });
+
+  it('reads snapshots stored in the format before (one run of closed statuses)', () => {
+    const engine = new MatchingEngine(spec);
+    run(engine, commands.slice(0, 2_000));
+    const snapshot = engine.snapshot();
+    // Format 1 as it was written until 29 Nov: the same, with one run from closedFrom.
+    const current = encodeSnapshot(snapshot);
+    const headerLength = current.readUInt32LE(5);
+    const header = JSON.parse(current.toString('utf8', 9, 9 + headerLength)) as Record<string, unknown>;
+    const ids = [...snapshot.filled, ...snapshot.cancelled];
+    const from = Math.min(...ids);
+    const count = Math.max(...ids) - from + 1;
+    const statuses = Buffer.alloc(Math.ceil(count / 4));
+    for (const [list, status] of [
+      [snapshot.filled, 1],
+      [snapshot.cancelled, 2],
+    ] as const) {
+      for (const id of list) statuses[(id - from) >> 2]! |= status << (((id - from) & 3) << 1);
+    }
+    const { closedStride: _s, closedGroups: _g, ...rest } = header;
+    const oldHeader = Buffer.from(JSON.stringify({ ...rest, closedFrom: from, closedIds: count }), 'utf8');
+    const prefix = Buffer.alloc(9);
+    prefix.write('EXSN', 0, 'latin1');
+    prefix.writeUInt8(1, 4);
+    prefix.writeUInt32LE(oldHeader.length, 5);
+    const orders = current.subarray(
+      9 + headerLength,
+      9 + headerLength + (snapshot.book.length + snapshot.stops.length) * 45,
+    );
+    const content = Buffer.concat([prefix, oldHeader, orders, statuses]);
+    const old = Buffer.concat([content, createHash('sha256').update(content).digest()]);
+    expect(decodeSnapshot(old)).toEqual(snapshot);
   });
 
   it('refuses a torn, altered or foreign snapshot', () => {
