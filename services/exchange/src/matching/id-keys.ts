@@ -14,11 +14,6 @@
  * key of its own below 2^53, so ids of any other residue (those numbered before the cluster, say) keep
  * working, only less compactly. Stride 1 leaves ids as they are.
  */
-/** A usable id stride: a power of two from 1 to 2^20. */
-export function isIdStride(stride: number): boolean {
-  return Number.isInteger(stride) && stride >= 1 && stride <= 2 ** 20 && (stride & (stride - 1)) === 0;
-}
-
 export class IdKeys {
   /** 2^53 / stride: the keys of one residue. A power of two, so the arithmetic below is exact. */
   private readonly span: number;
@@ -43,4 +38,9 @@ export class IdKeys {
     const residue = Math.floor(key / this.span);
     return (key - residue * this.span) * stride + residue;
   }
+}
+
+/** A usable id stride: a power of two from 1 to 2^20. */
+export function isIdStride(stride: number): boolean {
+  return Number.isInteger(stride) && stride >= 1 && stride <= 2 ** 20 && (stride & (stride - 1)) === 0;
 }

@@ -18,7 +18,8 @@ function slotOf(id: number): number {
 
 /**
  * Live orders by id: the O(1) path from a cancel to the order's record slot (see OrderStore). Ids
- * come from a sequence and are dense, so they are grouped in pages of 256 ids instead of one big hash
+ * come from a sequence and are dense (in a cluster, one residue of the market's id stride is: ids go
+ * through id-keys.ts first), so they are grouped in pages of 256 ids instead of one big hash
  * map (with hundreds of thousands of resting orders a `Map` spent much of a cancel on hashing, cache
  * misses and rehashing as it grew). A page number is found through a PageDirectory (an array from the
  * first page seen; the last page used is cached), and every page lives in ONE shared Int32Array, so a
