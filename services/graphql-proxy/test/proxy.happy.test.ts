@@ -215,10 +215,17 @@ describe('bodies over BODY_LIMIT_BYTES', () => {
       });
       socket.on('error', () => finish(true));
       socket.on('close', () => finish(true));
+      // The client reads nothing until its writes have been blocked for 300 ms, as a client busy
+      // writing on a loaded machine: the answer must still be there to read (not lost to a reset).
+      socket.pause();
+      let reading: NodeJS.Timeout | undefined;
       const pump = () => {
         while (!done && sent < 64 * 1_048_576) {
           sent += 0x10000;
-          if (!socket.write(chunk)) return void socket.once('drain', pump);
+          if (!socket.write(chunk)) {
+            reading ??= setTimeout(() => socket.resume(), 300);
+            return void socket.once('drain', pump);
+          }
         }
         finish(false);
       };

@@ -31,6 +31,8 @@ export interface GraphQLListenerOptions {
 
 /** How much of a refused (413) body is read and discarded before the connection is cut. */
 const DRAIN_LIMIT_BYTES = 8 * 1_048_576;
+/** How long a connection cut for an endless refused body stays open, unread, for its answer to be read. */
+const LINGER_MS = 1_000;
 
 const EXPOSED =
   'x-cache, x-cache-key, x-cache-stale, x-upstream-status, x-queued, x-mode, x-mutation, x-queue-id, age, etag';
@@ -150,7 +152,15 @@ export function createGraphQLListener(
     request.removeAllListeners('data');
     request.on('data', (chunk: Buffer) => {
       discarded += chunk.length;
-      if (discarded > DRAIN_LIMIT_BYTES) request.socket.destroy();
+      if (discarded <= DRAIN_LIMIT_BYTES) return;
+      // Reading stops here (the client's writes then block on TCP flow control, at no cost to us),
+      // but the socket is closed only LINGER_MS later: closed at once with the client's data unread,
+      // the kernel resets it, and a client that had not yet read the answer (a loaded machine) lost
+      // it to the reset (it saw ECONNRESET and no 413).
+      request.removeAllListeners('data');
+      request.pause();
+      request.socket.pause();
+      setTimeout(() => request.socket.destroy(), LINGER_MS).unref();
     });
     request.resume();
     send(
