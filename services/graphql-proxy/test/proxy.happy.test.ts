@@ -218,12 +218,13 @@ describe('bodies over BODY_LIMIT_BYTES', () => {
       // The client reads nothing until its writes have been blocked for 300 ms, as a client busy
       // writing on a loaded machine: the answer must still be there to read (not lost to a reset).
       socket.pause();
-      let reading: NodeJS.Timeout | undefined;
+      let reading = false;
       const pump = () => {
         while (!done && sent < 64 * 1_048_576) {
           sent += 0x10000;
           if (!socket.write(chunk)) {
-            reading ??= setTimeout(() => socket.resume(), 300);
+            if (!reading) setTimeout(() => socket.resume(), 300);
+            reading = true;
             return void socket.once('drain', pump);
           }
         }
