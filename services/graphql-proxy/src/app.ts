@@ -43,7 +43,7 @@ import { cacheRoutes } from './routes/cache.js';
 import { createGraphQLListener, isGraphQLRequest } from './routes/graphql.js';
 import { healthRoutes } from './routes/health.js';
 import { localRoutes } from './routes/local.js';
-import { guardManagementRoutes, isManagementPath } from './routes/management-guard.js';
+import { isManagementRoute, managementRoutes } from './routes/management-guard.js';
 import { queueRoutes } from './routes/queue.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import {
@@ -53,8 +53,16 @@ import {
   UpstreamMonitor,
 } from './upstream/client.js';
 
+/** A route as registered: its method and pattern (the route table, e.g. for tests of every route). */
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
+}
+
 export interface ProxyApp {
   readonly fastify: FastifyInstance;
+  /** Every route registered on `fastify` (complete once it is ready: after listen or inject). */
+  readonly routes: readonly RegisteredRoute[];
   readonly replayer: Replayer | FleetReplayer;
   /** The proxy's metrics; server.ts adds the process metrics and serves it on the metrics listener. */
   readonly metrics: Registry;
@@ -328,6 +336,12 @@ export async function buildApp(
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+  // Before any route is registered: the CORS plugin's preflight route answers errors in this shape too.
+  app.setErrorHandler(sendHttpError);
   // CORS for the GraphQL endpoint and /health only: management routes are never offered to web pages.
   const corsOptions = {
     origin: config.corsOrigin === '*' ? '*' : [...config.corsOrigin],
@@ -350,14 +364,13 @@ export async function buildApp(
   };
   await app.register(cors, {
     delegator: (request, callback) => {
-      callback(null, isManagementPath(request.url ?? '') ? { origin: false } : corsOptions);
+      // Decided by the route that matched (its config), never by the URL's text (issue 41).
+      callback(null, isManagementRoute(request) ? { origin: false } : corsOptions);
     },
   });
 
   if (routeMetrics) registerRouteMetrics(app, metrics.registry, routeMetrics);
-  guardManagementRoutes(app, config.adminToken);
 
-  app.setErrorHandler(sendHttpError);
   app.setNotFoundHandler((request, reply) => {
     // A known path with another method: 405 with `allow` (RFC 9110), in the same shape.
     const allowed = allowedMethods(request.server, request.url);
@@ -416,16 +429,19 @@ export async function buildApp(
         }
       : {}),
   });
-  queueEventRoutes(app, queueEvents);
-  queueRoutes(app, { queue: queueAccess, replayer, clock });
-  localRoutes(app, { local, sync: () => sync(true) });
+  // Queue, flush, local data and cache purge: guarded routes (routes/management-guard.ts).
+  managementRoutes(app, config.adminToken, (scope) => {
+    queueEventRoutes(scope, queueEvents);
+    queueRoutes(scope, { queue: queueAccess, replayer, clock });
+    localRoutes(scope, { local, sync: () => sync(true) });
+    cacheRoutes(scope, { cache });
+  });
   registerHealthRoutes(app, {
     // Ready while the upstream answers: with the breaker open the proxy serves only what it cached.
     upstream: async () => {
       if (monitor.breakerState === 'open') throw new Error('the upstream circuit breaker is open');
     },
   });
-  cacheRoutes(app, { cache });
   metrics.watch({
     breakerOpen: () => monitor.breakerState === 'open',
     queueDepth: () => queueAccess.size(),
@@ -441,6 +457,7 @@ export async function buildApp(
   let stopHeartbeat: (() => void) | undefined;
   return {
     fastify: app,
+    routes,
     metrics: metrics.registry,
     replayer,
     startBackground() {
