@@ -11,9 +11,50 @@ export interface MetricsListener {
 }
 
 /**
+ * Why the metrics listener could not listen, naming the setting to change (issue 41: a second
+ * service of one kind on a machine failed with `listen EADDRINUSE 127.0.0.1:9501`, which says neither
+ * which listener nor what to do). Other errors are passed on as they are.
+ */
+export class MetricsListenError extends Error {
+  override readonly name = 'MetricsListenError';
+  constructor(
+    message: string,
+    /** The system's code: `EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`. */
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+function listenFailure(error: NodeJS.ErrnoException, settings: MetricsSettings): Error {
+  const { host, port } = settings;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new MetricsListenError(
+        `METRICS_PORT ${port} is in use: set METRICS_PORT or METRICS_PORT=0`,
+        error.code,
+      );
+    case 'EACCES':
+      return new MetricsListenError(
+        `METRICS_PORT ${port} may not be bound by this user: set METRICS_PORT (above 1023) or METRICS_PORT=0`,
+        error.code,
+      );
+    case 'EADDRNOTAVAIL':
+      return new MetricsListenError(
+        `METRICS_HOST ${host} is not an address of this machine: set METRICS_HOST`,
+        error.code,
+      );
+    default:
+      return error;
+  }
+}
+
+/**
  * The metrics listener, separate from the public one: `GET /metrics` answers the registry in the
  * Prometheus text format; anything else is 404. Binding `METRICS_HOST` (loopback by default) keeps
- * the numbers away from the public.
+ * the numbers away from the public. A port in use (another instance of the service with the same
+ * default) rejects with a `MetricsListenError` naming `METRICS_PORT`, which the service's start
+ * prints (`<service>: could not start: METRICS_PORT 9501 is in use: ...`).
  */
 export async function startMetricsListener(
   registry: Registry,
@@ -45,7 +86,7 @@ export async function startMetricsListener(
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenFailure(error, settings)));
     server.listen(wanted, settings.host, () => {
       server.off('error', reject);
       resolve();

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerHealthRoutes } from '../src/health.js';
@@ -17,6 +18,25 @@ describe('metrics settings', () => {
     expect(parseMetricsSettings({ METRICS_PORT: 'off' }, 9100).port).toBe('off');
     expect(() => parseMetricsSettings({ METRICS_PORT: '70000' }, 9100)).toThrow(/METRICS_PORT/);
     expect(() => parseMetricsSettings({ METRICS_PORT: 'x' }, 9100)).toThrow(/METRICS_PORT/);
+  });
+});
+
+describe('metrics listener: a port it cannot bind (issue 41)', () => {
+  it('names METRICS_PORT when the port is in use, and METRICS_HOST when the address is not here', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      await expect(
+        startMetricsListener(createMetricsRegistry(), { host: '127.0.0.1', port }),
+      ).rejects.toThrow(`METRICS_PORT ${port} is in use: set METRICS_PORT or METRICS_PORT=0`);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // 192.0.2.1: TEST-NET-1 (RFC 5737), never an address of this machine.
+    await expect(
+      startMetricsListener(createMetricsRegistry(), { host: '192.0.2.1', port: 0 }),
+    ).rejects.toThrow('METRICS_HOST 192.0.2.1 is not an address of this machine: set METRICS_HOST');
   });
 });
 
