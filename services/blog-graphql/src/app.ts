@@ -9,11 +9,11 @@ import { Registry } from 'prom-client';
 import type { BlogConfig } from './config.js';
 import { seedState } from './domain/seed.js';
 import type { BlogContext } from './graphql/context.js';
-import { IdempotencyGuard } from './graphql/idempotency.js';
-import { idempotencyResolvers, idempotencyTypeDefs } from './graphql/idempotency-lookup.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
+import { IdempotencyGuard } from './idempotency/guard.js';
+import { idempotencyResolvers, idempotencyTypeDefs } from './idempotency/lookup-schema.js';
 import { useQueryLimits } from './limits/plugin.js';
 import {
   isPlaygroundAsset,
@@ -89,15 +89,6 @@ function landingPage(): string {
   });
 }
 
-function hasErrors(body: string): boolean {
-  try {
-    const parsed = JSON.parse(body) as { errors?: unknown[] };
-    return Array.isArray(parsed.errors) && parsed.errors.length > 0;
-  } catch {
-    return true;
-  }
-}
-
 /** Builds the blog server (not listening) from a config; `clock` is injectable for tests. */
 export async function buildApp(
   config: BlogConfig,
@@ -107,9 +98,21 @@ export async function buildApp(
   const store = await BlogStore.open(
     config.dataDir,
     config.seed ? seedState : () => ({ ...seedState(), posts: [] }),
+    {
+      bounds: config.idempotency,
+      now: clock,
+      compactBytes: config.journalCompactBytes,
+      onCompactionError: (error) => logger.error({ err: error }, 'the journal could not be compacted'),
+    },
   );
+  if (store.recovery.tornBytes > 0) {
+    logger.warn(
+      { tornBytes: store.recovery.tornBytes },
+      'the journal ended in a torn line (a process killed while writing it); it was cut away',
+    );
+  }
   const bearer = `Bearer ${config.authToken}`;
-  const guard = new IdempotencyGuard(store, config.idempotencyTtlSeconds * 1000, clock);
+  const guard = new IdempotencyGuard(store, clock);
   const yoga = createYoga<{ idempotency?: BlogContext['idempotency'] }, BlogContext>({
     schema: createSchema({
       typeDefs: [typeDefs, idempotencyTypeDefs],
@@ -132,7 +135,7 @@ export async function buildApp(
       const authorization = request.headers.get('authorization');
       return {
         idempotency,
-        idempotencyKey: (key: string) => guard.lookup(key, authorization ?? ''),
+        idempotencyKey: (key, request) => guard.lookup(key, authorization ?? '', request),
         store,
         authenticated: authorization === bearer,
         sentCredentials: authorization !== null,
@@ -175,18 +178,14 @@ export async function buildApp(
     for (const [name, value] of Object.entries(request.headers)) {
       if (typeof value === 'string') headers.set(name, value);
     }
-    const answer = await guard.run(
-      decision,
-      async () => {
-        const result = await yoga.fetch(
-          `http://localhost${request.url}`,
-          { method: 'POST', headers, body },
-          { idempotency: { recordKey: decision.recordKey, requestHash: decision.requestHash } },
-        );
-        return { status: result.status, body: await result.text() };
-      },
-      (result) => result.status === 200 && !hasErrors(result.body),
-    );
+    const answer = await guard.run(decision.pending, async () => {
+      const result = await yoga.fetch(
+        `http://localhost${request.url}`,
+        { method: 'POST', headers, body },
+        { idempotency: decision.pending },
+      );
+      return { status: result.status, body: await result.text() };
+    });
     sendJson(response, answer.status, answer.body);
   };
 
@@ -284,7 +283,7 @@ export async function buildApp(
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await store.flush();
+      await store.close();
     },
   };
 }

@@ -5,6 +5,8 @@ import { settingOr, settingReaders } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
+import type { IdempotencyBounds } from './idempotency/records.js';
+import { parseIdempotencyBounds } from './idempotency/settings.js';
 
 /** The development bearer token accepted for mutations when `BLOG_AUTH_TOKEN` is not set. */
 export const DEVELOPMENT_AUTH_TOKEN = 'blog-dev-token';
@@ -20,10 +22,12 @@ export interface BlogConfig {
   readonly authToken: string;
   /** True when `authToken` is the documented development token (logged as a warning). */
   readonly usingDevelopmentToken: boolean;
+  /** BLOG_JOURNAL_COMPACT_BYTES: the journal is folded into blog.json once larger than this (and than blog.json). @default 1048576 */
+  readonly journalCompactBytes: number;
   /** Seed the sample content when the data file does not exist yet. @default true */
   readonly seed: boolean;
-  /** How long a stored idempotent answer is replayed, in seconds. @default 86400 */
-  readonly idempotencyTtlSeconds: number;
+  /** IDEMPOTENCY_TTL_SECONDS, IDEMPOTENCY_MAX_KEYS, IDEMPOTENCY_MAX_KEYS_PER_CREDENTIAL, IDEMPOTENCY_MAX_BYTES (idempotency/settings.ts) */
+  readonly idempotency: IdempotencyBounds;
   /** LOG_LEVEL @default "info"; LOG_FORMAT @default pretty on a terminal, json otherwise */
   readonly log: LogSettings;
   /** QUERY_MAX_DEPTH, QUERY_MAX_BREADTH, QUERY_MAX_COST, QUERY_MAX_TOKENS, QUERY_MAX_DIRECTIVES, REQUEST_MAX_JSON_DEPTH (issue 28; @platform/graphql-limits) */
@@ -72,7 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     authToken: token || DEVELOPMENT_AUTH_TOKEN,
     usingDevelopmentToken: !token,
     seed: boolean(env, 'BLOG_SEED', true),
-    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+    journalCompactBytes: integer(env, 'BLOG_JOURNAL_COMPACT_BYTES', 1024 * 1024, 4096, 1024 * 1024 * 1024),
+    idempotency: parseIdempotencyBounds(env, fail),
     log,
     queryLimits: settingOr(
       () => parseQueryLimits(env),

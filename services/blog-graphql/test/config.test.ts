@@ -30,3 +30,26 @@ describe('the development token (issue 28: a default secret never serves outside
     expect(() => loadConfig({ ALLOW_SANDBOX_SECRETS: 'hmm' }, '/srv')).toThrow(/ALLOW_SANDBOX_SECRETS/);
   });
 });
+
+describe('the idempotency store and journal settings (issue 41)', () => {
+  it('default to 24 h, 50,000 answers, 10,000 per credential, 64 MiB and a 1 MiB journal; refuse others naming the setting', () => {
+    const config = loadConfig({}, '/srv');
+    expect(config.idempotency).toEqual({
+      ttlMs: 86_400_000,
+      maxKeys: 50_000,
+      maxKeysPerCredential: 10_000,
+      maxBytes: 67_108_864,
+    });
+    expect(config.journalCompactBytes).toBe(1_048_576);
+    for (const name of [
+      'IDEMPOTENCY_MAX_KEYS',
+      'IDEMPOTENCY_MAX_KEYS_PER_CREDENTIAL',
+      'IDEMPOTENCY_MAX_BYTES',
+      'BLOG_JOURNAL_COMPACT_BYTES',
+    ]) {
+      expect(() => loadConfig({ [name]: '0' }, '/srv'), name).toThrow(
+        new RegExp(`^${name} must be an integer`),
+      );
+    }
+  });
+});

@@ -42,17 +42,6 @@ export interface PageRecord {
   authorId: number;
 }
 
-/**
- * The answer kept so that a repeated request with the same idempotency key replays it. Written in the
- * same state change as the mutation with `body: null` (executed, answer not yet stored), then
- * completed with the answer; `null` after a restart means the answer was lost in a crash.
- */
-export interface IdempotentAnswer {
-  requestHash: string;
-  body: string | null;
-  storedAt: number;
-}
-
 export interface BlogState {
   nextId: number;
   users: UserRecord[];
@@ -60,7 +49,6 @@ export interface BlogState {
   pages: PageRecord[];
   categories: TermRecord[];
   tags: TermRecord[];
-  idempotency: Record<string, IdempotentAnswer>;
 }
 
 export type TermKind = 'categories' | 'tags';

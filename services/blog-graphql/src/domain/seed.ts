@@ -76,5 +76,5 @@ export function seedState(): BlogState {
       authorId: 1,
     },
   ];
-  return { nextId: 100, users, categories, tags, posts, pages, idempotency: {} };
+  return { nextId: 100, users, categories, tags, posts, pages };
 }

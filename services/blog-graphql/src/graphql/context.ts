@@ -2,9 +2,10 @@ import type { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { BlogFailure, Outcome } from '../domain/errors.js';
 import type { BlogState } from '../domain/model.js';
+import type { IdempotencyKeyRecord, PendingRecord } from '../idempotency/guard.js';
+import type { GraphQLRequestParts } from '../idempotency/request-hash.js';
 import type { ListBudget } from '../limits/list-budget.js';
 import type { BlogStore } from '../store/file-store.js';
-import type { IdempotencyKeyRecord } from './idempotency.js';
 
 export interface BlogContext {
   readonly store: BlogStore;
@@ -14,9 +15,9 @@ export interface BlogContext {
   readonly sentCredentials: boolean;
   readonly now: () => number;
   /** Set when the request carries an Idempotency-Key: the record is reserved with the mutation. */
-  readonly idempotency?: { readonly recordKey: string; readonly requestHash: string } | undefined;
+  readonly idempotency?: PendingRecord | undefined;
   /** The `idempotencyKey` query: what became of a key sent with this request's credentials. */
-  readonly idempotencyKey?: (key: string) => Promise<IdempotencyKeyRecord>;
+  readonly idempotencyKey?: (key: string, request: GraphQLRequestParts) => Promise<IdempotencyKeyRecord>;
   /** List items this request may still resolve (QUERY_MAX_LIST_ITEMS), set by the limits plugin. */
   readonly listBudget?: ListBudget;
 }
@@ -40,19 +41,15 @@ export async function mutateOrThrow<T>(
         : 'Mutations require an Authorization: Bearer <token> header',
     });
   }
-  const reservation = context.idempotency;
-  const outcome = await context.store.mutate((draft) => {
-    const result = change(draft);
-    // Same state change as the mutation: a crash can no longer separate "executed" from "recorded".
-    if (result.ok && reservation && draft.idempotency[reservation.recordKey] === undefined) {
-      draft.idempotency[reservation.recordKey] = {
-        requestHash: reservation.requestHash,
-        body: null,
-        storedAt: context.now(),
-      };
-    }
-    return result;
-  });
+  // Reserved in the same journal line as the mutation's changes: a crash can no longer separate
+  // "executed" from "recorded". Once per request (a document with several mutations reserves once).
+  const pending = context.idempotency;
+  const reserve =
+    pending && !pending.reserved
+      ? { key: pending.recordKey, record: { ...pending.record, body: null, storedAt: context.now() } }
+      : undefined;
+  const outcome = await context.store.mutate(change, reserve);
   if (!outcome.ok) throw toGraphQLError(outcome);
+  if (pending) pending.reserved = true;
   return outcome.value;
 }

@@ -14,8 +14,11 @@ export interface ListeningBlog {
 }
 
 /** Builds the blog on the data in `dir` and listens; a test that restarts it calls this again. */
-export async function listenBlog(dir: string): Promise<ListeningBlog> {
-  const app = await buildApp(loadConfig({ BLOG_DATA_DIR: dir, PORT: '0' }), pino({ level: 'silent' }));
+export async function listenBlog(dir: string, env: NodeJS.ProcessEnv = {}): Promise<ListeningBlog> {
+  const app = await buildApp(
+    loadConfig({ BLOG_DATA_DIR: dir, PORT: '0', ...env }),
+    pino({ level: 'silent' }),
+  );
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }

@@ -76,7 +76,6 @@ export function blogStateOf(collections: LocalCollections): BlogState {
     pages,
     categories: collections.categories.filter(withId).map(term),
     tags: collections.tags.filter(withId).map(term),
-    idempotency: {},
   };
 }
 

@@ -83,19 +83,28 @@ export interface ReplayQueueDeps extends ReplayStepDeps {
   readonly onConfirmed: (item: QueuedMutation, data: unknown) => unknown;
 }
 
-/** The question asked of the upstream for a mutation in doubt (not a mutation: no key of its own). */
+/**
+ * The question asked of the upstream for a mutation in doubt (not a mutation: no key of its own). It
+ * names the mutation held under the key (its query, variables as JSON text, operation name): the
+ * blog answers a record of another request under that key with `IDEMPOTENCY_KEY_REUSED`, never with
+ * that request's answer (issue 41).
+ */
 export const KEY_LOOKUP_QUERY =
-  'query ProxyIdempotencyKey($key: String!) { idempotencyKey(key: $key) { state response arrivals } }';
+  'query ProxyIdempotencyKey($key: String!, $query: String!, $variables: String, $operationName: String) { idempotencyKey(key: $key, query: $query, variables: $variables, operationName: $operationName) { state response arrivals } }';
 
 interface KeyRecord {
   readonly state: 'APPLIED' | 'ANSWER_LOST' | 'NOT_APPLIED';
   readonly response: string | null;
 }
 
-/** What the upstream knows of a key: a record, `unavailable`, or `unsupported` (it has no such query). */
+/**
+ * What the upstream knows of a key: a record, `unavailable`, `reused` (the key holds another
+ * request: the upstream's answer is kept as the rejection), or `unsupported` (it has no such query).
+ */
 type KeyLookup =
   | { readonly kind: 'record'; readonly record: KeyRecord }
   | { readonly kind: 'unavailable'; readonly reason: string }
+  | { readonly kind: 'reused'; readonly status: number; readonly body: GraphQLResponseBody }
   | { readonly kind: 'unsupported'; readonly message: string };
 
 function authorizationOf(item: QueuedMutation, authToken: string | undefined): string | undefined {
@@ -106,7 +115,12 @@ async function lookUpKey(deps: ReplayStepDeps, item: QueuedMutation): Promise<Ke
   const outcome = await deps.upstream.post({
     body: JSON.stringify({
       query: KEY_LOOKUP_QUERY,
-      variables: { key: item.idempotencyKey },
+      variables: {
+        key: item.idempotencyKey,
+        query: item.payload.query,
+        variables: item.payload.variables == null ? null : JSON.stringify(item.payload.variables),
+        operationName: item.payload.operationName ?? null,
+      },
       operationName: 'ProxyIdempotencyKey',
     }),
     authorization: authorizationOf(item, deps.authToken),
@@ -115,6 +129,9 @@ async function lookUpKey(deps: ReplayStepDeps, item: QueuedMutation): Promise<Ke
   if (outcome.kind === 'unavailable') return outcome;
   const record = (outcome.body.data as { idempotencyKey?: KeyRecord | null } | null | undefined)
     ?.idempotencyKey;
+  if (outcome.body.errors?.[0]?.extensions?.code === 'IDEMPOTENCY_KEY_REUSED') {
+    return { kind: 'reused', status: outcome.status, body: outcome.body };
+  }
   if (outcome.status !== 200 || hasErrors(outcome.body) || !record) {
     return {
       kind: 'unsupported',
@@ -203,6 +220,8 @@ export async function replayStep(
   if (inDoubt) {
     const known = await lookUpKey(deps, item);
     if (known.kind === 'unavailable') return retry(deps, item, known.reason);
+    // Another request holds the key upstream: what sending it again would answer (422), not sent.
+    if (known.kind === 'reused') return verdictOf(deps, item, known.status, known.body, false);
     if (known.kind === 'unsupported') {
       // An upstream without the question (not the blog): sent again with the same key, which it
       // may see twice (and, honouring the key, apply once).
