@@ -171,6 +171,16 @@ async function refusedOrUnrouted(
   return (await send(base, 'PATCH', probe.target)).text === NOT_ROUTED;
 }
 
+/** The issue's hostile requests, as it lists them. */
+const issueRequests = (queueId: string): ReadonlyArray<readonly [string, string, string?]> => [
+  ['GET', '/%71ueue'],
+  ['GET', '/%6cocal/data'],
+  ['POST', '/%63ache/purge', '{"all":true}'],
+  ['POST', '/%66lush', '{}'],
+  ['GET', '/%71ueue/events'],
+  ['GET', `/%71ueue/${queueId}`],
+];
+
 /** A page's request: `Origin`, and for a preflight the method it asks about. */
 const browser = (probe: Probe): Record<string, string> =>
   probe.method === 'OPTIONS' ? { origin: EVIL, 'access-control-request-method': 'POST' } : { origin: EVIL };
@@ -230,14 +240,7 @@ describe('with ADMIN_TOKEN: every spelling of every management route needs the t
   });
 
   it("refuses issue 41's requests verbatim", async () => {
-    for (const [method, target, body] of [
-      ['GET', '/%71ueue'],
-      ['GET', '/%6cocal/data'],
-      ['POST', '/%63ache/purge', '{"all":true}'],
-      ['POST', '/%66lush', '{}'],
-      ['GET', '/%71ueue/events'],
-      ['GET', `/%71ueue/${proxy.queueId}`],
-    ] as const) {
+    for (const [method, target, body] of issueRequests(proxy.queueId)) {
       const answer = await send(proxy.running.url, method, target, {}, body);
       expect([target, answer.status]).toEqual([target, 401]);
     }
@@ -287,14 +290,7 @@ describe('without ADMIN_TOKEN: every spelling meets the browser and Host guards'
   });
 
   it("refuses issue 41's page at another origin verbatim, without access-control-allow-origin", async () => {
-    for (const [method, target, body] of [
-      ['GET', '/%71ueue'],
-      ['GET', '/%6cocal/data'],
-      ['POST', '/%63ache/purge', '{"all":true}'],
-      ['POST', '/%66lush', '{}'],
-      ['GET', '/%71ueue/events'],
-      ['GET', `/%71ueue/${proxy.queueId}`],
-    ] as const) {
+    for (const [method, target, body] of issueRequests(proxy.queueId)) {
       const answer = await send(proxy.running.url, method, target, { origin: EVIL }, body);
       expect([target, answer.status, answer.headers['access-control-allow-origin']]).toEqual([
         target,
