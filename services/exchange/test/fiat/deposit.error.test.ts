@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountWithKey } from '../support/accounts.js';
 import { client } from '../support/client.js';
-import { signedCallback } from './gateway-client.js';
+import { deliverCallback, signedCallback } from './gateway-client.js';
 import { useFiatPlatform } from './platform.js';
 
 const platform = useFiatPlatform();
@@ -126,16 +126,7 @@ describe('fiat deposit refusals', () => {
       test_mode: true,
       occurred_at: new Date().toISOString(),
     });
-    const send = async (body: unknown) => {
-      const signed = signedCallback(body);
-      const response = await platform.exchange.inject({
-        method: 'POST',
-        url: '/v3/paygate/callback',
-        headers: signed.headers,
-        payload: signed.text,
-      });
-      return { status: response.statusCode, body: response.json() };
-    };
+    const send = (body: unknown) => deliverCallback(platform.exchange, body);
     const mine = String(deposit.deposit_id);
     for (const [reference, amount, currency] of [
       ['999999', '100.00', 'UAH'], // no such deposit

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { accountWithKey } from '../support/accounts.js';
 import { v3Headers } from '../support/signing.js';
-import { formFields, postJson, submitForm } from './gateway-client.js';
+import { formFields, payByCard, postJson, submitForm } from './gateway-client.js';
 import { eventually, useFiatPlatform } from './platform.js';
 
 /**
@@ -96,13 +96,7 @@ describe("the spec's fiat deposit flow, with exactly the spec's bodies", () => {
     const page = await submitForm(platform.gatewayUrl, action, entries(payload));
     expect(page.status).toBe(200);
     expect(page.html).toContain('500.00');
-    const pay = formFields(page.html, '/pay');
-    const paid = await submitForm(platform.gatewayUrl, pay.action, {
-      ...pay.fields,
-      card_number: '4242424242424242',
-      expiry: '12/39',
-      cvc: '123',
-    });
+    const paid = await payByCard(platform.gatewayUrl, page.html);
     expect(paid.html).toMatch(/Total paid/);
     // 5. Status: the deposit's details and the assets history say done, and the balance has it.
     const details = await eventually(async () => {
@@ -188,13 +182,7 @@ describe("the spec's fiat deposit flow, with exactly the spec's bodies", () => {
       squat.json.data.active_payment.action,
       entries(squat.json.data.active_payment.payload),
     );
-    const pay = formFields(page.html, '/pay');
-    await submitForm(platform.gatewayUrl, pay.action, {
-      ...pay.fields,
-      card_number: '4242424242424242',
-      expiry: '12/39',
-      cvc: '123',
-    });
+    await payByCard(platform.gatewayUrl, page.html);
     // The payer's own create (the right amount) gets no token: the reference is taken.
     const payers = await postJson(`${platform.gatewayUrl}/public-api/payment-invoices`, {
       ...theirs,
