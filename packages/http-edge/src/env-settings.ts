@@ -6,6 +6,7 @@
  * (`integerBetween`, `trueOrFalse` with the service's `fail`).
  */
 
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -26,6 +27,32 @@ export function integer(env: Env, name: string, fallback: number, min: number, m
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
   return value;
+}
+
+/**
+ * `TRUSTED_PROXIES` (the exchange's and the gateway's): proxies whose `X-Forwarded-For` names the
+ * client (Fastify `trustProxy`), as addresses, CIDRs or proxy-addr's names (`loopback`, `linklocal`,
+ * `uniquelocal`), checked here so a typo stops the start. Unset: none, the socket's address counts.
+ */
+export function trustedProxies(env: Env): readonly string[] {
+  const items = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(item)) continue;
+    const [address, bits, extra] = item.split('/');
+    const family = isIP(address ?? '');
+    const bitsOk =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !bitsOk || extra !== undefined) {
+      throw new ConfigError(
+        'TRUSTED_PROXIES',
+        `expected addresses or CIDRs (or loopback, linklocal, uniquelocal), got "${item}"`,
+      );
+    }
+  }
+  return Object.freeze(items);
 }
 
 /** `1|true|yes|on` or `0|false|no|off` (any case), `fallback` when unset or empty. */

@@ -39,6 +39,8 @@ import { registerSandboxFaultMetric } from './sandbox/fault-metrics.js';
 import { CallbackSandbox, type MerchantFaults } from './sandbox/sandbox.js';
 import { SecretBook } from './secrets/book.js';
 import { tryItRoutes } from './try-it/routes.js';
+import { UnsignedInvoiceLimit } from './unsigned-limit/limit.js';
+import type { UnsignedLimitSettings } from './unsigned-limit/window.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -65,6 +67,13 @@ export interface AppOptions {
   readonly payoutSettleMs?: number;
   /** Cards a payer may try on one invoice. @default 3 */
   readonly cardAttemptsMax?: number;
+  /**
+   * Invoices one client address may create without the merchant's signature per window (README
+   * "Unsigned invoices"). @default 20 per 60 s
+   */
+  readonly unsignedInvoices?: UnsignedLimitSettings;
+  /** Proxies whose `X-Forwarded-For` names the client (Fastify `trustProxy`). @default none: the socket's address */
+  readonly trustedProxies?: readonly string[];
   /** @default the sandbox processors */
   readonly cards?: CardProcessor;
   readonly payoutProcessor?: PayoutProcessor;
@@ -121,7 +130,12 @@ export interface Gateway {
 /** Builds the HTTP app and its background worker over opened storage; closing the app stops the worker. */
 export async function buildApp(options: AppOptions): Promise<Gateway> {
   const app = Fastify({
-    ...edgeServerOptions({ logger: options.logger, bodyLimit: options.bodyLimit, frameworkErrors }),
+    ...edgeServerOptions({
+      logger: options.logger,
+      bodyLimit: options.bodyLimit,
+      frameworkErrors,
+      trustedProxies: options.trustedProxies,
+    }),
     // one line per request, secrets removed from its path (@platform/logging)
     ...requestLogOptions(),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -147,6 +161,11 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
     },
     signatureWindowSeconds: options.signatureWindowSeconds ?? 300,
     secrets: new SecretBook(options.db, now),
+    unsignedInvoices: new UnsignedInvoiceLimit(
+      options.db,
+      options.unsignedInvoices ?? { perAddress: 20, windowSeconds: 60 },
+      now,
+    ),
   };
   const worker = new Worker(
     deps,
@@ -173,7 +192,7 @@ export async function buildApp(options: AppOptions): Promise<Gateway> {
   registerErrorHandler(app);
   registerRawJsonBody(app, { malformed: (message) => new ApiError('malformed_json', message) });
   refuseUnstorableInput(app);
-  registerIdempotency(app, { db: options.db, catalog: options.catalog, now });
+  registerIdempotency(app, { db: options.db, now });
   // Bodies are validated without type coercion: "0x1" or true is no number (http-edge).
   registerStrictBodyValidation(app);
   drainRefusedBodies(app);

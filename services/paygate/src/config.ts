@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Exposure, sandboxSecretsForced } from '@platform/default-secrets/default-secrets';
-import { ConfigError, integer, storageSetting } from '@platform/http-edge/env-settings';
+import { ConfigError, integer, storageSetting, trustedProxies } from '@platform/http-edge/env-settings';
 import { dataPath } from '@platform/logging/data-dir';
 import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
@@ -60,6 +60,20 @@ export interface Config {
    * run can be repeated. @default a random one, logged at start (`TEST_SEED`)
    */
   readonly testSeed: number | undefined;
+  /**
+   * Invoices a client address (an IPv6 address by its /64) may create without the merchant's
+   * signature of the form per window (README "Unsigned invoices"); 0: every create must be signed.
+   * @default 20 (`UNSIGNED_INVOICES_PER_ADDRESS`)
+   */
+  readonly unsignedInvoicesPerAddress: number;
+  /** The window of `unsignedInvoicesPerAddress`, in seconds. @default 60 (`UNSIGNED_INVOICES_WINDOW_SECONDS`) */
+  readonly unsignedInvoicesWindowSeconds: number;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client, for the per-address limit (Fastify
+   * `trustProxy`): addresses, CIDRs, `loopback`, `linklocal`, `uniquelocal`. @default none: the
+   * socket's address (`TRUSTED_PROXIES`)
+   */
+  readonly trustedProxies: readonly string[];
   /** Largest accepted request body in bytes. @default 65536 (`BODY_LIMIT`) */
   readonly bodyLimit: number;
   /** `LOG_LEVEL` @default "info"; `LOG_FORMAT` @default pretty on a terminal, json otherwise */
@@ -137,6 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     callbackMaxAttempts: integer(env, 'CALLBACK_MAX_ATTEMPTS', 25, 1, 1_000),
     callbackConcurrency: integer(env, 'CALLBACK_CONCURRENCY', 64, 1, 1_024),
     testSeed: testSeed(env.TEST_SEED),
+    unsignedInvoicesPerAddress: integer(env, 'UNSIGNED_INVOICES_PER_ADDRESS', 20, 0, 1_000_000),
+    unsignedInvoicesWindowSeconds: integer(env, 'UNSIGNED_INVOICES_WINDOW_SECONDS', 60, 1, 86_400),
+    trustedProxies: trustedProxies(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 65_536, 1_024, 10_485_760),
     log,
     metrics: parseMetricsSettings(env, 9200, (setting, detail) => new ConfigError(setting, detail)),

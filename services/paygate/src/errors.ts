@@ -27,7 +27,8 @@ export type ErrorName =
   | 'invalid_idempotency_key'
   | 'refund_not_found'
   | 'refund_exceeds_paid'
-  | 'invoice_not_paid';
+  | 'invoice_not_paid'
+  | 'rate_limited';
 
 export type { ErrorSpec } from '@platform/http-edge/edge-errors';
 
@@ -77,6 +78,8 @@ function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
       return { code: 4105, status: 422 };
     case 'invoice_not_paid':
       return { code: 4106, status: 409 };
+    case 'rate_limited':
+      return { code: 4107, status: 429 };
   }
 }
 
@@ -85,11 +88,19 @@ export class ApiError extends Error {
   readonly errorName: ErrorName;
   /** The input at fault, when there is one (`amount`, `service`, a field key). */
   readonly field: string | undefined;
-  constructor(name: ErrorName, message: string, field?: string) {
+  /** Whole seconds the client should wait (a 429's `retry-after` header), when there are some. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(
+    name: ErrorName,
+    message: string,
+    field?: string,
+    options: { retryAfterSeconds?: number } = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.errorName = name;
     this.field = field;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

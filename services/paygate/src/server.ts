@@ -35,6 +35,11 @@ const { app } = await buildApp({
   invoiceTtlSeconds: config.invoiceTtlSeconds,
   payoutSettleMs: config.payoutSettleMs,
   cardAttemptsMax: config.cardAttemptsMax,
+  unsignedInvoices: {
+    perAddress: config.unsignedInvoicesPerAddress,
+    windowSeconds: config.unsignedInvoicesWindowSeconds,
+  },
+  trustedProxies: config.trustedProxies,
   workerIntervalMs: config.workerIntervalMs,
   callbackRetryBaseMs: config.callbackRetryBaseMs,
   callbackRetryMaxMs: config.callbackRetryMaxMs,

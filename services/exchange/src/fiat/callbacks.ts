@@ -12,7 +12,15 @@ import { applyRefundCallback } from './refunds/callback.js';
 export type CallbackOutcome =
   | {
       ok: true;
-      outcome: 'credited' | 'canceled' | 'settled' | 'released' | 'recorded' | 'unsolicited' | 'duplicate';
+      outcome:
+        | 'credited'
+        | 'canceled'
+        | 'settled'
+        | 'released'
+        | 'recorded'
+        | 'ignored'
+        | 'unsolicited'
+        | 'duplicate';
     }
   | { ok: false; error: 'unknown_reference'; message: string }
   | { ok: false; error: 'callback_mismatch'; message: string };
@@ -35,6 +43,23 @@ export function ledgerAmount(
   // The one reader of request amounts (@platform/decimal-text): exact text, never a float.
   const parsed = parseDecimal(amount, currency.precision.real);
   return parsed.ok ? realToLedger(reference, currency, parsed.minor) : undefined;
+}
+
+/**
+ * Whether a gateway invoice (a callback's, or a status answer's) is the deposit's: the same currency
+ * and exactly the same amount. Anyone can create an invoice for any reference at the gateway with the
+ * spec's unsigned body (services/paygate README "Unsigned invoices"), so an invoice is ours to apply
+ * only when it asks for what the deposit is.
+ */
+export function invoiceIsDeposits(
+  reference: ReferenceData,
+  deposit: { readonly currency: string; readonly amount: bigint },
+  invoice: { readonly currency: string; readonly amount: string | number },
+): boolean {
+  return (
+    deposit.currency === invoice.currency.toLowerCase() &&
+    ledgerAmount(reference, deposit.currency, invoice.amount) === deposit.amount
+  );
 }
 
 async function alreadyApplied(db: Sql, event: CallbackBody): Promise<boolean> {
@@ -86,13 +111,17 @@ export async function applyCallback(
 async function applyInvoice(db: Database, reference: ReferenceData, event: CallbackBody): Promise<Applied> {
   const id = referenceNumber(event.reference_id);
   const deposit = id === undefined ? undefined : await depositById(db, id);
+  // An invoice that is not one of our deposits (an unknown reference, or another amount or currency
+  // than the deposit's): anyone can create one at the gateway (the spec's unsigned body). Its events
+  // are recorded and acknowledged, so they are neither retried nor dead-lettered at the gateway, and
+  // the deposit is left alone; only a paid one is refused, for an operator (money reached the
+  // gateway for nothing we can credit: it is refunded there).
   if (!deposit || deposit.provider === null) {
+    if (event.status !== 'success') return { ok: true, outcome: 'ignored' };
     return { ok: false, error: 'unknown_reference', message: `no fiat deposit "${event.reference_id}"` };
   }
-  if (
-    deposit.currency !== event.currency.toLowerCase() ||
-    ledgerAmount(reference, deposit.currency, event.amount) !== deposit.amount
-  ) {
+  if (!invoiceIsDeposits(reference, deposit, event)) {
+    if (event.status !== 'success') return { ok: true, outcome: 'ignored' };
     return {
       ok: false,
       error: 'callback_mismatch',

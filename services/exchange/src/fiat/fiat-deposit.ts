@@ -14,7 +14,10 @@ import { formatAmount } from '../money/decimal.js';
 
 const RegularResponse = Type.Object(
   {
-    deposit_id: Type.Integer({ description: 'the reference_id of the invoice to create at the gateway' }),
+    deposit_id: Type.Integer({
+      description:
+        'the reference_id of the invoice to create at the gateway; random in 1073741824..2147483647',
+    }),
     status: Type.Literal('pending'),
     currency: Type.Integer({
       description: 'internal currency id (the currency list), as in deposit details and assets history',
@@ -30,11 +33,12 @@ const RegularResponse = Type.Object(
       description: 'where to create the invoice (POST /public-api/payment-invoices)',
     }),
     expires: Type.Integer({
-      description: 'send with the invoice: when the gateway stops accepting this signed form (Unix seconds)',
+      description:
+        'may be sent with the invoice (so that its create may be repeated): when the gateway stops accepting this signed form (Unix seconds)',
     }),
     signature: Type.String({
       description:
-        'send with the invoice: our signature of public_key, reference_id, currency, amount, provider (as service) and expires',
+        'may be sent with the invoice (so that its create may be repeated): our signature of public_key, reference_id, currency, amount, provider (as service) and expires',
     }),
     locale: Type.Optional(
       Type.Union([Type.Literal('uk'), Type.Literal('ru'), Type.Literal('en')], {
@@ -69,8 +73,10 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
         description:
           'Creates a pending deposit of a fiat currency (`coin: false`) after checking the amount against the ' +
           "currency's precision and the deposit service's limits (gateway payment prerequest). The client then " +
-          'creates an invoice at the gateway with `reference_id` = `deposit_id`, sending `expires` and `signature` ' +
-          'from this answer (the gateway refuses an unsigned invoice). With `payment_service: "default"` ' +
+          "creates an invoice at the gateway with `reference_id` = `deposit_id`: the spec's body creates it once " +
+          '(only that first create answers the page token); with `expires` and `signature` from this answer ' +
+          'added, the create may be repeated. `deposit_id` is random, so nobody can guess it. ' +
+          'With `payment_service: "default"` ' +
           "the answer is the simplified form `{action, params}` instead: submit it to reach the gateway's hosted " +
           'payment page. `payment_service` may also name a deposit service code. The deposit is credited once ' +
           'when the gateway reports the invoice paid.',
@@ -115,7 +121,8 @@ export function fiatDepositRoutes(app: App, deps: FiatDeps): void {
       // The hosted page in the payer's language, from the deposit request's Accept-Language (the v3
       // route has no field for it; not part of the signed form: the gateway takes it as given).
       const locale = fromAcceptLanguage(request.headers['accept-language']);
-      // The gateway answers the invoice and its page token only for a form we signed (issue 28).
+      // The gateway answers the invoice and its page token again only to a form we signed (issue 28);
+      // the spec's unsigned body gets them once, from the create that made the invoice (issue 41).
       const { expires, signature } = invoiceFormSignature(
         deps.paygate.merchantSecret,
         {

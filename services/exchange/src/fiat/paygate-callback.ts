@@ -44,15 +44,20 @@ export function paygateCallbackRoutes(app: App, deps: FiatDeps): void {
           `of our clock) and ${SIGNATURE_HEADER} over the raw body; otherwise 401 callback_refused. ` +
           'Idempotent per object, id and event: a redelivered event is acknowledged (200) and not applied again. ' +
           'Invoice `success` credits the deposit once (its amount and currency must match, else 409 ' +
-          'callback_mismatch); `failed`/`expired` cancel it. Payout `success` settles the withdrawal (done), ' +
-          '`failed` releases its locked funds. An unknown reference answers 404 unknown_reference.',
+          'callback_mismatch); `failed`/`expired` cancel it. An invoice that is not a deposit of ours (an ' +
+          "unknown reference, or another amount or currency: anyone can create one with the spec's unsigned " +
+          'body) is acknowledged with outcome `ignored` and changes nothing, except when paid: 404 ' +
+          'unknown_reference or 409 callback_mismatch, for an operator. Payout `success` settles the ' +
+          'withdrawal (done), `failed` releases its locked funds; an unknown payout reference answers 404 ' +
+          'unknown_reference.',
         headers: CallbackHeaders,
         body: CallbackBody,
         response: {
           200: Type.Object({
             received: Type.Literal(true),
             outcome: Type.String({
-              description: 'credited, canceled, settled, released, recorded, or duplicate (seen before)',
+              description:
+                'credited, canceled, settled, released, recorded, ignored (an invoice that is not one of our deposits), unsolicited (a refund we did not start), or duplicate (seen before)',
             }),
           }),
           ...errorResponses,

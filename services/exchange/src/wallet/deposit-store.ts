@@ -3,6 +3,7 @@
  * `credited` under a row lock in the transaction that posts the credit, and the credit carries an
  * idempotency key; a crypto deposit is one row per (currency, txid, output).
  */
+import { randomInt } from 'node:crypto';
 import { systemAccountId } from '../accounts/store.js';
 import type { Database, Sql } from '../db/database.js';
 import { depositCredit } from './entries.js';
@@ -101,21 +102,51 @@ export interface NewPendingDeposit {
   readonly externalId?: string;
 }
 
-/** A fiat deposit waiting for its payment (credit it later with `creditDeposit`). */
-export async function createPendingDeposit(tx: Sql, input: NewPendingDeposit): Promise<Deposit> {
-  const { rows } = await tx.query<DepositRow>(
-    `INSERT INTO deposits (account_id, currency, amount, status, provider, reference_id, external_id)
-     VALUES ($1, $2, $3, 'pending', $4, $5, $6) RETURNING ${COLUMNS}`,
-    [
-      input.accountId,
-      input.currency,
-      input.amount.toString(),
-      input.provider,
-      input.referenceId ?? null,
-      input.externalId ?? null,
-    ],
-  );
-  return toDeposit(rows[0]!);
+/**
+ * Fiat deposit ids, the spec's `deposit_id` and the reference of the gateway's invoice: random in
+ * 2^30..2^31-1 (positive int32), so nobody can guess the next one (the gateway creates an invoice
+ * for an unsigned reference it has not seen, services/paygate README "Unsigned invoices"). Crypto
+ * deposits keep the table's sequence, which migration 070 stops below this range, so the two never
+ * meet; uniqueness is the primary key's.
+ */
+export const FIAT_DEPOSIT_IDS = { min: 2 ** 30, max: 2 ** 31 - 1 } as const;
+
+/** A uniformly random fiat deposit id (a cryptographic source: ids must not be predictable). */
+export function randomFiatDepositId(): number {
+  return randomInt(FIAT_DEPOSIT_IDS.min, FIAT_DEPOSIT_IDS.max + 1);
+}
+
+/** Picks per deposit before giving up; with a billion ids, a second pick is already rare. */
+const ID_PICKS = 16;
+
+/**
+ * A fiat deposit waiting for its payment (credit it later with `creditDeposit`), under a random id:
+ * an id taken already (by a committed or a concurrent deposit) inserts nothing and another is
+ * picked. `pickId` is for tests.
+ */
+export async function createPendingDeposit(
+  tx: Sql,
+  input: NewPendingDeposit,
+  pickId: () => number = randomFiatDepositId,
+): Promise<Deposit> {
+  for (let pick = 0; pick < ID_PICKS; pick += 1) {
+    const { rows } = await tx.query<DepositRow>(
+      `INSERT INTO deposits (id, account_id, currency, amount, status, provider, reference_id, external_id)
+       VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7)
+       ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
+      [
+        pickId(),
+        input.accountId,
+        input.currency,
+        input.amount.toString(),
+        input.provider,
+        input.referenceId ?? null,
+        input.externalId ?? null,
+      ],
+    );
+    if (rows[0]) return toDeposit(rows[0]);
+  }
+  throw new Error(`no free deposit id in ${ID_PICKS} random picks`);
 }
 
 export interface SeenTransfer {

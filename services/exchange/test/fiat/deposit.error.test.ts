@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountWithKey } from '../support/accounts.js';
 import { client } from '../support/client.js';
-import { signedCallback } from './gateway-client.js';
+import { deliverCallback, signedCallback } from './gateway-client.js';
 import { useFiatPlatform } from './platform.js';
 
 const platform = useFiatPlatform();
@@ -105,6 +105,48 @@ describe('fiat deposit refusals', () => {
       [deposit.deposit_id],
     );
     expect(rows[0]!.status).toBe('pending');
+  });
+
+  it("acknowledges and ignores the events of an invoice that is not a deposit's; refuses only a paid one", async () => {
+    // Anyone can create an invoice at the gateway with the spec's unsigned body, for any reference
+    // and amount: its events must neither touch a deposit nor pile up as retries at the gateway.
+    const user = await accountWithKey(platform.db, ['read']);
+    const api = client(() => platform.exchange, user.apiKey, user.secret);
+    const deposit = (await api.v3('/v3/auth/deposit', { currency: 'uah', amount: 100 })).json();
+    const event = (reference: string, status: string, amount: string, currency = 'UAH') => ({
+      event_id: `inv_z${reference}${amount}${currency}:${status}`,
+      object: 'invoice',
+      id: `inv_z${reference}${amount}${currency}`,
+      reference_id: reference,
+      status,
+      currency,
+      amount,
+      fee: '1.50',
+      service: 'payment_card_uah_hpp',
+      test_mode: true,
+      occurred_at: new Date().toISOString(),
+    });
+    const send = (body: unknown) => deliverCallback(platform.exchange, body);
+    const mine = String(deposit.deposit_id);
+    for (const [reference, amount, currency] of [
+      ['999999', '100.00', 'UAH'], // no such deposit
+      [mine, '10.00', 'UAH'], // the deposit's reference, another amount
+      [mine, '100.00', 'USD'], // another currency
+    ] as const) {
+      for (const status of ['created', 'attempt_failed', 'failed', 'expired']) {
+        expect(await send(event(reference, status, amount, currency))).toEqual({
+          status: 200,
+          body: { received: true, outcome: 'ignored' },
+        });
+      }
+      const paid = await send(event(reference, 'success', amount, currency));
+      expect(paid.status).toBe(reference === mine ? 409 : 404);
+    }
+    const { rows } = await platform.db.query<{ status: string; external_id: string | null }>(
+      'SELECT status, external_id FROM deposits WHERE id = $1',
+      [deposit.deposit_id],
+    );
+    expect(rows[0]).toEqual({ status: 'pending', external_id: null });
   });
 
   it('answers 502 gateway_unavailable when the gateway does not answer, recording nothing', async () => {

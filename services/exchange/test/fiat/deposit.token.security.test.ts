@@ -7,9 +7,10 @@ import { useFiatPlatform } from './platform.js';
 const platform = useFiatPlatform();
 
 /**
- * Issue 28 item 2, end to end: a user deposits; a third party, with the public key from their own
- * account object and the user's deposit id (sequential, so guessed), repeats the invoice creation
- * and the simplified form. They get no page token; the user's own form still opens the page.
+ * Issue 28 item 2 and issue 41, end to end: a user deposits; a third party, with the public key from
+ * their own account object and the user's deposit id (seen somewhere: ids are random, so not guessed),
+ * repeats the invoice creation and the simplified form. They get no page token; the user's own form
+ * still opens the page. And the next deposit id cannot be guessed from one's own.
  */
 describe('a third party cannot get the payer page token of a fiat deposit', () => {
   it('refuses the third party the invoice of a deposit they did not make, in both flows', async () => {
@@ -50,13 +51,13 @@ describe('a third party cannot get the payer page token of a fiat deposit', () =
     });
     expect(repeat.status).toBe(401);
     expect(JSON.stringify(repeat.json)).not.toContain(token);
-    // ... and the next deposit id, before the next user makes it.
-    const next = await postJson(`${platform.gatewayUrl}/public-api/payment-invoices`, {
-      ...body,
-      public_key: publicKey,
-      reference_id: String(deposit.deposit_id + 1),
-    });
-    expect(next.status).toBe(401);
+    // ... and the next deposit id cannot be guessed from one's own: random, in 2^30..2^31-1.
+    const strangers = (await strangerApi.v3('/v3/auth/deposit', { currency: 'uah', amount: 500 })).json();
+    for (const id of [deposit.deposit_id, strangers.deposit_id]) {
+      expect(id).toBeGreaterThanOrEqual(2 ** 30);
+      expect(id).toBeLessThanOrEqual(2 ** 31 - 1);
+    }
+    expect(Math.abs(strangers.deposit_id - deposit.deposit_id)).toBeGreaterThan(1);
 
     // The payer's simplified deposit: the third party posts the same form without our signature.
     const form = (

@@ -1,4 +1,5 @@
 import { paygateHeaders } from '../../src/fiat/signature.js';
+import type { App } from '../../src/http/typed.js';
 
 /** Small helpers of the tests that play the payer at the gateway, over plain HTTP forms (no JavaScript). */
 
@@ -55,6 +56,12 @@ export async function submitForm(
   return { status: response.status, url, html: await response.text() };
 }
 
+/** Pays the hosted page `html` (its card form) with `card`, as a browser without JavaScript; the page after. */
+export function payByCard(base: string, html: string, card = '4242424242424242') {
+  const { action, fields } = formFields(html, '/pay');
+  return submitForm(base, action, { ...fields, card_number: card, expiry: '12/39', cvc: '123' });
+}
+
 /** A callback signed as the gateway signs it (merchant secret over the exact bytes). */
 export function signedCallback(body: unknown, secret = 'sandbox-exchange-secret', nowMs = Date.now()) {
   const text = JSON.stringify(body);
@@ -62,4 +69,16 @@ export function signedCallback(body: unknown, secret = 'sandbox-exchange-secret'
     text,
     headers: { 'content-type': 'application/json', ...paygateHeaders('exchange', secret, text, nowMs) },
   };
+}
+
+/** Delivers `body` to the exchange's callback route, signed as the gateway signs it. */
+export async function deliverCallback(exchange: App, body: unknown) {
+  const signed = signedCallback(body);
+  const response = await exchange.inject({
+    method: 'POST',
+    url: '/v3/paygate/callback',
+    headers: signed.headers,
+    payload: signed.text,
+  });
+  return { status: response.statusCode, body: response.json() as unknown };
 }

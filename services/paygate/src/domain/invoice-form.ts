@@ -49,6 +49,14 @@ export type InvoiceFormCheck =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: 'missing' | 'malformed' | 'expired' | 'mismatch' };
 
+/**
+ * A form that carries neither `signature` nor `expires`: the spec's own body (README "Unsigned
+ * invoices"), as opposed to a signed form with a part missing or wrong (`malformed`, `mismatch`).
+ */
+export function isUnsignedForm(given: { expires: unknown; signature: unknown }): boolean {
+  return given.signature === undefined && given.expires === undefined;
+}
+
 /** Checks a form's signature (constant time) and that it has not expired at `nowMs`. */
 export function checkInvoiceForm(
   secret: string,
@@ -56,7 +64,7 @@ export function checkInvoiceForm(
   given: { expires: unknown; signature: unknown },
   nowMs: number,
 ): InvoiceFormCheck {
-  if (given.signature === undefined && given.expires === undefined) return { ok: false, reason: 'missing' };
+  if (isUnsignedForm(given)) return { ok: false, reason: 'missing' };
   const expiresText = typeof given.expires === 'number' ? String(given.expires) : given.expires;
   if (
     typeof expiresText !== 'string' ||

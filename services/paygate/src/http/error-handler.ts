@@ -23,6 +23,12 @@ const mapping: ErrorMapping = {
 /** The one error handler and the not-found handler (packages/http-edge framework-errors.ts). */
 export function registerErrorHandler(app: FastifyInstance): void {
   registerErrorHandlers(app, mapping);
+  // Fastify runs onError before the error handler: the place for an error's own headers.
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof ApiError && error.retryAfterSeconds !== undefined) {
+      void reply.header('retry-after', String(error.retryAfterSeconds));
+    }
+  });
 }
 
 /** Fastify's `frameworkErrors` option, in the gateway's error shape. */

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Sql } from '@platform/sql-storage/database';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Catalog } from '../catalog/catalog.js';
 import { ApiError } from '../errors.js';
 import type { App } from '../http/typed.js';
 import { canonicalJson, isValidKey } from './decide.js';
@@ -16,32 +15,24 @@ import {
 } from './store.js';
 
 /**
- * The POST routes that honour `Idempotency-Key`, how each finds the merchant the key belongs to, and
- * whether the route takes the key inside its own transaction (`keyInTransaction`).
+ * The POST routes that honour `Idempotency-Key`, and how each proves the merchant the key belongs to.
+ * A key is the merchant's: only a request that proves the merchant may take it or read what it holds,
+ * or anyone who knows the merchant's public key could take (or probe) the merchant's keys.
+ * - `signature`: the merchant API's signature, verified before this hook runs (`request.merchant`).
+ * - `route`: the route proves the merchant itself (an invoice's form signature, checked in the create
+ *   path) and then takes the key in its own transaction (`keyInTransaction`); until it has proven the
+ *   merchant the key is neither taken nor read, and nothing is stored under it.
  */
-const ROUTES: Readonly<
-  Record<
-    string,
-    { merchant: (request: FastifyRequest, catalog: Catalog) => string | undefined; inTransaction?: true }
-  >
-> = {
-  // public: the merchant of the public key (an unknown key fails in the route, unstored)
-  '/public-api/payment-invoices': {
-    merchant: (request, catalog) => {
-      const key = (request.body as { public_key?: unknown } | undefined)?.public_key;
-      return typeof key === 'string' ? catalog.byPublicKey(key)?.merchant.id : undefined;
-    },
-    inTransaction: true,
-  },
-  '/merchant-api/payouts': { merchant: (request) => request.merchant?.id },
-  '/merchant-api/refunds': { merchant: (request) => request.merchant?.id },
+const ROUTES: Readonly<Record<string, { readonly provenBy: 'signature' | 'route' }>> = {
+  '/public-api/payment-invoices': { provenBy: 'route' },
+  '/merchant-api/payouts': { provenBy: 'signature' },
+  '/merchant-api/refunds': { provenBy: 'signature' },
 };
 
 export const IDEMPOTENCY_ROUTES = Object.keys(ROUTES);
 
 export interface IdempotencyOptions {
   readonly db: Database;
-  readonly catalog: Catalog;
   readonly now: () => number;
   /** How long an answer is replayed. @default 24 h */
   readonly ttlMs?: number;
@@ -53,9 +44,26 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request holds an Idempotency-Key and its answer is to be stored. */
     idempotencyHeld?: { merchantId: string; key: string };
-    /** A free key the route takes in its own transaction; `settled` once nothing is left to store. */
-    idempotencyDeferred?: { claim: KeyClaim; settled: boolean; db: Sql };
+    /**
+     * A key the route takes in its own transaction once it has proven the merchant (`merchantId`
+     * unset until then); `settled` once nothing is left to store.
+     */
+    idempotencyDeferred?: DeferredKey;
   }
+}
+
+/** A key of a route that proves the merchant itself: no merchant, so no claim, until it has. */
+interface DeferredKey {
+  readonly claim: Omit<KeyClaim, 'merchantId'>;
+  merchantId: string | undefined;
+  settled: boolean;
+  readonly db: Sql;
+}
+
+function claimOf(deferred: DeferredKey): KeyClaim | undefined {
+  return deferred.merchantId === undefined
+    ? undefined
+    : { ...deferred.claim, merchantId: deferred.merchantId };
 }
 
 function headerKey(request: FastifyRequest): string | undefined {
@@ -71,8 +79,9 @@ function headerKey(request: FastifyRequest): string | undefined {
  * `Idempotency-Key` on the merchant POSTs, stored in the database so every gateway instance sees
  * it: the first answer (2xx and 4xx alike) is kept 24 h and replayed (`idempotent-replayed: true`);
  * the key with other parameters, or while its first request still runs, is 409 naming the key. A 5xx,
- * a 401 or a 403 (a refused form signature: the request was never the merchant's) frees the key. Runs after signature and body checks, so an unsigned or malformed request is
- * refused as such and stores nothing.
+ * a 401 or a 403 (a refused form signature: the request was never the merchant's) frees the key. Runs
+ * after signature and body checks, so an unsigned or malformed request is refused as such and stores
+ * nothing; a request that has not proven the merchant (ROUTES) never takes or reads a key.
  */
 export function registerIdempotency(app: App, options: IdempotencyOptions): void {
   const ttlMs = options.ttlMs ?? 86_400_000;
@@ -83,27 +92,21 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
     if (!scope || !route) return;
     const key = headerKey(request);
     if (key === undefined) return;
-    const merchantId = scope.merchant(request, options.catalog);
-    if (!merchantId) return;
     const fingerprint = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-    const claim: KeyClaim = {
-      merchantId,
-      key,
-      route,
-      fingerprint,
-      now: new Date(options.now()),
-      lockMs,
-      ttlMs,
-    };
-    if (scope.inTransaction) {
-      // Nothing here: a free key is taken with its answer in one statement at the end of the route's
-      // transaction, which then commits once instead of three times (the claim, the change, the
-      // answer), and what the key holds is read only when the route fails or finds the key taken
-      // (`keyInTransaction`), so a first request costs no round trip for it.
-      request.idempotencyDeferred = { claim, settled: false, db: options.db };
+    const claim = { key, route, fingerprint, now: new Date(options.now()), lockMs, ttlMs };
+    if (scope.provenBy === 'route') {
+      // Nothing here: the route proves the merchant first (`KeyInTransaction.proven`); then a free key
+      // is taken with its answer in one statement at the end of the route's transaction, which then
+      // commits once instead of three times (the claim, the change, the answer), and what the key
+      // holds is read only when the route fails or finds the key taken (`keyInTransaction`), so a
+      // first request costs no round trip for it.
+      request.idempotencyDeferred = { claim, merchantId: undefined, settled: false, db: options.db };
       return;
     }
-    const decision = await claimKey(options.db, claim);
+    const merchantId = request.merchant?.id;
+    // Unreachable behind merchantAuth (it refuses an unproven request first); never a key without it.
+    if (!merchantId) return;
+    const decision = await claimKey(options.db, { ...claim, merchantId });
     if (decision.kind === 'run') {
       request.idempotencyHeld = { merchantId, key };
       return;
@@ -115,8 +118,11 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
     if (deferred) {
       request.idempotencyDeferred = undefined;
       // Stored by the route's transaction, or a key found taken in it (nothing of ours to store);
-      // a 5xx, 401 and 403 are not stored (as below).
+      // a request that never proved the merchant stores nothing; a 5xx, 401 and 403 are not stored
+      // (as below).
+      const claim = claimOf(deferred);
       if (
+        !claim ||
         deferred.settled ||
         reply.statusCode >= 500 ||
         reply.statusCode === 401 ||
@@ -126,7 +132,7 @@ export function registerIdempotency(app: App, options: IdempotencyOptions): void
         return payload;
       }
       // A 4xx found before the route's transaction, or inside it (which rolled back).
-      await takeWithAnswer(options.db, deferred.claim, {
+      await takeWithAnswer(options.db, claim, {
         status: reply.statusCode,
         body: payload,
         contentType: String(reply.getHeader('content-type') ?? 'application/json'),
@@ -186,8 +192,14 @@ function answerDecision(
   }
 }
 
-/** A route's key taken, with its answer, in the route's own transaction (routes marked `inTransaction`). */
+/** A route's key taken, with its answer, in the route's own transaction (routes proven by the `route`). */
 export interface KeyInTransaction {
+  /**
+   * The route has proven the request is the merchant's (its form's signature is the merchant's, or
+   * was before it expired): from now on the key is the merchant's to take and read. Before this,
+   * `store` refuses and `answerTaken` reads nothing.
+   */
+  proven(merchantId: string): void;
   /**
    * Last in the transaction: takes the key with the answer the route then sends, byte for byte; throws
    * `KeyNotFree` (rolling the transaction back) when the key is held or answered already.
@@ -213,9 +225,14 @@ export class KeyNotFree extends Error {
 export function keyInTransaction(request: FastifyRequest): KeyInTransaction | undefined {
   const deferred = request.idempotencyDeferred;
   if (!deferred) return undefined;
-  const { claim, db } = deferred;
+  const { db } = deferred;
   return {
+    proven(merchantId) {
+      deferred.merchantId = merchantId;
+    },
     async store(tx, answer) {
+      const claim = claimOf(deferred);
+      if (!claim) throw new Error('an Idempotency-Key stored before the route proved the merchant');
       if (await takeWithAnswer(tx, claim, answer)) {
         deferred.settled = true;
         return;
@@ -223,6 +240,9 @@ export function keyInTransaction(request: FastifyRequest): KeyInTransaction | un
       throw new KeyNotFree(claim.key);
     },
     async answerTaken(reply, error) {
+      // Not the merchant's (yet): what its keys hold is none of this request's business.
+      const claim = claimOf(deferred);
+      if (!claim) return undefined;
       // A failure of the gateway itself (5xx) frees the key: nothing to look up.
       if (!(error instanceof ApiError) && !(error instanceof KeyNotFree)) return undefined;
       const decision = await peekKey(db, claim);

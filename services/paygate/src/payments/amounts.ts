@@ -11,8 +11,16 @@ export interface PricedAmount {
   readonly text: { amount: string; fee: string; total: string };
 }
 
-/** Parses an amount for a service, checks its limits and prices its fee; ApiErrors name `amount`. */
-export function priceAmount(catalog: Catalog, service: Service, input: unknown): PricedAmount {
+/** An amount read for a service's currency, not yet checked against the service's limits. */
+export interface ServiceAmount {
+  readonly minor: bigint;
+  readonly precision: number;
+  /** The decimal with the currency's decimals, e.g. "500.00". */
+  readonly text: string;
+}
+
+/** Parses an amount in a service's currency; an ApiError naming `amount` when it is none. */
+export function serviceAmount(catalog: Catalog, service: Service, input: unknown): ServiceAmount {
   const precision = catalog.precision.get(service.currency) ?? 2;
   const parsed = parseAmount(input, precision);
   if (!parsed.ok) {
@@ -24,7 +32,13 @@ export function priceAmount(catalog: Catalog, service: Service, input: unknown):
           : 'a decimal number';
     throw new ApiError('invalid_amount', `amount must be ${why}`, 'amount');
   }
-  const limits = checkLimits(parsed.minor, service.limits);
+  return { minor: parsed.minor, precision, text: formatMinor(parsed.minor, precision) };
+}
+
+/** Checks a parsed amount against the service's limits and prices its fee; ApiErrors name `amount`. */
+export function priceServiceAmount(service: Service, parsed: ServiceAmount): PricedAmount {
+  const { minor, precision } = parsed;
+  const limits = checkLimits(minor, service.limits);
   if (!limits.ok) {
     const bound = `${formatMinor(limits.limit, precision)} ${service.currency}`;
     throw new ApiError(
@@ -33,15 +47,20 @@ export function priceAmount(catalog: Catalog, service: Service, input: unknown):
       'amount',
     );
   }
-  const fee = computeFee(parsed.minor, service.fee, precision);
+  const fee = computeFee(minor, service.fee, precision);
   return {
-    amount: parsed.minor,
+    amount: minor,
     fee,
     precision,
     text: {
-      amount: formatMinor(parsed.minor, precision),
+      amount: parsed.text,
       fee: formatMinor(fee, precision),
-      total: formatMinor(parsed.minor + fee, precision),
+      total: formatMinor(minor + fee, precision),
     },
   };
+}
+
+/** Parses an amount for a service, checks its limits and prices its fee; ApiErrors name `amount`. */
+export function priceAmount(catalog: Catalog, service: Service, input: unknown): PricedAmount {
+  return priceServiceAmount(service, serviceAmount(catalog, service, input));
 }

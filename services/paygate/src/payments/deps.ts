@@ -3,6 +3,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { CardProcessor } from '../processor/card.js';
 import type { PayoutProcessor } from '../processor/payout.js';
 import type { SecretBook } from '../secrets/book.js';
+import type { UnsignedInvoiceLimit } from '../unsigned-limit/limit.js';
 
 /** What the payment operations need, wired by hand in app.ts. */
 export interface PaymentDeps {
@@ -20,4 +21,6 @@ export interface PaymentDeps {
   readonly publicUrl: string;
   /** Merchant secrets rotated at run time; without it the configured secret is the only one. */
   readonly secrets?: SecretBook;
+  /** The per-address limit on invoices created without the merchant's signature (src/unsigned-limit/). */
+  readonly unsignedInvoices: UnsignedInvoiceLimit;
 }

@@ -6,7 +6,7 @@ import type { Merchant, Service } from '../catalog/catalog.js';
 import { afterFailedAttempt } from '../domain/card-attempts.js';
 import { validateFields } from '../domain/fields.js';
 import { type InvoiceStatus, invoiceCanMove, invoiceHasExpired } from '../domain/invoice.js';
-import { checkInvoiceForm, type InvoiceForm } from '../domain/invoice-form.js';
+import { checkInvoiceForm, type InvoiceForm, isUnsignedForm } from '../domain/invoice-form.js';
 import { ApiError } from '../errors.js';
 import {
   expiredInvoiceIds,
@@ -16,7 +16,7 @@ import {
   insertInvoice,
   updateInvoice,
 } from '../store/invoices.js';
-import { priceAmount } from './amounts.js';
+import { priceServiceAmount, serviceAmount } from './amounts.js';
 import type { PaymentDeps } from './deps.js';
 
 /** Invoice ids: `inv_` and 20 hex digits. */
@@ -43,23 +43,35 @@ export interface CreateInvoiceInput {
   readonly locale?: string | undefined;
   /** The merchant's signature of the form and its expiry (domain/invoice-form.ts), as received. */
   readonly formSignature: { readonly expires: unknown; readonly signature: unknown };
+  /**
+   * Whether a form without `signature` and `expires` may create an invoice for a new reference (the
+   * spec's body on the JSON API, README "Unsigned invoices"); the simplified form posted to the
+   * hosted page never may.
+   */
+  readonly unsignedAllowed: boolean;
+  /** The client's address (`request.ip`), which the limit on unsigned creates counts by. */
+  readonly clientAddress: string;
 }
 
 /**
- * Refuses a create or repeat the merchant did not sign: the answer carries the hosted page's token,
- * so the public key and a guessed reference id must not be enough to get it.
+ * Checks the merchant's signature of a create or repeat: the answer carries the hosted page's token,
+ * so the public key and a guessed reference id must not be enough to get it. A valid signature proves
+ * the request is the merchant's (`proven`), also when the form has expired since: its Idempotency-Key
+ * may then be read (a retry after the expiry is replayed).
  */
 async function requireSignedForm(
   deps: Pick<PaymentDeps, 'now' | 'secrets'>,
   merchant: Merchant,
   form: Omit<InvoiceForm, 'expires'>,
   given: CreateInvoiceInput['formSignature'],
+  proven: (() => void) | undefined,
 ): Promise<void> {
   // Signed with the merchant's secret, or during a rotation's grace period with the previous one
   // (src/secrets/), as its API calls are.
   const secrets = deps.secrets ? await deps.secrets.accepted(merchant) : [merchant.secret];
   const checks = secrets.map((secret) => checkInvoiceForm(secret, form, given, deps.now()));
   const check = checks.find((c) => c.ok || c.reason === 'expired') ?? checks[0]!;
+  if (check.ok || check.reason === 'expired') proven?.();
   if (check.ok) return;
   if (check.reason === 'expired') {
     throw new ApiError('form_expired', 'this payment form has expired: start the deposit again', 'expires');
@@ -101,11 +113,6 @@ export function depositService(deps: Pick<PaymentDeps, 'catalog'>, code: string,
   return service;
 }
 
-/**
- * Creates an invoice, or answers the existing one of the same (merchant, reference) when amount,
- * currency and service match (409 otherwise). Both need the merchant's signature of the form
- * (requireSignedForm). Writes the `created` callback in the same transaction.
- */
 export interface CreatedInvoice {
   readonly invoice: Invoice;
   readonly merchant: Merchant;
@@ -113,36 +120,80 @@ export interface CreatedInvoice {
 }
 
 /**
- * What a caller runs last in the invoice's transaction, with the outcome (the Idempotency-Key taken
- * with its answer, so both commit with the invoice or neither does).
+ * The caller's Idempotency-Key (idempotency/hooks.ts): told once the request has proven the merchant
+ * (before that the key is not the request's to take or read), and taken last in the invoice's
+ * transaction with the outcome, so the key's answer and the invoice commit together or not at all.
  */
 export interface InvoiceTransactionHooks {
+  proven(merchantId: string): void;
   after(tx: Sql, outcome: CreatedInvoice): Promise<void>;
 }
 
+/** What an unsigned create that finds its reference taken is told, whatever the parameters. */
+const TAKEN_UNSIGNED =
+  'this reference_id already has an invoice: it is answered again only to the form the merchant signed ' +
+  '(expires, signature); start a new deposit, or send the signed form';
+
+/**
+ * Creates an invoice, or answers the existing one of the same (merchant, reference). A form the
+ * merchant signed (README "Signed invoice forms") creates, or repeats when amount, currency and
+ * service match (409 otherwise). A form without a signature (the spec's body, README "Unsigned
+ * invoices"; only where `unsignedAllowed`) creates an invoice for a new reference only, counted per
+ * client address; for a reference that has an invoice it answers 401 and nothing of that invoice
+ * (never its token, nor its amount), and it can never carry an Idempotency-Key (`hooks`): nothing it
+ * sends proves the merchant. Writes the `created` callback in the same transaction.
+ */
 export async function createInvoice(
   deps: PaymentDeps,
   input: CreateInvoiceInput,
   hooks?: InvoiceTransactionHooks,
 ): Promise<CreatedInvoice> {
+  const unsigned = isUnsignedForm(input.formSignature);
+  if (unsigned && hooks) {
+    // Decided before anything is looked up: the merchant's keys are not an unsigned request's to take
+    // or to probe, and the same 401 under every key tells nothing of which ones exist.
+    throw new ApiError(
+      'bad_form_signature',
+      "an Idempotency-Key is kept only for a form the merchant signed (expires, signature): send the merchant's form, or no Idempotency-Key",
+      'signature',
+    );
+  }
   const { merchant, currency } = merchantOfKey(deps, input.publicKey, input.currency);
   const service = depositService(deps, input.service, currency);
-  const priced = priceAmount(deps.catalog, service, input.amount);
-  await requireSignedForm(
-    deps,
-    merchant,
-    {
-      publicKey: input.publicKey,
-      referenceId: input.referenceId,
-      currency,
-      amount: priced.text.amount,
-      service: service.code,
-    },
-    input.formSignature,
-  );
+  const amount = serviceAmount(deps.catalog, service, input.amount);
+  if (!unsigned || !input.unsignedAllowed || !deps.unsignedInvoices.allowsAny) {
+    // Before the amount's limits and the fields, so that their refusals of a signed form are the
+    // merchant's answers, stored under its key; the refusals above prove nothing and store nothing.
+    await requireSignedForm(
+      deps,
+      merchant,
+      {
+        publicKey: input.publicKey,
+        referenceId: input.referenceId,
+        currency,
+        amount: amount.text,
+        service: service.code,
+      },
+      input.formSignature,
+      hooks && (() => hooks.proven(merchant.id)),
+    );
+  }
+  const priced = priceServiceAmount(service, amount);
   const fields = validateFields(service.fields, input.serviceFields);
   if (!fields.ok) throw new ApiError('invalid_field', fields.message, fields.field);
   const serviceFields = fields.values;
+  if (unsigned) {
+    // Counted once it would reach the invoices table (where a taken reference shows), refused ones too.
+    const verdict = await deps.unsignedInvoices.attempt(input.clientAddress);
+    if (!verdict.allowed) {
+      throw new ApiError(
+        'rate_limited',
+        `too many invoices without the merchant's signature from this address; retry in ${verdict.retryAfterSeconds} s, or send the form the merchant signed`,
+        undefined,
+        { retryAfterSeconds: verdict.retryAfterSeconds },
+      );
+    }
+  }
   const now = new Date(deps.now());
   return deps.db.transaction(async (tx) => {
     const outcome = await createOrRepeat(tx);
@@ -171,6 +222,8 @@ export async function createInvoice(
       await enqueueCallback(tx, merchant.id, invoiceEvent(inserted), now);
       return { invoice: inserted, merchant, created: true };
     }
+    // The reference has an invoice. Only the merchant's signed form gets it (and its token) again.
+    if (unsigned) throw new ApiError('bad_form_signature', TAKEN_UNSIGNED, 'signature');
     const existing = await findInvoiceByReference(tx, merchant.id, input.referenceId);
     if (!existing) throw new Error('invoice conflict without a row');
     if (

@@ -39,10 +39,11 @@ export class Worker {
     await assignPositions(this.deps.db);
     if (options.waitForCallbacks ?? true) await Promise.all(await this.#dispatcher.dispatch());
     else await this.#dispatcher.pump();
-    // Answers are kept 24 h: sweeping once a minute is plenty.
+    // Answers are kept 24 h, counts of unsigned creates a window: sweeping once a minute is plenty.
     if (this.deps.now() - this.#purgedAt >= 60_000) {
       this.#purgedAt = this.deps.now();
       await purgeExpiredKeys(this.deps.db, new Date(this.#purgedAt));
+      await this.deps.unsignedInvoices.purge();
     }
   }
 

@@ -182,6 +182,9 @@ export function hostedPageRoutes(app: App, deps: RouteDeps): void {
           amount: body.amount ?? '',
           locale: supportedLocale(body.locale),
           formSignature: { expires: body.expires, signature: body.signature },
+          // A form any page can make a payer's browser post: only the merchant's signed one.
+          unsignedAllowed: false,
+          clientAddress: request.ip,
         });
         return current(request, reply, invoice, merchant);
       } catch (error) {

@@ -33,10 +33,15 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
         tags: ['public'],
         summary: 'Create a payment invoice (idempotent per merchant and reference_id)',
         description:
-          'Answers 201 with a new invoice, or 200 with the existing one when the same reference_id comes ' +
-          'again with the same amount, currency and service (409 otherwise). Both need `expires` and ' +
-          "`signature`, the merchant's signature of the form (401 `bad_form_signature` / `form_expired` " +
-          'otherwise). `active_payment.payload` is submitted as a form to `active_payment.action` to open ' +
+          "With the merchant's signature of the form (`expires`, `signature`): 201 with a new invoice, or 200 " +
+          'with the existing one when the same reference_id comes again with the same amount, currency and ' +
+          'service (409 otherwise); a wrong signature is 401 `bad_form_signature`, an expired form ' +
+          "`form_expired`. Without `expires` and `signature` (the spec's body): 201 with a new invoice for a " +
+          'reference that has none; for a reference that has an invoice 401 `bad_form_signature`, whatever ' +
+          'the parameters (its token is answered only once, or to the signed form); at most ' +
+          'UNSIGNED_INVOICES_PER_ADDRESS such creates per client address and window (429 `rate_limited`, ' +
+          '`retry-after`); and never with an `Idempotency-Key` (401 before any lookup: keys are the ' +
+          "merchant's). `active_payment.payload` is submitted as a form to `active_payment.action` to open " +
           'the hosted payment page.',
         body: Type.Object({
           public_key: Type.String({ minLength: 1, maxLength: 128 }),
@@ -63,7 +68,8 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
           signature: Type.Optional(
             Type.String({
               maxLength: 128,
-              description: 'the merchant\'s signature of the form (README "Signed invoice forms")',
+              description:
+                'the merchant\'s signature of the form (README "Signed invoice forms"); without it and `expires`, an unsigned create (README "Unsigned invoices")',
             }),
           ),
         }),
@@ -104,8 +110,11 @@ export function invoiceRoutes(app: App, deps: RouteDeps): void {
             amount: body.amount,
             locale: supportedLocale(body.locale),
             formSignature: { expires: body.expires, signature: body.signature },
+            unsignedAllowed: true,
+            clientAddress: request.ip,
           },
           key && {
+            proven: (merchantId) => key.proven(merchantId),
             after: async (tx, created) => {
               stored = JSON.stringify(answerOf(created));
               await key.store(tx, {

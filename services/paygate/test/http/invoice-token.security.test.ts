@@ -6,10 +6,11 @@ import { merchantPost } from '../support/merchant.js';
 import { usePostgresTarget } from '../support/targets.js';
 
 /**
- * Issue 28 item 2: a third party who knows the merchant's public key (the exchange shows it in every
- * account object) and guesses a reference id (deposit ids are sequential) must not get the hosted
- * page's token of the payer's invoice, nor create, cancel or open it. These are the third party's
- * exact requests.
+ * Issue 28 item 2 and issue 41: a third party who knows the merchant's public key (the exchange shows
+ * it in every account object) and a reference id (a guess, or the payer's deposit id seen somewhere)
+ * must not get the hosted page's token of the payer's invoice, nor cancel or open it. The spec's
+ * unsigned body creates an invoice for a new reference only (README "Unsigned invoices"): its token
+ * is answered once, to that create. These are the third party's exact requests.
  */
 describe('the payer page token is only for the merchant and its payer', () => {
   const target = usePostgresTarget();
@@ -64,12 +65,18 @@ describe('the payer page token is only for the merchant and its payer', () => {
     amount: 500,
   });
 
-  it('refuses a repeat for an existing reference without the merchant signature, and leaks nothing', async () => {
-    const reference = String(run);
-    const payer = await payersInvoice(reference);
+  /**
+   * The third party's repeats of the payer's create of `reference`: the payer's body as it is, with
+   * `changes`, and with a forged signature. Each is 401 and carries nothing of the invoice.
+   */
+  async function expectNoTokenToRepeats(
+    reference: string,
+    invoice: { token: string; id: string },
+    changes: Record<string, unknown>[],
+  ) {
     for (const body of [
       thirdPartyBody(reference),
-      { ...thirdPartyBody(reference), service: 'default' },
+      ...changes.map((change) => ({ ...thirdPartyBody(reference), ...change })),
       {
         ...thirdPartyBody(reference),
         expires: Math.floor(Date.now() / 1000) + 600,
@@ -79,9 +86,16 @@ describe('the payer page token is only for the merchant and its payer', () => {
       const repeat = await postJson('/public-api/payment-invoices', body);
       expect(repeat.status).toBe(401);
       expect(JSON.parse(repeat.text).error).toMatchObject({ name: 'bad_form_signature', field: 'signature' });
-      expect(repeat.text).not.toContain(payer.token);
-      expect(repeat.text).not.toContain(payer.id);
+      expect(repeat.text).not.toContain(invoice.token);
+      expect(repeat.text).not.toContain(invoice.id);
+      expect(repeat.text).not.toContain('500');
     }
+  }
+
+  it('refuses a repeat for an existing reference without the merchant signature, and leaks nothing', async () => {
+    const reference = String(run);
+    const payer = await payersInvoice(reference);
+    await expectNoTokenToRepeats(reference, payer, [{ service: 'default' }]);
     // A different amount is refused the same way: no 409 telling that the reference has an invoice.
     const other = await postJson('/public-api/payment-invoices', {
       ...thirdPartyBody(reference),
@@ -117,11 +131,32 @@ describe('the payer page token is only for the merchant and its payer', () => {
     }
   });
 
-  it('refuses to create an invoice for a guessed future reference, so none exists afterwards', async () => {
-    const future = `${run}3`;
-    const created = await postJson('/public-api/payment-invoices', thirdPartyBody(future));
-    expect(created.status).toBe(401);
-    expect((await invoiceStatus(future)).status).toBe(404);
+  it("answers the spec's unsigned create of a new reference once: a third party repeating it gets no token", async () => {
+    // The payer's client sends exactly the spec's body (no signature): the reference is new, so it
+    // creates the invoice and answers its token.
+    const reference = `${run}3`;
+    const payers = await postJson('/public-api/payment-invoices', thirdPartyBody(reference));
+    expect(payers.status).toBe(201);
+    const data = JSON.parse(payers.text).data as {
+      id: string;
+      active_payment: { payload: { name: string; value: string }[] };
+    };
+    const token = data.active_payment.payload.find((p) => p.name === 'token')?.value ?? '';
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    // The third party repeats the payer's create byte for byte, with other amounts and services,
+    // and with a forged signature: never the token, the id or the amount (the simplified form: below).
+    await expectNoTokenToRepeats(reference, { token, id: data.id }, [
+      { amount: 10 },
+      { service: 'default', description: 'again' },
+    ]);
+    // One invoice, still open, with the payer's amount; the merchant's own signed form reaches it.
+    expect((await invoiceStatus(reference)).json.data).toMatchObject({ status: 'created', amount: '500.00' });
+    const merchants = await postJson(
+      '/public-api/payment-invoices',
+      signed({ ...thirdPartyBody(reference), amount: '500.00' }),
+    );
+    expect(merchants.status).toBe(200);
+    expect(merchants.text).toContain(token);
   });
 
   it('refuses an expired form, even correctly signed', async () => {

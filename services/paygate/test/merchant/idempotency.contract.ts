@@ -161,6 +161,65 @@ export function idempotencyContract(target: Target): void {
       expect((await post('/public-api/payment-invoices', body, key)).replayed).toBe('true');
     });
 
+    // Issue 41, "Gateway: keys anyone can take": the hostile requests verbatim. The public key is
+    // public and the merchant's keys may be predictable (`inv-$REF`): a request that does not prove
+    // the merchant (no valid form signature) must neither claim nor read a key of the merchant.
+    it("does not let an unsigned create with a wrong service claim the merchant's key", async () => {
+      const key = `inv-${randomUUID()}`;
+      const body = invoiceBody();
+      const { expires: _expires, signature: _signature, ...unsigned } = body;
+      const hostile = await post(
+        '/public-api/payment-invoices',
+        { ...unsigned, service: 'no_such_service' },
+        key,
+      );
+      // An unsigned create may not carry a key at all (README "Unsigned invoices"): 401 before any lookup.
+      expect(hostile.status).toBe(401);
+      expect(hostile.replayed).toBeNull();
+      const merchants = await post('/public-api/payment-invoices', body, key);
+      expect(merchants.status).toBe(201);
+      expect(merchants.replayed).toBeNull();
+      // The same with a forged signature: nothing taken either.
+      const forgedKey = `inv-${randomUUID()}`;
+      const forged = await post(
+        '/public-api/payment-invoices',
+        { ...body, service: 'no_such_service', signature: '0'.repeat(64) },
+        forgedKey,
+      );
+      expect(forged.status).toBe(404);
+      const second = invoiceBody();
+      expect((await post('/public-api/payment-invoices', second, forgedKey)).status).toBe(201);
+      const { rows } = await target
+        .db()
+        .query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ANY($1)', [
+          [key, forgedKey],
+        ]);
+      expect(rows[0]!.n).toBe(2);
+    });
+
+    it('answers an unsigned or forged create 401 alike under a used and a fresh key: no key is read', async () => {
+      const used = `inv-${randomUUID()}`;
+      const body = invoiceBody();
+      expect((await post('/public-api/payment-invoices', body, used)).status).toBe(201);
+      const fresh = `inv-${randomUUID()}`;
+      const { expires: _expires, signature: _signature, ...unsigned } = body;
+      const forged = { ...body, signature: '0'.repeat(64) };
+      const newReference = { ...invoiceBody(), signature: '1'.repeat(64) };
+      for (const hostile of [unsigned, forged, newReference]) {
+        const underUsed = await post('/public-api/payment-invoices', hostile, used);
+        const underFresh = await post('/public-api/payment-invoices', hostile, fresh);
+        expect([underUsed.status, underFresh.status]).toEqual([401, 401]);
+        expect(underUsed.replayed).toBeNull();
+        expect(underUsed.text).not.toContain(used);
+        expect(JSON.parse(underUsed.text).error).toEqual(JSON.parse(underFresh.text).error);
+        expect(JSON.parse(underUsed.text).error.name).toBe('bad_form_signature');
+      }
+      // Nothing was taken under the fresh key: the merchant's own request under it runs.
+      const merchants = await post('/public-api/payment-invoices', invoiceBody(), fresh);
+      expect(merchants.status).toBe(201);
+      expect(merchants.replayed).toBeNull();
+    });
+
     it('refuses a malformed key with 400 and stores nothing for an unsigned request', async () => {
       const bad = await post('/public-api/payment-invoices', invoiceBody(), 'a b');
       expect(bad.status).toBe(400);
