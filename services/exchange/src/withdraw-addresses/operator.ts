@@ -5,7 +5,7 @@ import { listEntries } from './store.js';
 import { operatorEntry } from './view.js';
 
 /** Operator commands on the address book (`npm run admin -- withdraw-address ...`, src/cli/commands.ts). */
-export const WITHDRAW_ADDRESS_USAGE = `  withdraw-address list <account>              address book entries of an account, newest first (ended ones too)
+export const WITHDRAW_ADDRESS_USAGE = `  withdraw-address list <account>               address book entries of an account, newest first (ended ones too)
   withdraw-address revoke <id>                  ends an entry at once; its withdrawals not yet sending are cancelled`;
 
 export interface WithdrawAddressCommandContext {
