@@ -182,7 +182,9 @@ export function bookContract(target: Target): void {
         message: expect.stringContaining('confirmation'),
       });
       // Showing the page (a mail scanner) changes nothing.
-      expect((await fetch(`${locked().url}${new URL(confirm!).pathname}`)).status).toBe(200);
+      const page = await fetch(`${locked().url}${new URL(confirm!).pathname}`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(`withdrawal address book entry #${added.body.id}`);
       expect((await owner('/v3/auth/withdraw/addresses/list')).body[0].status).toBe('awaiting_confirmation');
 
       const confirmedFrom = Date.now();
