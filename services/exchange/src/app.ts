@@ -59,6 +59,8 @@ import { logSnapshotEvent } from './snapshots/log.js';
 import { walletMethodRoutes } from './wallet/setup.js';
 import type { Wallet } from './wallet/wallet.js';
 import { walletRoutes } from './wallet/wallets.js';
+import { DEFAULT_WITHDRAW_ADDRESS_LOCK_S, type WithdrawAddressConfig } from './withdraw-addresses/config.js';
+import { registerWithdrawAddresses } from './withdraw-addresses/register.js';
 
 export interface AppOptions {
   readonly db: Database;
@@ -82,6 +84,8 @@ export interface AppOptions {
   readonly codeFailureLimits?: FailureLimits;
   /** Crypto deposits and withdrawals (src/wallet/setup.ts createWallet); closed with the app. */
   readonly wallet?: Wallet;
+  /** The withdrawal address book (src/withdraw-addresses/). @default a lock of 86400 s */
+  readonly withdrawAddresses?: WithdrawAddressConfig;
   /**
    * Outgoing mail and the links in it; the app closes the mailer when it closes.
    * @default an outbox folder under the system's temporary directory, links to http://127.0.0.1:3100, valid 1 h
@@ -249,6 +253,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   marketDataRoutes(app, deps);
   registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
   walletMethodRoutes(app, deps);
+  registerWithdrawAddresses(
+    app,
+    deps,
+    options.withdrawAddresses ?? { lockMs: DEFAULT_WITHDRAW_ADDRESS_LOCK_S * 1000 },
+  );
   linkRoutes(app, links);
   registerFiat(app, fiat);
   const feed = options.feed ?? defaultFeedConfig();

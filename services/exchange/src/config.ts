@@ -19,6 +19,7 @@ import { type MailConfig, mailConfig } from './mail/config.js';
 import { boolean, ConfigError, integer } from './settings/parse.js';
 import { type BookSnapshotConfig, bookSnapshotConfig } from './snapshots/config.js';
 import { type WalletConfig, walletConfig } from './wallet/config.js';
+import { type WithdrawAddressConfig, withdrawAddressConfig } from './withdraw-addresses/config.js';
 
 export { type MasterKeySource, parseMasterKey } from './crypto/config.js';
 export { defaultFeedConfig, type FeedConfig } from './feed/config.js';
@@ -76,6 +77,8 @@ export interface Config {
   readonly codeFailureLimits: FailureLimits;
   /** Crypto deposits and withdrawals (issue 14). */
   readonly wallet: WalletConfig;
+  /** The withdrawal address book (src/withdraw-addresses/). @default lock 86400 s (`WITHDRAW_ADDRESS_LOCK_S`) */
+  readonly withdrawAddresses: WithdrawAddressConfig;
   readonly mail: MailConfig;
   /** The payment gateway for fiat deposits and withdrawals (src/fiat/). */
   readonly paygate: PaygateConfig;
@@ -149,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     reconcile: reconcileScheduleConfig(env),
     codeFailureLimits: codeFailureLimitsConfig(env),
     wallet: walletConfig(env, cwd),
+    withdrawAddresses: withdrawAddressConfig(env),
     mail,
     paygate: paygateSettings,
     feed: feedConfig(env),

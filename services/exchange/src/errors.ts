@@ -45,6 +45,10 @@ export type ErrorName =
   | 'custody_unavailable'
   | 'fiat_unavailable'
   | 'not_a_coin'
+  // Withdrawal address book (src/withdraw-addresses/, issue 43), codes 3050-3059.
+  | 'address_not_allowlisted'
+  | 'address_locked'
+  | 'withdraw_address_exists'
   // E-mailed confirm/cancel links (src/mail/links.ts)
   | 'link_unknown'
   | 'link_used'
@@ -139,6 +143,13 @@ function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
       return { code: 3005, status: 503 };
     case 'not_a_coin':
       return { code: 3006, status: 400 };
+    // Withdrawal address book (issue 43).
+    case 'address_not_allowlisted':
+      return { code: 3050, status: 403 };
+    case 'address_locked':
+      return { code: 3051, status: 403 };
+    case 'withdraw_address_exists':
+      return { code: 3052, status: 409 };
     // E-mailed confirm/cancel links
     case 'link_unknown':
       return { code: 3300, status: 404 };
@@ -170,20 +181,28 @@ function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
   }
 }
 
+/** Fields an error carries besides code, name and message (documented in the ErrorResponse schema). */
+export interface ErrorDetails {
+  /** `address_locked`: when the address becomes usable (ISO 8601). */
+  readonly usable_at?: string;
+}
+
 /** An expected failure crossing the HTTP edge; the error handler renders it. */
 export class ApiError extends Error {
   readonly errorName: ErrorName;
-  constructor(name: ErrorName, message: string) {
+  readonly details: ErrorDetails | undefined;
+  constructor(name: ErrorName, message: string, details?: ErrorDetails) {
     super(message);
     this.name = 'ApiError';
     this.errorName = name;
+    this.details = details;
   }
 }
 
 export interface ErrorBody {
-  error: { code: number; name: ErrorName; message: string };
+  error: { code: number; name: ErrorName; message: string } & ErrorDetails;
 }
 
-export function errorBody(name: ErrorName, message: string): ErrorBody {
-  return { error: { code: errorSpec(name).code, name, message } };
+export function errorBody(name: ErrorName, message: string, details?: ErrorDetails): ErrorBody {
+  return { error: { code: errorSpec(name).code, name, message, ...details } };
 }

@@ -51,6 +51,7 @@ const app = await buildApp({
   orderPipelineDepth: config.orderPipelineDepth,
   bookSnapshots: config.bookSnapshots,
   codeFailureLimits: config.codeFailureLimits,
+  withdrawAddresses: config.withdrawAddresses,
   paygate: config.paygate,
   feed: config.feed,
   fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },

@@ -17,6 +17,10 @@ const AccountResponse = Type.Object({
     deposit_sdk_rub_public_key: Type.String(),
   }),
   announcements: Type.Boolean(),
+  withdraw_allowlist_only: Type.Boolean({
+    description:
+      'crypto withdrawals go only to unlocked entries of /v3/auth/withdraw/addresses (set by support)',
+  }),
 });
 
 /** Empty JSON object body of parameterless private methods; extra fields are ignored. */
@@ -51,6 +55,7 @@ export function accountRoutes(app: App, deps: RouteDeps): void {
           deposit_sdk_rub_public_key: deps.paygate.publicKeys.rub ?? '',
         },
         announcements: account.announcements,
+        withdraw_allowlist_only: account.withdrawAllowlistOnly,
       };
     },
   );

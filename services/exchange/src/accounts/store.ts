@@ -8,6 +8,8 @@ export interface Account {
   readonly twoFactor: boolean;
   readonly withdrawConfirmation: boolean;
   readonly announcements: boolean;
+  /** Every crypto withdrawal goes only to unlocked entries of the address book (src/withdraw-addresses/). */
+  readonly withdrawAllowlistOnly: boolean;
   readonly createdAt: Date;
 }
 
@@ -26,11 +28,13 @@ interface AccountRow {
   two_factor: boolean;
   withdraw_confirmation: boolean;
   announcements: boolean;
+  withdraw_allowlist_only: boolean;
   created_at: Date;
 }
 
 const SELECT_ACCOUNT = `
-  SELECT a.id, a.email, a.svcid, a.two_factor, a.withdraw_confirmation, a.announcements, a.created_at
+  SELECT a.id, a.email, a.svcid, a.two_factor, a.withdraw_confirmation, a.announcements,
+         a.withdraw_allowlist_only, a.created_at
     FROM accounts a`;
 
 function toAccount(row: AccountRow): Account {
@@ -41,6 +45,7 @@ function toAccount(row: AccountRow): Account {
     twoFactor: row.two_factor,
     withdrawConfirmation: row.withdraw_confirmation,
     announcements: row.announcements,
+    withdrawAllowlistOnly: row.withdraw_allowlist_only,
     createdAt: row.created_at,
   };
 }
@@ -97,6 +102,7 @@ export interface AccountChanges {
   twoFactor?: boolean;
   withdrawConfirmation?: boolean;
   announcements?: boolean;
+  withdrawAllowlistOnly?: boolean;
 }
 
 /** Changes account flags (and the svcid, which only support may change); undefined when no such account. */
@@ -111,7 +117,8 @@ export async function updateAccount(
   }
   await db.query(
     `UPDATE accounts SET svcid = coalesce($2, svcid), two_factor = coalesce($3, two_factor),
-            withdraw_confirmation = coalesce($4, withdraw_confirmation), announcements = coalesce($5, announcements)
+            withdraw_confirmation = coalesce($4, withdraw_confirmation), announcements = coalesce($5, announcements),
+            withdraw_allowlist_only = coalesce($6, withdraw_allowlist_only)
       WHERE id = $1 AND kind = 'user'`,
     [
       id,
@@ -119,6 +126,7 @@ export async function updateAccount(
       changes.twoFactor ?? null,
       changes.withdrawConfirmation ?? null,
       changes.announcements ?? null,
+      changes.withdrawAllowlistOnly ?? null,
     ],
   );
   return findAccount(db, id);

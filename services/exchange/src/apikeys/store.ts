@@ -2,7 +2,12 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { randomToken } from '../crypto/tokens.js';
 import type { Sql } from '../db/database.js';
 
-export const SCOPES = ['read', 'trade', 'withdraw'] as const;
+/**
+ * `withdraw_allowlisted` is given instead of `withdraw`: the key may send crypto only to confirmed,
+ * unlocked entries of the account's withdrawal address book (src/withdraw-addresses/), and may not
+ * add entries, create transfer codes or withdraw fiat.
+ */
+export const SCOPES = ['read', 'trade', 'withdraw', 'withdraw_allowlisted'] as const;
 export type Scope = (typeof SCOPES)[number];
 export type Protocol = 'v2' | 'v3';
 

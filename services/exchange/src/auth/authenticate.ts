@@ -119,9 +119,15 @@ export async function verifiedKey(
   return key;
 }
 
-function requireScope(key: KnownKey, scope: Scope): void {
-  if (!key.scopes.includes(scope))
-    throw new ApiError('scope_missing', `this API key lacks the "${scope}" scope`);
+/** A route's scope, or the scopes of which it needs one (`['withdraw', 'withdraw_allowlisted']`). */
+export type RouteScope = Scope | readonly Scope[];
+
+function requireScope(key: KnownKey, scope: RouteScope): void {
+  const anyOf: readonly Scope[] = typeof scope === 'string' ? [scope] : scope;
+  if (!anyOf.some((one) => key.scopes.includes(one))) {
+    const names = anyOf.map((one) => `"${one}"`).join(' or ');
+    throw new ApiError('scope_missing', `this API key lacks the ${names} scope`);
+  }
 }
 
 export interface AuthOptions {
@@ -187,7 +193,11 @@ function signedRequestHook(hook: preValidationHookHandler): preValidationHookHan
  * v3 private methods: headers `svc-nonce`, `svc-apikey`, `svc-signature` over path + nonce + raw body.
  * Runs before body validation, so unauthenticated callers learn nothing about the method.
  */
-export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
+export function v3Auth(
+  deps: AuthDeps,
+  scope: RouteScope,
+  options: AuthOptions = {},
+): preValidationHookHandler {
   return signedRequestHook(async (request) => {
     refuseDuplicateHeaders(request);
     const headers = request.headers;
@@ -223,7 +233,11 @@ export function v3Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}):
 }
 
 /** v2 (Peatio) methods: `access_key`, `tonce`, `signature` in the query (GET) or form body (POST). */
-export function v2Auth(deps: AuthDeps, scope: Scope, options: AuthOptions = {}): preValidationHookHandler {
+export function v2Auth(
+  deps: AuthDeps,
+  scope: RouteScope,
+  options: AuthOptions = {},
+): preValidationHookHandler {
   return signedRequestHook(async (request) => {
     const query = (request.query ?? {}) as Record<string, unknown>;
     const body = (request.method === 'GET' ? {} : (request.body ?? {})) as Record<string, unknown>;

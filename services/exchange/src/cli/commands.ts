@@ -33,6 +33,11 @@ import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 import { depositCommand, OperatorError } from '../wallet/operator.js';
 import type { Wallet } from '../wallet/wallet.js';
+import {
+  runWithdrawAddressCommand,
+  WITHDRAW_ADDRESS_USAGE,
+  WithdrawAddressCommandError,
+} from '../withdraw-addresses/operator.js';
 
 export interface CliContext {
   readonly db: Database;
@@ -49,12 +54,12 @@ export interface CliContext {
 export const USAGE = `usage: exchange-admin <command>
   account create --email <e-mail> [--svcid <id>] [--two-factor true|false] [--withdraw-confirmation true|false]
   account update <account> [--svcid <id>] [--two-factor true|false] [--withdraw-confirmation true|false]
-                 [--announcements true|false]
+                 [--announcements true|false] [--withdraw-allowlist-only true|false]
   account list                                  accounts with their balances
   balances <account>                            balances of one account (id, e-mail or svcid)
   balance adjust <account> <currency> <amount> --reason <text>   signed decimal, journalled;
                                  a debit: --amount=-2 or put it after --: ... --reason x -- -2
-  key issue <account> [--scopes read,trade,withdraw] [--label <text>]   prints the secret once
+  key issue <account> [--scopes read,trade,withdraw|withdraw_allowlisted] [--label <text>]   prints the secret once
   key list <account>
   key disable|enable|revoke <public key>
   reconcile                                     proves the ledger invariants; exit code 1 on failure
@@ -62,6 +67,7 @@ export const USAGE = `usage: exchange-admin <command>
                                  sandbox custody: an incoming transfer appears; prints its txid
   deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
 ${CODE_USAGE}
+${WITHDRAW_ADDRESS_USAGE}
 ${MAIL_USAGE}
 ${CLUSTER_USAGE}
 ${FIAT_USAGE}`;
@@ -105,6 +111,9 @@ function parseScopes(raw: string | undefined): Scope[] {
     if (!isScope(scope)) throw new CliError(`unknown scope "${scope}" (known: ${SCOPES.join(', ')})`);
   }
   if (scopes.length === 0) throw new CliError('--scopes needs at least one scope');
+  if (scopes.includes('withdraw') && scopes.includes('withdraw_allowlisted')) {
+    throw new CliError('withdraw_allowlisted is given instead of withdraw, not with it');
+  }
   return scopes as Scope[];
 }
 
@@ -119,6 +128,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       'two-factor': { type: 'string' },
       'withdraw-confirmation': { type: 'string' },
       announcements: { type: 'string' },
+      'withdraw-allowlist-only': { type: 'string' },
       scopes: { type: 'string' },
       label: { type: 'string' },
       reason: { type: 'string' },
@@ -160,6 +170,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       if (twoFactor !== undefined) changes.twoFactor = twoFactor;
       if (confirmation !== undefined) changes.withdrawConfirmation = confirmation;
       if (announcements !== undefined) changes.announcements = announcements;
+      const allowlistOnly = flag(values['withdraw-allowlist-only'], '--withdraw-allowlist-only');
+      if (allowlistOnly !== undefined) changes.withdrawAllowlistOnly = allowlistOnly;
       try {
         ctx.print(await updateAccount(ctx.db, target.id, changes));
       } catch (error) {
@@ -291,6 +303,15 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
           ctx.print(await runCodeCommand(ctx, sub, positionals[2], values));
         } catch (error) {
           if (error instanceof CodeCommandError) throw new CliError(error.message);
+          throw error;
+        }
+        return 0;
+      }
+      if (command === 'withdraw-address') {
+        try {
+          ctx.print(await runWithdrawAddressCommand(ctx, sub, positionals[2]));
+        } catch (error) {
+          if (error instanceof WithdrawAddressCommandError) throw new CliError(error.message);
           throw error;
         }
         return 0;

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { findAccount } from '../accounts/store.js';
 import { v3Auth } from '../auth/authenticate.js';
 import { ApiError, type ErrorName } from '../errors.js';
 import { requestAmount } from '../http/amounts.js';
@@ -124,6 +125,14 @@ export function transferCodeRoutes(app: App, deps: RouteDeps, codes: TransferCod
       },
       async (request, reply) => {
         const body = request.body;
+        // A code is a withdrawal to whoever redeems it: an account whose withdrawals are limited to
+        // its address book cannot send one (a stolen withdraw key would drain it that way).
+        if ((await findAccount(deps.db, request.auth!.accountId))?.withdrawAllowlistOnly) {
+          throw new ApiError(
+            'address_not_allowlisted',
+            'this account withdraws only to its address book (withdraw_allowlist_only): transfer codes cannot be created',
+          );
+        }
         const currency = body.currency.trim().toLowerCase();
         const amount = requestAmount(deps.reference, currency, body.amount);
         if (amount <= 0n) throw new ApiError('validation_failed', 'amount must be positive');

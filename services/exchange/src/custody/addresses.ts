@@ -43,14 +43,29 @@ function validSegwit(hrp: string, address: string): boolean {
   return false;
 }
 
-function validBase58Check(address: string, versions: readonly number[]): boolean {
+/** ltc's old P2SH version (`3...`): the same script as its `M...` form, which Litecoin Core writes. */
+const LTC_OLD_P2SH = 0x05;
+const LTC_P2SH = 0x32;
+
+function base58CheckOf(payload: Uint8Array): string {
+  const check = sha256(sha256(payload)).subarray(0, 4);
+  return base58.encode(new Uint8Array([...payload, ...check]));
+}
+
+/** A valid legacy address in the form the coin's node writes it, or undefined. */
+function canonicalBase58Check(currency: string, address: string): string | undefined {
+  const versions = BASE58_VERSIONS[currency] ?? [];
   try {
     const bytes = base58.decode(address);
-    if (bytes.length !== 25 || !versions.includes(bytes[0]!)) return false;
+    if (bytes.length !== 25 || !versions.includes(bytes[0]!)) return undefined;
     const check = sha256(sha256(bytes.slice(0, 21))).subarray(0, 4);
-    return Buffer.from(bytes.slice(21)).equals(check);
+    if (!Buffer.from(bytes.slice(21)).equals(check)) return undefined;
+    if (currency === 'ltc' && bytes[0] === LTC_OLD_P2SH) {
+      return base58CheckOf(new Uint8Array([LTC_P2SH, ...bytes.slice(1, 21)]));
+    }
+    return address;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -105,13 +120,24 @@ export function generateAddress(currency: string): string {
   return `sbx${randomBytes(20).toString('hex')}`;
 }
 
+/**
+ * The one spelling of a valid destination, or undefined when `address` is not valid for `currency`
+ * (checksum included), the way a node would write it back: bech32 in lower case (upper case is the
+ * same address), EVM hex in lower case (EIP-55 case is only a checksum), ltc's old `3...` P2SH form
+ * as its `M...` form; base58 addresses are case-sensitive and stay as they are. A legacy address and
+ * a bech32 one are different destinations (different scripts) and stay different.
+ */
+export function canonicalAddress(currency: string, address: string): string | undefined {
+  const hrp = SEGWIT_HRP[currency];
+  if (hrp) return validSegwit(hrp, address) ? address.toLowerCase() : canonicalBase58Check(currency, address);
+  if (EVM.has(currency)) return validEvm(address) ? address.toLowerCase() : undefined;
+  if (currency === 'xrp') return validXrp(address) ? address : undefined;
+  return /^sbx[0-9a-f]{40}$/.test(address) ? address : undefined;
+}
+
 /** True when `address` is well formed for `currency`, checksum included. */
 export function isValidAddress(currency: string, address: string): boolean {
-  const hrp = SEGWIT_HRP[currency];
-  if (hrp) return validSegwit(hrp, address) || validBase58Check(address, BASE58_VERSIONS[currency] ?? []);
-  if (EVM.has(currency)) return validEvm(address);
-  if (currency === 'xrp') return validXrp(address);
-  return /^sbx[0-9a-f]{40}$/.test(address);
+  return canonicalAddress(currency, address) !== undefined;
 }
 
 /** Whether a currency carries a memo (destination tag) in the sandbox. */

@@ -53,6 +53,12 @@ export interface Custody {
   /** True when `address` is a valid destination for `currency`. */
   validateAddress(currency: string, address: string): Promise<boolean>;
   /**
+   * The custody's own spelling of a valid destination (what the node writes back), or undefined when
+   * `address` is not valid: two spellings of one destination give one answer, two destinations never
+   * do. The withdrawal address book matches withdrawals by it.
+   */
+  canonicalAddress(currency: string, address: string): Promise<string | undefined>;
+  /**
    * Incoming transfers since `cursor` (null: from the start), including those not yet deep enough
    * to be credited (`minConfirmations` is how deep the caller needs them).
    */

@@ -91,8 +91,14 @@ export class NodeCustody implements Custody {
   }
 
   async validateAddress(_currency: string, address: string): Promise<boolean> {
-    const answer = await this.rpc.call<{ isvalid: boolean }>('validateaddress', [address]);
-    return answer.isvalid === true;
+    return (await this.canonicalAddress(_currency, address)) !== undefined;
+  }
+
+  async canonicalAddress(_currency: string, address: string): Promise<string | undefined> {
+    // The node answers the address it decoded written its own way (EncodeDestination): bech32 in
+    // lower case, Litecoin's P2SH as `M...`.
+    const answer = await this.rpc.call<{ isvalid: boolean; address?: string }>('validateaddress', [address]);
+    return answer.isvalid === true && typeof answer.address === 'string' ? answer.address : undefined;
   }
 
   async incoming(_currency: string, cursor: string | null, minConfirmations: number): Promise<IncomingPage> {

@@ -7,7 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Sql } from '../db/database.js';
-import { generateAddress, generateTxid, isValidAddress, usesMemo } from './addresses.js';
+import { canonicalAddress, generateAddress, generateTxid, isValidAddress, usesMemo } from './addresses.js';
 import {
   type Custody,
   CustodyRefusal,
@@ -49,6 +49,10 @@ export class SandboxCustody implements Custody {
 
   async validateAddress(currency: string, address: string): Promise<boolean> {
     return isValidAddress(currency, address);
+  }
+
+  async canonicalAddress(currency: string, address: string): Promise<string | undefined> {
+    return canonicalAddress(currency, address);
   }
 
   async incoming(currency: string, cursor: string | null): Promise<IncomingPage> {

@@ -6,18 +6,18 @@ import {
 } from '@platform/http-edge/framework-errors';
 import type { FastifyInstance } from 'fastify';
 import { databaseUnreachable } from '../db/unreachable.js';
-import { ApiError, type ErrorName, errorBody, errorSpec } from '../errors.js';
+import { ApiError, type ErrorDetails, type ErrorName, errorBody, errorSpec } from '../errors.js';
 
 export { MAX_PARAM_LENGTH } from '@platform/http-edge/framework-errors';
 
-function rendered(name: ErrorName, message: string): RenderedError {
-  return { status: errorSpec(name).status, body: errorBody(name, message), name, message };
+function rendered(name: ErrorName, message: string, details?: ErrorDetails): RenderedError {
+  return { status: errorSpec(name).status, body: errorBody(name, message, details), name, message };
 }
 
 /** The exchange's error shape `{error: {code, name, message}}` over the shared edge handlers. */
 const mapping: ErrorMapping = {
   own: (error) => {
-    if (error instanceof ApiError) return rendered(error.errorName, error.message);
+    if (error instanceof ApiError) return rendered(error.errorName, error.message, error.details);
     if (databaseUnreachable(error))
       return rendered('unavailable', 'the database is out of reach; try again shortly');
     return undefined;

@@ -7,6 +7,9 @@ export const ErrorResponse = Type.Object(
       code: Type.Integer({ description: 'numeric code; 2001..2009 are the Peatio v2 codes' }),
       name: Type.String({ description: 'stable machine-readable name, e.g. bad_signature' }),
       message: Type.String(),
+      usable_at: Type.Optional(
+        Type.String({ description: 'address_locked only: when the address becomes usable (ISO 8601)' }),
+      ),
     }),
   },
   { $id: 'ErrorResponse', description: 'error' },

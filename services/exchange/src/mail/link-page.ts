@@ -7,6 +7,7 @@
 const PURPOSE_LABELS: Readonly<Record<string, string>> = {
   withdrawal: 'withdrawal request',
   svc_code: 'transfer code',
+  withdraw_address: 'withdrawal address book entry',
 };
 
 export function escapeHtml(text: string): string {

@@ -40,6 +40,31 @@ export interface WithdrawalConfirmation {
   ): Promise<{ expiresAt: Date; deliver(): Promise<void> }>;
 }
 
+/** A crypto destination a restricted withdrawal asks for (the custody's spelling, the memo as sent). */
+export interface Destination {
+  readonly accountId: number;
+  readonly currency: string;
+  /** `Custody.canonicalAddress` of the address */
+  readonly addressKey: string;
+  readonly memo: string | null;
+}
+
+/**
+ * Decides where a restricted withdrawal (an account with `withdraw_allowlist_only`, or a key with
+ * `withdraw_allowlisted`) may go: the withdrawal address book (src/withdraw-addresses/), wired in
+ * app.ts. It runs inside the transaction that records the request, so an entry ended concurrently
+ * either refuses the request or finds it recorded (and cancels it).
+ */
+export interface DestinationGuard {
+  /** The id of the entry that allows `destination`; throws the ApiError refusing it otherwise. */
+  allow(tx: Sql, destination: Destination): Promise<number>;
+}
+
+export interface WithdrawOptions {
+  /** The key lacks `withdraw` (it has `withdraw_allowlisted`): only address book destinations. */
+  readonly keyRestricted?: boolean;
+}
+
 export interface WalletOptions {
   readonly db: Database;
   readonly reference: ReferenceData;
@@ -73,6 +98,7 @@ export class Wallet {
   private round: Promise<void> | undefined;
   private closed = false;
   private confirmation: WithdrawalConfirmation | undefined;
+  private destinationGuard: DestinationGuard | undefined;
 
   constructor(options: WalletOptions) {
     this.options = options;
@@ -91,6 +117,11 @@ export class Wallet {
   /** Sends confirmation mails through `confirmation` from now on (wired once the app's links exist). */
   useConfirmation(confirmation: WithdrawalConfirmation): void {
     this.confirmation = confirmation;
+  }
+
+  /** Restricted withdrawals are decided by `guard` from now on (without one they are all refused). */
+  useDestinationGuard(guard: DestinationGuard): void {
+    this.destinationGuard = guard;
   }
 
   /** Logs to `log` from now on (the server's logger exists only after the app is built). */
@@ -143,6 +174,15 @@ export class Wallet {
     return saveAddress(this.options.db, accountId, coin.code, fresh.address, fresh.memo, coin.custody.kind);
   }
 
+  /**
+   * The custody's spelling of `address` as a destination of coin `code` (`Custody.canonicalAddress`),
+   * or undefined when it is not a valid one; unknown currency, fiat and unserved coins are refused.
+   */
+  async canonicalAddress(code: string, address: string): Promise<string | undefined> {
+    const coin = this.coin(code);
+    return this.custodyCall(() => coin.custody.canonicalAddress(coin.code, address));
+  }
+
   private async custodyCall<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
@@ -157,21 +197,35 @@ export class Wallet {
   }
 
   /** A crypto withdrawal request: checked, recorded with its funds locked, confirmation mail sent. */
-  async withdraw(accountId: number, body: WithdrawBody): Promise<WithdrawResultItem[]> {
+  async withdraw(
+    accountId: number,
+    body: WithdrawBody,
+    options: WithdrawOptions = {},
+  ): Promise<WithdrawResultItem[]> {
     const coin = this.coin(body.withdraw_type);
     const checked = checkWithdrawal(this.options.reference, body);
     const address = body.address?.trim() ?? '';
     if (address === '') throw new ApiError('invalid_address', 'address is required');
-    if (!(await this.custodyCall(() => coin.custody.validateAddress(coin.code, address)))) {
+    const addressKey = await this.custodyCall(() => coin.custody.canonicalAddress(coin.code, address));
+    if (addressKey === undefined) {
       throw new ApiError('invalid_address', `"${address}" is not a valid ${coin.code} address`);
     }
     const account = await findAccount(this.options.db, accountId);
     if (!account) throw new ApiError('not_found', 'account not found');
     const confirm = account.withdrawConfirmation;
+    const restricted = options.keyRestricted === true || account.withdrawAllowlistOnly;
+    const guard = this.destinationGuard;
+    if (restricted && !guard) {
+      throw new ApiError('address_not_allowlisted', 'withdrawals are limited to the address book here');
+    }
     let deliver: (() => Promise<void>) | undefined;
     let created: Withdrawal;
     try {
       created = await this.options.db.transaction(async (tx) => {
+        // Before the funds are locked: a refused destination moves nothing.
+        const allowedBy = restricted
+          ? await guard!.allow(tx, { accountId, currency: checked.currency, addressKey, memo: checked.memo })
+          : null;
         const withdrawal = await createWithdrawal(tx, {
           accountId,
           currency: checked.currency,
@@ -186,6 +240,7 @@ export class Wallet {
           confirmExpiresAt: confirm
             ? new Date(this.context.now() + (this.options.confirmationTtlMs ?? 3_600_000))
             : null,
+          withdrawAddressId: allowedBy,
         });
         if (confirm && this.confirmation) {
           deliver = (await this.confirmation.prepare(tx, withdrawal, account.email)).deliver;

@@ -129,6 +129,8 @@ export interface NewWithdrawal {
   readonly status: 'awaiting_confirmation' | 'queued';
   readonly referenceId?: string;
   readonly confirmExpiresAt?: Date | null;
+  /** The address book entry a restricted withdrawal is allowed by (src/withdraw-addresses/). */
+  readonly withdrawAddressId?: number | null;
 }
 
 /**
@@ -139,8 +141,8 @@ export async function createWithdrawal(tx: Sql, input: NewWithdrawal): Promise<W
   const tag = `wd-${randomBytes(10).toString('hex')}`;
   const { rows } = await tx.query<WithdrawalRow>(
     `INSERT INTO withdrawals (account_id, currency, rail, provider, destination, memo, details_box, amount, fee,
-       fee_currency, total_amount, status, tag, reference_id, confirm_expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
+       fee_currency, total_amount, status, tag, reference_id, confirm_expires_at, withdraw_address_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
     [
       input.accountId,
       input.currency,
@@ -157,6 +159,7 @@ export async function createWithdrawal(tx: Sql, input: NewWithdrawal): Promise<W
       tag,
       input.referenceId ?? '',
       input.confirmExpiresAt ?? null,
+      input.withdrawAddressId ?? null,
     ],
   );
   const withdrawal = toWithdrawal(rows[0]!);

@@ -46,10 +46,15 @@ export function withdrawalRoutes(app: App, deps: RouteDeps): void {
   app.post(
     '/v3/auth/withdraw',
     {
-      preValidation: v3Auth(deps.auth, 'withdraw'),
+      // `withdraw_allowlisted` instead of `withdraw`: crypto to unlocked address book entries only.
+      preValidation: v3Auth(deps.auth, ['withdraw', 'withdraw_allowlisted']),
       schema: {
         tags: ['v3 wallet'],
         summary: 'Request a withdrawal',
+        description:
+          'Scope withdraw, or withdraw_allowlisted (crypto only, to confirmed and unlocked entries of ' +
+          '/v3/auth/withdraw/addresses). An account with withdraw_allowlist_only sends crypto only to ' +
+          'such entries with any key. Elsewhere: 403 address_not_allowlisted, or address_locked with usable_at.',
         security: v3Security,
         headers: V3AuthHeaders,
         body: WithdrawBodySchema,
@@ -60,12 +65,20 @@ export function withdrawalRoutes(app: App, deps: RouteDeps): void {
       const body = request.body;
       const currency = deps.reference.currency(body.withdraw_type);
       if (!currency) throw new ApiError('unknown_currency', `unknown currency "${body.withdraw_type}"`);
+      const keyRestricted = !request.auth!.scopes.includes('withdraw');
       if (!currency.coin) {
+        // Fiat payouts have no address book: a restricted key could send them to any card.
+        if (keyRestricted) {
+          throw new ApiError(
+            'scope_missing',
+            'a withdraw_allowlisted key cannot withdraw fiat; use a withdraw key',
+          );
+        }
         if (!deps.fiatWithdrawals)
           throw new ApiError('fiat_unavailable', 'fiat withdrawals are not enabled here');
         return deps.fiatWithdrawals.withdraw(request.auth!.accountId, body);
       }
-      return walletOf(deps).withdraw(request.auth!.accountId, body);
+      return walletOf(deps).withdraw(request.auth!.accountId, body, { keyRestricted });
     },
   );
   app.post(

@@ -9,6 +9,8 @@ export interface CustodyWorld {
   /** A valid address that is not the custody's own. */
   externalAddress(): Promise<string>;
   readonly invalidAddresses: readonly string[];
+  /** Several spellings of one valid destination and the one the custody answers for all of them. */
+  sameDestination(): Promise<{ readonly spellings: readonly string[]; readonly canonical: string }>;
   /** Pays `amount` (decimal text) to `address` from outside; returns the txid. */
   pay(address: string, amount: string): Promise<string>;
   /** Makes the chain `blocks` deeper (node: mines; sandbox: sets confirmations of `txid`). */
@@ -27,6 +29,20 @@ export function custodyContract(name: string, world: CustodyWorld): void {
       expect(await custody.validateAddress(world.currency, await world.externalAddress())).toBe(true);
       for (const bad of world.invalidAddresses) {
         expect(await custody.validateAddress(world.currency, bad), bad).toBe(false);
+      }
+    });
+
+    it('spells each destination one way (canonicalAddress) and none for an invalid address', async () => {
+      const custody = world.custody();
+      const own = await custody.newAddress(world.currency, 4);
+      expect(await custody.canonicalAddress(world.currency, own.address)).toBe(own.address);
+      const { spellings, canonical } = await world.sameDestination();
+      for (const spelling of spellings) {
+        expect(await custody.canonicalAddress(world.currency, spelling), spelling).toBe(canonical);
+      }
+      expect(await custody.canonicalAddress(world.currency, canonical)).toBe(canonical);
+      for (const bad of world.invalidAddresses) {
+        expect(await custody.canonicalAddress(world.currency, bad), bad).toBeUndefined();
       }
     });
 

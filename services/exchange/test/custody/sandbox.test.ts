@@ -19,6 +19,10 @@ custodyContract('sandbox (btc)', {
     '0x52908400098527886E0F7030069857D2E4169EE7',
     '',
   ],
+  async sameDestination() {
+    const canonical = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+    return { spellings: [canonical.toUpperCase()], canonical };
+  },
   pay: (address, amount) => sandbox().simulateDeposit('btc', address, amount, null, 0),
   async deepen(txid, blocks) {
     await sandbox().confirmDeposit(txid, blocks);

@@ -148,6 +148,9 @@ it(
           ],
           'POST /v3/auth/svc_codes': [{ amount: '0.001', currency: 'btc' }],
           'POST /v3/auth/withdraw': [{ withdraw_type: 'btc', amount: '0.001', address: 'bcrt1qfuzzaddress' }],
+          'POST /v3/auth/withdraw/addresses': [
+            { currency: 'btc', address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', label: 'fuzz' },
+          ],
         },
         // Balances, journal, orders and trades, codes, wallet rows. Not api_keys: a refused but correctly
         // signed request records its nonce there by design (no replay), nor svc_code_failures (failed
@@ -169,6 +172,7 @@ it(
             'fund_sources',
             'sandbox_transfers',
             'action_links',
+            'withdraw_addresses',
           ],
         ),
         expectedServerError: (_operation, status, body) =>

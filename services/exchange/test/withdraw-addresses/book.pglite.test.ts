@@ -1,0 +1,4 @@
+import { usePgliteTarget } from '../support/targets.js';
+import { bookContract } from './book.contract.js';
+
+bookContract(usePgliteTarget());
