@@ -87,6 +87,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     yamlOnly: runtime.yamlOnly,
     watchRoot: runtime.watchRoot,
     mergeDomainConfig: runtime.mergeDomainConfig,
+    algorithmSupport: { backend: settings.backend.type, supported: backend.algorithms },
     registry,
     logger,
   });
@@ -100,6 +101,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     nearLimitRatio: settings.server.nearLimitRatio,
     expirationJitterMaxSeconds: settings.backend.expirationJitterMaxSeconds,
     random: options.random ?? Math.random,
+    slidingWindowSubWindows: settings.server.slidingWindowSubWindows,
     localCache:
       settings.backend.localCacheSizeInBytes > 0
         ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes, registry)
@@ -114,11 +116,13 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     cacheKeyPrefix: settings.backend.cacheKeyPrefix,
     currentConfig: () => configManager.current(),
     nowSeconds: () => Math.floor(now() / 1000),
+    nowMs: now,
     failureMode: settings.backend.failureMode,
     globalShadowMode: settings.server.globalShadowMode,
     globalQuotaMode: settings.server.globalQuotaMode,
     responseDynamicMetadata: settings.server.responseDynamicMetadata,
     headers: settings.server.responseHeaders,
+    allDescriptorsHeaders: settings.server.allDescriptorsHeaders,
     logger,
   });
   const grpcServer = createGrpcServer({
