@@ -130,22 +130,42 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
+export interface RedisScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+export function redisScript(source: string): RedisScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
 /**
- * One script call for `ops` on `client` (queued on its socket at once, so it joins a corked write
- * with the call's other commands); `EVAL` again after `NOSCRIPT`.
+ * `EVALSHA` of `script` (queued on the client's socket at once, so it joins a corked write with
+ * the caller's other commands); `EVAL` of the source after `NOSCRIPT`, which caches it again.
+ * `args` are the keys, then the other arguments.
  */
+export async function evalScript(
+  client: Redis | Cluster,
+  script: RedisScript,
+  numKeys: number,
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, numKeys, ...args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return await client.eval(script.source, numKeys, ...args);
+  }
+}
+
+const ALGORITHMS_SCRIPT: RedisScript = { source: ALGORITHM_SCRIPT, sha: ALGORITHM_SCRIPT_SHA };
+
+/** One script call running the algorithm step of every op on `client`. */
 export async function runAlgorithmScript(
   client: Redis | Cluster,
   ops: readonly AlgorithmOp[],
   nowMs: number,
 ): Promise<AlgorithmReply[]> {
-  const args = scriptArguments(ops, nowMs);
-  let raw: unknown;
-  try {
-    raw = await client.evalsha(ALGORITHM_SCRIPT_SHA, ops.length, ...args);
-  } catch (error) {
-    if (!isNoScript(error)) throw error;
-    raw = await client.eval(ALGORITHM_SCRIPT, ops.length, ...args);
-  }
+  const raw = await evalScript(client, ALGORITHMS_SCRIPT, ops.length, scriptArguments(ops, nowMs));
   return parseReply(raw, ops.length);
 }

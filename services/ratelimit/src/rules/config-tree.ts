@@ -46,6 +46,8 @@ export interface DescriptorNode {
   readonly children: Map<string, DescriptorNode>;
   /** Children whose value contains `*`, in file order (first match wins). */
   readonly wildcards: WildcardChild[];
+  /** The distinct `key`s of the children, in file order (the RLQS bucket walk, rlqs/bucket-mapping.ts). */
+  readonly childKeys: string[];
   /** `value_to_metric`: stats keys use the request's value at this level. */
   readonly valueToMetric: boolean;
   /** `share_threshold`: every value matching this wildcard shares one counter and one stats key. */
@@ -75,6 +77,7 @@ function emptyNode(): DescriptorNode {
     limit: undefined,
     children: new Map(),
     wildcards: [],
+    childKeys: [],
     valueToMetric: false,
     shareThreshold: false,
     wildcardPattern: '',
@@ -171,6 +174,7 @@ function loadDescriptors(
       metadata: d.metadata,
     };
     if (isWildcard) parent.wildcards.push({ key: finalKey, parts: finalKey.split('*'), node });
+    if (!parent.childKeys.includes(d.key)) parent.childKeys.push(d.key);
     loadDescriptors(node, `${fullKey}.`, d.descriptors, registry, support);
     parent.children.set(finalKey, node);
   }
