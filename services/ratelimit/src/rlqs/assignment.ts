@@ -46,17 +46,42 @@ export function assignmentFor(
   }
   if (shadow) return { strategy: ALLOW_ALL, shadowed: false, capped: false };
   const n = Math.max(1, state.participants);
+  // One object per rule and participant count (a 10,000-bucket report would make as many).
+  let byCount = SHARES.get(limit.stats);
+  if (!byCount) {
+    byCount = new Map();
+    SHARES.set(limit.stats, byCount);
+  }
+  const known = byCount.get(n);
+  if (known && sameLimit(known.limit, limit)) return known.assignment;
+  const assignment = share(limit, n);
+  if (byCount.size >= 1000) byCount.clear();
+  byCount.set(n, { limit, assignment });
+  return assignment;
+}
+
+/** Cached shares, by the rule's stats object (one per rule and stats key) and participant count. */
+const SHARES = new WeakMap<object, Map<number, { limit: EffectiveLimit; assignment: Assignment }>>();
+
+const sameLimit = (a: EffectiveLimit, b: EffectiveLimit): boolean =>
+  a === b ||
+  (a.requestsPerUnit === b.requestsPerUnit &&
+    a.burst === b.burst &&
+    a.algorithm === b.algorithm &&
+    a.windowSeconds === b.windowSeconds);
+
+function share(limit: EffectiveLimit, n: number): Assignment {
   const capacity = limit.algorithm === 'token_bucket' ? limit.burst : limit.requestsPerUnit;
-  return {
-    strategy: {
+  return Object.freeze({
+    strategy: Object.freeze({
       kind: 'token_bucket',
       maxTokens: Math.max(1, Math.floor(capacity / n)),
       tokensPerFill: Math.max(1, Math.floor(limit.requestsPerUnit / n)),
       fillIntervalSeconds: limit.windowSeconds,
-    },
+    }),
     shadowed: false,
     capped: false,
-  };
+  });
 }
 
 export function sameStrategy(a: Strategy | undefined, b: Strategy): boolean {

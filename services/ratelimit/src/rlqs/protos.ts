@@ -32,6 +32,9 @@ export const UsageReportsType = root.lookupType(
   'envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports',
 );
 export const QuotaResponseType = root.lookupType('envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse');
+const AssignmentActionType = root.lookupType(
+  'envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction.QuotaAssignmentAction',
+);
 
 /** A bucket id: Envoy's `BucketId.bucket` map. */
 export type BucketId = Readonly<Record<string, string>>;
@@ -123,19 +126,47 @@ function wireStrategy(s: Strategy): object {
   return { blanket_rule: BLANKET[s.kind] };
 }
 
-/** Encodes a RateLimitQuotaResponse. */
+/**
+ * The encoded QuotaAssignmentAction of each strategy and TTL seen: most buckets of a response share
+ * a few, so they are encoded once (bounded: cleared past 10,000 distinct ones).
+ */
+const assignmentBytes = new Map<string, Uint8Array>();
+
+function encodedAssignment(strategy: Strategy, ttlSeconds: number): Uint8Array {
+  const key =
+    strategy.kind === 'token_bucket'
+      ? `${ttlSeconds}/${strategy.maxTokens}/${strategy.tokensPerFill}/${strategy.fillIntervalSeconds}`
+      : `${ttlSeconds}/${strategy.kind}`;
+  let bytes = assignmentBytes.get(key);
+  if (!bytes) {
+    bytes = AssignmentActionType.encode({
+      assignment_time_to_live: { seconds: ttlSeconds },
+      rate_limit_strategy: wireStrategy(strategy),
+    }).finish();
+    if (assignmentBytes.size >= 10_000) assignmentBytes.clear();
+    assignmentBytes.set(key, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * Encodes a RateLimitQuotaResponse, writing the fields by hand around the cached assignments
+ * (field numbers of rlqs.proto: response.bucket_action 1; BucketAction.bucket_id 1,
+ * quota_assignment_action 2, abandon_action 3; BucketId.bucket 1, a map entry of key 1, value 2).
+ * A 10,000-bucket answer took a third of its report's time through protobufjs' object encoder.
+ */
 export function encodeQuotaResponse(actions: readonly BucketAction[]): Uint8Array {
-  return QuotaResponseType.encode({
-    bucket_action: actions.map((a) =>
-      a.kind === 'abandon'
-        ? { bucket_id: { bucket: a.bucketId }, abandon_action: {} }
-        : {
-            bucket_id: { bucket: a.bucketId },
-            quota_assignment_action: {
-              assignment_time_to_live: { seconds: a.ttlSeconds },
-              rate_limit_strategy: wireStrategy(a.strategy),
-            },
-          },
-    ),
-  }).finish();
+  const w = protobuf.Writer.create();
+  for (const a of actions) {
+    w.uint32(0x0a).fork(); // bucket_action
+    w.uint32(0x0a).fork(); // bucket_id
+    for (const key of Object.keys(a.bucketId)) {
+      w.uint32(0x0a).fork().uint32(0x0a).string(key).uint32(0x12).string(a.bucketId[key]!).ldelim();
+    }
+    w.ldelim();
+    if (a.kind === 'abandon') w.uint32(0x1a).uint32(0);
+    else w.uint32(0x12).bytes(encodedAssignment(a.strategy, a.ttlSeconds));
+    w.ldelim();
+  }
+  return w.finish();
 }

@@ -81,8 +81,11 @@ interface Stats {
 
 export class RateLimitQuotaService {
   private readonly streams = new Set<Stream>();
-  /** Rule counter -> this server's participants of it (for pushes). */
-  private readonly byCounter = new Map<string, Set<TrackedBucket>>();
+  /**
+   * Rule counter -> this server's participants of it (for pushes): the one bucket, or a set when
+   * several (most counters have one participant here: no set for them).
+   */
+  private readonly byCounter = new Map<string, TrackedBucket | Set<TrackedBucket>>();
   private readonly owner = new Map<TrackedBucket, Stream>();
   private readonly stats: Stats;
   private readonly statsCache = new Map<string, RuleStats>();
@@ -173,17 +176,18 @@ export class RateLimitQuotaService {
   private index(t: TrackedBucket, before: string | undefined, after: string | undefined): void {
     if (before === after) return;
     if (before !== undefined) {
-      const set = this.byCounter.get(before);
-      set?.delete(t);
-      if (set?.size === 0) this.byCounter.delete(before);
+      const held = this.byCounter.get(before);
+      if (held === t) this.byCounter.delete(before);
+      else if (held instanceof Set) {
+        held.delete(t);
+        if (held.size === 1) this.byCounter.set(before, held.values().next().value!);
+      }
     }
     if (after !== undefined) {
-      let set = this.byCounter.get(after);
-      if (!set) {
-        set = new Set();
-        this.byCounter.set(after, set);
-      }
-      set.add(t);
+      const held = this.byCounter.get(after);
+      if (held === undefined) this.byCounter.set(after, t);
+      else if (held instanceof Set) held.add(t);
+      else if (held !== t) this.byCounter.set(after, new Set([held, t]));
     }
   }
 
@@ -327,8 +331,11 @@ export class RateLimitQuotaService {
    * assignment now, when it differs from what they hold.
    */
   private pushToPeers(counterKey: string, state: QuotaState, except: Stream | undefined): void {
-    const peers = this.byCounter.get(counterKey);
-    if (!peers) return;
+    const held = this.byCounter.get(counterKey);
+    if (held === undefined) return;
+    // Most counters have no other participant here than `except`'s own bucket.
+    if (!(held instanceof Set) && this.owner.get(held) === except) return;
+    const peers = held instanceof Set ? held : [held];
     const byStream = new Map<Stream, TrackedBucket[]>();
     for (const t of peers) {
       const stream = this.owner.get(t);

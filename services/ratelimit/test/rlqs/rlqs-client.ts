@@ -85,6 +85,8 @@ export const sameBucket = (a: Bucket, b: Bucket): boolean =>
 
 export class RlqsStream {
   readonly responses: WireResponse[] = [];
+  /** When each response arrived (performance.now() ms), in order: the bench's latencies. */
+  readonly arrivals: number[] = [];
   private readonly waiters: (() => void)[] = [];
   private readonly call: grpc.ClientDuplexStream<WireReports, WireResponse>;
   /** The status the stream ended with, once it has. */
@@ -99,6 +101,7 @@ export class RlqsStream {
   ) {
     this.call = client.StreamRateLimitQuotas();
     this.call.on('data', (r: WireResponse) => {
+      this.arrivals.push(performance.now());
       this.responses.push(r);
       for (const w of this.waiters.splice(0)) w();
     });
@@ -190,8 +193,15 @@ export class RlqsStream {
 export class RlqsClient {
   private readonly client: InstanceType<ClientConstructor>;
 
-  constructor(address: string) {
-    this.client = new RateLimitQuotaService(address, grpc.credentials.createInsecure());
+  /** `options`: channel options, e.g. `grpc.use_local_subchannel_pool` for a connection of its own. */
+  constructor(address: string, options: grpc.ChannelOptions = {}) {
+    this.client = new (
+      RateLimitQuotaService as unknown as new (
+        address: string,
+        credentials: grpc.ChannelCredentials,
+        options: grpc.ChannelOptions,
+      ) => InstanceType<ClientConstructor>
+    )(address, grpc.credentials.createInsecure(), options);
   }
 
   stream(domain: string): RlqsStream {
