@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startRedisCluster, startRedisSentinel } from '@platform/testkit/redis';
+import { type RedisCluster, startRedisCluster, startRedisSentinel } from '@platform/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backends/create.js';
