@@ -11,22 +11,26 @@ import { algorithmProperties } from './algorithm-properties.js';
 
 /**
  * Each algorithm on a real 3-master Redis Cluster and behind sentinels: the same properties and
- * the same decisions as the in-process store.
+ * the same decisions as the in-process store. One cluster for the file (three fewer redis-server
+ * processes than one per block, on a machine that runs three test files at once).
  */
+let clusterStarting: Promise<RedisCluster> | undefined;
+const sharedCluster = (): Promise<RedisCluster> => {
+  clusterStarting ??= startRedisCluster(3);
+  return clusterStarting;
+};
+afterAll(async () => {
+  await (await clusterStarting)?.stop();
+});
+
 algorithmProperties(
   'redis cluster (3 masters; one script call per key)',
   async () => {
-    const cluster = await startRedisCluster(3);
+    const cluster = await sharedCluster();
     const backend = createBackend(
       parseBackendSettings({ KVSTORE_URL: cluster.hostPorts, KVSTORE_TYPE: 'cluster' }),
     );
-    return {
-      backend,
-      close: async () => {
-        await backend.close();
-        await cluster.stop();
-      },
-    };
+    return { backend, close: () => backend.close() };
   },
   { compareWithMemory: true },
 );
@@ -50,10 +54,10 @@ algorithmProperties(
 );
 
 describe('redis cluster: descriptors of one request on different masters', () => {
-  let cluster: Awaited<ReturnType<typeof startRedisCluster>>;
+  let cluster: RedisCluster;
   let backend: CounterBackend;
   beforeAll(async () => {
-    cluster = await startRedisCluster(3);
+    cluster = await sharedCluster();
     backend = createBackend(
       parseBackendSettings({ KVSTORE_URL: cluster.hostPorts, KVSTORE_TYPE: 'cluster' }),
     );
@@ -61,7 +65,6 @@ describe('redis cluster: descriptors of one request on different masters', () =>
   });
   afterAll(async () => {
     await backend.close();
-    await cluster.stop();
   });
 
   it('every algorithm counts, each key stored on the master owning its hash tag', async () => {
