@@ -8,7 +8,8 @@ import type { QuotaReport, QuotaStore } from './store.js';
  * The RLQS state in Redis (single, sentinel or cluster: the main KVSTORE_* endpoint), so that
  * several RLQS servers compute the same shares. Per rule counter two keys under one hash tag:
  * `<key>p`, a sorted set of participants scored by their last report (ms; members older than the
- * assignment TTL are dropped as they are met, the set expires after two TTLs without a report),
+ * assignment TTL are dropped when another member reports, the set expires after two TTLs without
+ * a report),
  * and `<key>u<window s>_<window start ms>`, the window's reported usage (expires a minute after
  * its window). One script call per report (in chunks of 500 counters, written together); a
  * cluster gets one call per counter, all sent at once. The clock is the caller's.
@@ -32,8 +33,11 @@ for e = 1, #KEYS / 2 do
     redis.call('ZADD', participants, now, member)
     redis.call('PEXPIRE', participants, int(ttl * 2))
   end
-  redis.call('ZREMRANGEBYSCORE', participants, '-inf', '(' .. int(now - ttl))
   local n = redis.call('ZCARD', participants)
+  if n > 1 or (leave and n > 0) then
+    -- Others take part: drop those not heard of for the TTL (a lone member is the caller itself).
+    n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', '(' .. int(now - ttl))
+  end
   local used
   if allowed > 0 and not leave then
     used = redis.call('INCRBY', usage, int(allowed))

@@ -105,6 +105,25 @@ describe('RLQS on a Redis Cluster', () => {
 });
 
 describe('RLQS state in Redis', () => {
+  it('a participant not heard of for RLQS_ASSIGNMENT_TTL_S no longer takes a share (a silent stream of another server)', async () => {
+    const t = sharedClock();
+    const prefix = `a${Date.now()}:`;
+    const env = { KVSTORE_URL: `${redis.host}:${redis.port}` };
+    const one = await server(env, t.now, prefix);
+    const two = await server(env, t.now, prefix);
+    const live = one.client.stream('q');
+    const silent = two.client.stream('q');
+    const bucket = { name: 'ages' };
+    await live.exchange([{ bucket, allowed: 1 }]);
+    expect(show((await silent.exchange([{ bucket, allowed: 1 }])).bucket_action[0]!)).toBe('TB 45/45/60');
+    t.c.ms += 10_000;
+    live.report([{ bucket, elapsedSeconds: 10 }]);
+    await live.until(bucket, 'TB 45/45/60');
+    t.c.ms += 6_000; // `silent` last reported 16 s ago: past the 15 s TTL
+    live.report([{ bucket, elapsedSeconds: 6 }]);
+    await live.until(bucket, 'TB 90/90/60');
+  });
+
   it('per rule counter: a sorted set of participants and the window usage under one hash tag', async () => {
     const t = sharedClock();
     const prefix = `k${Date.now()}:`;
