@@ -10,6 +10,7 @@ import { startRedis } from '@platform/testkit/redis';
 import { median } from '@platform/testkit/stats';
 import { RlqsClient, type RlqsStream } from '../test/rlqs/rlqs-client.js';
 import { ensureAnchorBuilt, ensureServiceBuilt, PROTO_DIR, SERVICE, serviceNodeArgs } from './compiled.js';
+import { stopProcess } from './h2load.js';
 
 /**
  * RLQS (StreamRateLimitQuotas) against the bare grpc-js anchor answering every report at once with
@@ -168,13 +169,6 @@ function start(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   });
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
-}
-
 async function waitServing(port: number): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const client = new RlqsClient(`127.0.0.1:${port}`);
@@ -254,8 +248,8 @@ async function main(): Promise<void> {
     console.log(`  anchor/service (first report) ${(firstOf('anchor') / firstOf('service')).toFixed(2)}x`);
     console.log(`\nmachine load average at the end: ${loadavg()}`);
   } finally {
-    await stop(service);
-    await stop(anchor);
+    await stopProcess(service);
+    await stopProcess(anchor);
     await redis.stop();
     rmSync(work, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@ import {
   type RateLimitResponse,
 } from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
-import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
+import { ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { sanitizeStatName } from '../stats/sanitize.js';
@@ -41,7 +41,6 @@ export interface RateLimitServiceOptions extends ResponseOptions {
 }
 
 export class RateLimitService {
-  private readonly statsCache = new Map<string, RuleStats>();
   private readonly errorCounters: Record<'service_error' | 'redis_error', Counter>;
   private readonly globalShadow: Counter;
   private readonly planContext: PlanContext;
@@ -55,14 +54,7 @@ export class RateLimitService {
     this.globalShadow = r.counter('ratelimit.service.global_shadow_mode');
     this.planContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
-      statsFor: (key) => {
-        let stats = this.statsCache.get(key);
-        if (!stats) {
-          stats = newRuleStats(r, key);
-          this.statsCache.set(key, stats);
-        }
-        return stats;
-      },
+      statsFor: ruleStatsCache(r),
       domainNotFound: (domain) => {
         r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc();
         this.warnUnknownDomain(domain);

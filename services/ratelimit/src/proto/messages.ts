@@ -136,12 +136,13 @@ export const HealthCheckResponseType = root.lookupType('grpc.health.v1.HealthChe
 
 export const UINT32_MAX = 4294967295;
 
-interface LongLike {
+/** protobufjs' Long for a 64-bit integer (without the `long` package's types). */
+export interface LongLike {
   toNumber(): number;
   high: number;
 }
 
-function uint64ToNumber(value: number | LongLike | null | undefined): number {
+export function uint64ToNumber(value: number | LongLike | null | undefined): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === 'number') return value;
   // A uint64 above 2^53 cannot be represented; it is far above any valid hits_addend anyway.

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { RLQS_PROTO, RLQS_PROTO_DIR } from '@platform/ratelimit-proto/dir';
 import protobuf from 'protobufjs';
+import { type LongLike, uint64ToNumber as uint64 } from '../proto/messages.js';
 
 /**
  * The messages of Envoy's Rate Limit Quota Service (`envoy.service.rate_limit_quota.v3`), loaded
@@ -72,18 +73,6 @@ export type BucketAction =
       readonly ttlSeconds: number;
     }
   | { readonly bucketId: BucketId; readonly kind: 'abandon' };
-
-interface LongLike {
-  toNumber(): number;
-  high: number;
-}
-
-function uint64(value: number | LongLike | null | undefined): number {
-  if (value === null || value === undefined) return 0;
-  if (typeof value === 'number') return value;
-  if (value.high >>> 0 >= 0x200000) return Number.MAX_SAFE_INTEGER;
-  return value.toNumber();
-}
 
 interface WireUsage {
   bucket_id?: { bucket?: Record<string, string> } | null;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RateLimitConfig } from '../rules/config-tree.js';
-import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
+import { ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, Gauge, StatsRegistry, Timer } from '../stats/registry.js';
 import { sanitizeStatName } from '../stats/sanitize.js';
@@ -88,7 +88,6 @@ export class RateLimitQuotaService {
   private readonly byCounter = new Map<string, TrackedBucket | Set<TrackedBucket>>();
   private readonly owner = new Map<TrackedBucket, Stream>();
   private readonly stats: Stats;
-  private readonly statsCache = new Map<string, RuleStats>();
   private readonly matchContext: MatchContext;
   private readonly sweeper: NodeJS.Timeout;
   private bucketCount = 0;
@@ -113,14 +112,7 @@ export class RateLimitQuotaService {
     this.matchContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
       globalShadowMode: options.globalShadowMode,
-      statsFor: (key) => {
-        let stats = this.statsCache.get(key);
-        if (!stats) {
-          stats = newRuleStats(r, key);
-          this.statsCache.set(key, stats);
-        }
-        return stats;
-      },
+      statsFor: ruleStatsCache(r),
       domainNotFound: (domain) =>
         r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
     };
