@@ -17,7 +17,8 @@ import { ensureAnchorBuilt, ensureServiceBuilt, PROTO_DIR, SERVICE, serviceNodeA
  *   npm run bench -w services/ratelimit            (BENCH_ROUNDS=5 BENCH_SECONDS=3 BENCH_CONNECTIONS=4 BENCH_STREAMS=32)
  * Load comes from h2load (Debian nghttp2-client) posting a pre-encoded gRPC frame, so the load
  * generator is not the bottleneck. Phases: (c) bare grpc-js anchor, (a) in-process backend,
- * (b) Redis, each with 1 and 3 descriptors; then Redis with WORKERS=<cores>.
+ * (b) Redis, each with 1 and 3 descriptors, and (a, b) one sliding_window and one token_bucket
+ * descriptor (issue 42: against the same one-descriptor anchor); then Redis with WORKERS=<cores>.
  */
 const run = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -36,21 +37,31 @@ writeFileSync(
   join(work, 'config', 'bench.yaml'),
   `domain: bench
 descriptors:
-${[1, 2, 3].map((i) => `  - key: k${i}\n    rate_limit: { unit: second, requests_per_unit: 1000000000 }\n`).join('')}`,
+${[1, 2, 3].map((i) => `  - key: k${i}\n    rate_limit: { unit: second, requests_per_unit: 1000000000 }\n`).join('')}  - key: sw
+    rate_limit: { unit: second, requests_per_unit: 1000000000, algorithm: sliding_window }
+  - key: tb
+    rate_limit: { unit: second, requests_per_unit: 1000000000, algorithm: token_bucket }
+`,
 );
 
-function frame(descriptors: number): string {
+/** A phase's request: 1 or 3 fixed-window descriptors, or one descriptor of another algorithm. */
+type Frame = 1 | 3 | 'sliding_window' | 'token_bucket';
+const ALGORITHM_KEYS = { sliding_window: 'sw', token_bucket: 'tb' } as const;
+const frameLabel = (f: Frame): string =>
+  typeof f === 'number' ? `${f} descriptor${f > 1 ? 's' : ''}` : `1 ${f} descriptor`;
+
+function frame(kind: Frame): string {
+  const keys =
+    typeof kind === 'number' ? Array.from({ length: kind }, (_, i) => `k${i + 1}`) : [ALGORITHM_KEYS[kind]];
   const request: RateLimitRequest = {
     domain: 'bench',
-    descriptors: Array.from({ length: descriptors }, (_, i) => ({
-      entries: [{ key: `k${i + 1}`, value: 'v' }],
-    })),
+    descriptors: keys.map((key) => ({ entries: [{ key, value: 'v' }] })),
     hitsAddend: 0,
   };
   const body = encodeRequest(request);
   const header = Buffer.alloc(5);
   header.writeUInt32BE(body.length, 1);
-  const file = join(work, `frame-${descriptors}.bin`);
+  const file = join(work, `frame-${kind}.bin`);
   writeFileSync(file, Buffer.concat([header, body]));
   return file;
 }
@@ -65,7 +76,7 @@ function peakRssMb(pids: number[]): number {
   return total / 1024;
 }
 
-async function h2load(port: number, descriptors: number, requests: number, log?: string): Promise<string> {
+async function h2load(port: number, descriptors: Frame, requests: number, log?: string): Promise<string> {
   const args = [
     '-n',
     String(requests),
@@ -97,9 +108,9 @@ interface Target {
   label: string;
   port: number;
   proc: ChildProcess;
-  descriptors: number[];
-  /** Last measured calls/s per descriptor count, to size the next run to about SECONDS. */
-  rate: Map<number, number>;
+  descriptors: Frame[];
+  /** Last measured calls/s per frame, to size the next run to about SECONDS. */
+  rate: Map<Frame, number>;
 }
 
 interface Sample {
@@ -111,7 +122,7 @@ interface Sample {
   cpuUsPerCall: number;
 }
 
-async function measure(t: Target, descriptors: number, round: number): Promise<Sample> {
+async function measure(t: Target, descriptors: Frame, round: number): Promise<Sample> {
   const log = join(work, `${t.label.replace(/\W+/g, '_')}-${descriptors}-${round}.log`);
   const n = Math.max(3000, Math.round((t.rate.get(descriptors) ?? 3000) * SECONDS));
   const pids = processTree(t.proc.pid!);
@@ -149,7 +160,7 @@ async function stop(child: ChildProcess): Promise<void> {
   await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
 }
 
-async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: number[]): Promise<Target> {
+async function service(label: string, extra: NodeJS.ProcessEnv, descriptors: Frame[]): Promise<Target> {
   const port = await freePort();
   const grpcPort = await freePort();
   const env = {
@@ -203,6 +214,9 @@ async function main(): Promise<void> {
     .split(',')
     .map(Number)
     .filter((n) => n > 1);
+  console.log(
+    `machine load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
   await ensureServiceBuilt();
   const anchorEntry = ensureAnchorBuilt();
   const redis = await startRedis({ fresh: true });
@@ -213,6 +227,7 @@ async function main(): Promise<void> {
     return {
       incrby: calls('incrby'),
       expire: calls('expire'),
+      evalsha: calls('evalsha'),
       total: [...info.matchAll(/calls=(\d+)/g)].reduce((a, m) => a + Number(m[1]), 0),
     };
   };
@@ -225,8 +240,13 @@ async function main(): Promise<void> {
       descriptors: [1, 3],
       rate: new Map(),
     },
-    await service('a: in-process backend', {}, [1, 3]),
-    await service('b: redis', { KVSTORE_URL: `${redis.host}:${redis.port}` }, [1, 3]),
+    await service('a: in-process backend', {}, [1, 3, 'sliding_window', 'token_bucket']),
+    await service('b: redis', { KVSTORE_URL: `${redis.host}:${redis.port}` }, [
+      1,
+      3,
+      'sliding_window',
+      'token_bucket',
+    ]),
     await service(
       'b: redis, KVSTORE_PIPELINE_WINDOW=100us',
       { KVSTORE_URL: `${redis.host}:${redis.port}`, KVSTORE_PIPELINE_WINDOW: '100us' },
@@ -254,12 +274,22 @@ async function main(): Promise<void> {
     const checkOut = await h2load(redisTarget.port, 1, 2000);
     const after = await commandStats();
     const checked = Number(/(\d+) succeeded/.exec(checkOut)?.[1] ?? 0);
+    // The same for the other algorithms: one script call per call, nothing else.
+    const scriptChecks: string[] = [];
+    for (const kind of ['sliding_window', 'token_bucket'] as const) {
+      const b0 = await commandStats();
+      const out = await h2load(redisTarget.port, kind, 2000);
+      const b1 = await commandStats();
+      scriptChecks.push(
+        `${kind}: ${Number(/(\d+) succeeded/.exec(out)?.[1] ?? 0)} calls, EVALSHA +${b1.evalsha - b0.evalsha}, all commands +${b1.total - b0.total - 1}`,
+      );
+    }
 
     // Interleaved rounds, so the noise of a shared machine spreads over every phase alike.
     for (let round = 0; round < rounds; round++) {
       for (const t of targets) {
         for (const d of t.descriptors) {
-          const key = `${t.label}, ${d} descriptor${d > 1 ? 's' : ''}`;
+          const key = `${t.label}, ${frameLabel(d)}`;
           const list = samples.get(key) ?? [];
           list.push(await measure(t, d, round));
           samples.set(key, list);
@@ -338,6 +368,19 @@ async function main(): Promise<void> {
           .map((l) => `${l} ${(rss.get(l)! / anchorRss).toFixed(2)}x`)
           .join(', '),
     );
+    const anchorOne = 'c: anchor (bare grpc-js), 1 descriptor';
+    for (const kind of ['sliding_window', 'token_bucket'] as const) {
+      const [a, b] = ['a: in-process backend', 'b: redis'].map((l) => `${l}, ${frameLabel(kind)}`) as [
+        string,
+        string,
+      ];
+      const anchorCpu = cpuOf.get(anchorOne)!;
+      console.log(
+        `${kind}: a/c = ${ratio(rpsOf, a, anchorOne)} median, ${ratio(bestOf, a, anchorOne)} best (target >= 1.0);` +
+          ` b/c = ${ratio(rpsOf, b, anchorOne)} median, ${ratio(bestOf, b, anchorOne)} best (target >= 0.75);` +
+          ` CPU anchor/service ${(anchorCpu / cpuOf.get(a)!).toFixed(2)}x in-process, ${(anchorCpu / cpuOf.get(b)!).toFixed(2)}x Redis`,
+      );
+    }
     const windowed = 'b: redis, KVSTORE_PIPELINE_WINDOW=100us, 1 descriptor';
     const anchor1 = 'c: anchor (bare grpc-js), 1 descriptor';
     console.log(
@@ -348,6 +391,11 @@ async function main(): Promise<void> {
       `redis INFO commandstats over ${checked} one-descriptor calls: INCRBY +${after.incrby - before.incrby}, EXPIRE +${after.expire - before.expire}, all commands +${after.total - before.total - 1}` +
         ' (the INFO call itself excluded); the commands of one call go out in one write and are answered in one round trip',
     );
+    console.log(
+      `redis INFO commandstats, one descriptor of another algorithm per call: ${scriptChecks.join('; ')}`,
+    );
+    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    console.log(`machine load average at the end: ${load} (${cpus().length} cores)`);
   } finally {
     for (const t of targets) await stop(t.proc);
     raw.disconnect();

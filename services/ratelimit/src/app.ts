@@ -10,6 +10,9 @@ import { LocalOverLimitCache } from './limiter/local-cache.js';
 import { RateLimiter } from './limiter/rate-limiter.js';
 import { RateLimitService } from './limiter/service.js';
 import { createLogger } from './logging/logger.js';
+import { createQuotaStore } from './rlqs/create-store.js';
+import { rateLimitQuotaHandlers, unavailableQuotaHandlers } from './rlqs/grpc.js';
+import { RateLimitQuotaService } from './rlqs/service.js';
 import type { RateLimitConfig } from './rules/config-tree.js';
 import { ConfigManager } from './runtime/config-manager.js';
 import type { XdsConfigClient } from './runtime/xds/client.js';
@@ -44,6 +47,8 @@ export interface App {
   readonly backend: CounterBackend;
   readonly configManager: ConfigManager;
   readonly service: RateLimitService;
+  /** The Rate Limit Quota Service (RLQS_ENABLED, and a backend that can hold its state). */
+  readonly quota: RateLimitQuotaService | undefined;
   readonly grpcServer: grpc.Server;
   readonly httpServer: HttpServer;
   /** The rule config in force (undefined before the first successful load). */
@@ -87,6 +92,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     yamlOnly: runtime.yamlOnly,
     watchRoot: runtime.watchRoot,
     mergeDomainConfig: runtime.mergeDomainConfig,
+    algorithmSupport: { backend: settings.backend.type, supported: backend.algorithms },
     registry,
     logger,
   });
@@ -100,6 +106,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     nearLimitRatio: settings.server.nearLimitRatio,
     expirationJitterMaxSeconds: settings.backend.expirationJitterMaxSeconds,
     random: options.random ?? Math.random,
+    slidingWindowSubWindows: settings.server.slidingWindowSubWindows,
     localCache:
       settings.backend.localCacheSizeInBytes > 0
         ? new LocalOverLimitCache(settings.backend.localCacheSizeInBytes, registry)
@@ -114,17 +121,44 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     cacheKeyPrefix: settings.backend.cacheKeyPrefix,
     currentConfig: () => configManager.current(),
     nowSeconds: () => Math.floor(now() / 1000),
+    nowMs: now,
     failureMode: settings.backend.failureMode,
     globalShadowMode: settings.server.globalShadowMode,
     globalQuotaMode: settings.server.globalQuotaMode,
     responseDynamicMetadata: settings.server.responseDynamicMetadata,
     headers: settings.server.responseHeaders,
+    allDescriptorsHeaders: settings.server.allDescriptorsHeaders,
     logger,
   });
+  const quotaStore = settings.rlqs.enabled
+    ? createQuotaStore(settings.backend, settings.rlqs.assignmentTtlSeconds * 1000)
+    : undefined;
+  const quota = quotaStore
+    ? new RateLimitQuotaService({
+        settings: settings.rlqs,
+        store: quotaStore,
+        currentConfig: () => configManager.current(),
+        registry,
+        logger,
+        now,
+        cacheKeyPrefix: settings.backend.cacheKeyPrefix,
+        nearLimitRatio: settings.server.nearLimitRatio,
+        globalShadowMode: settings.server.globalShadowMode,
+        failureMode: settings.backend.failureMode,
+      })
+    : undefined;
+  if (quota) configManager.onChange((config) => quota.reload(config));
   const grpcServer = createGrpcServer({
     service,
     health,
     registry,
+    quota: quota
+      ? rateLimitQuotaHandlers(quota)
+      : settings.rlqs.enabled
+        ? unavailableQuotaHandlers(
+            'the rate limit quota service needs BACKEND_TYPE memory or redis: memcached cannot hold its shared state',
+          )
+        : undefined,
     options: {
       ...grpcServerOptions(settings.observability.grpcServer),
       interceptors: tracing.enabled ? [tracingInterceptor(tracing)] : [],
@@ -149,6 +183,7 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
     backend,
     configManager,
     service,
+    quota,
     grpcServer,
     httpServer,
     currentConfig: () => configManager.current(),
@@ -202,6 +237,8 @@ export function buildApp(settings: Settings, options: AppOptions = {}): App {
       health.set('sigterm', false);
       configManager.close();
       await xds?.stop();
+      // RLQS streams never end by themselves: ended first (status OK), so the gRPC server can drain.
+      await quota?.close();
       await Promise.all([shutdownGrpc(grpcServer, graceMs), closeHttp(httpServer, graceMs)]);
       await backend.close();
       await tracing.shutdown();

@@ -1,3 +1,4 @@
+import { parseRlqsSettings, type RlqsSettings } from './rlqs/settings.js';
 import { nameAliasesIn, resolveAliases } from './settings/aliases.js';
 import { type BackendSettings, parseBackendSettings } from './settings/backend.js';
 import { type Env, SettingError } from './settings/env.js';
@@ -16,6 +17,8 @@ export interface Settings {
   readonly backend: BackendSettings;
   /** Statistics sinks, pull metrics, debug server, logs, tracing, gRPC TLS, xDS (docs/observability.md). */
   readonly observability: ObservabilitySettings;
+  /** The Rate Limit Quota Service (src/rlqs/). */
+  readonly rlqs: RlqsSettings;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -49,6 +52,7 @@ function parseResolved(env: Env): Settings {
     runtime: parseRuntimeSettings(env),
     backend: parseBackendSettings(env),
     observability: parseObservabilitySettings(env),
+    rlqs: parseRlqsSettings(env),
   };
   if (settings.server.workers > 1 && settings.backend.type === 'memory') {
     throw new SettingError(

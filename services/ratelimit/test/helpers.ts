@@ -35,8 +35,11 @@ export interface Harness {
   registry: StatsRegistry;
   backend: CounterBackend;
   service: RateLimitService;
-  /** Seconds since the epoch used by the service; change it to move the clock. */
-  clock: { now: number };
+  /**
+   * Seconds since the epoch used by the service; change it to move the clock. `ms`, when set, is
+   * the clock in milliseconds instead (the sliding window's and token bucket's precision).
+   */
+  clock: { now: number; ms?: number };
   call(request: RateLimitRequest): Promise<CallResult>;
   counter(name: string): number;
   setConfig(config: RateLimitConfig | undefined): void;
@@ -55,20 +58,30 @@ export interface HarnessOptions {
   stopIncrement?: boolean;
   /** Start time in seconds. @default 1_000_020 (20 s into a minute window) */
   now?: number;
+  /** LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED. */
+  allDescriptorsHeaders?: boolean;
+  /** SLIDING_WINDOW_SUB_WINDOWS. @default 10 */
+  subWindows?: number;
+  /** EXPIRATION_JITTER_MAX_SECONDS, with `random` choosing the jitter. @default 0 */
+  expirationJitterMaxSeconds?: number;
+  /** @default () => 0 */
+  random?: () => number;
 }
 
 /** A decision service over a real backend (the in-process store unless given) and a fixed clock. */
 export function harness(yaml: string | string[] | undefined, options: HarnessOptions = {}): Harness {
   const registry = new StatsRegistry();
-  const clock = { now: options.now ?? 1_000_020 };
-  const backend = options.backend ?? new MemoryBackend({ now: () => clock.now * 1000 });
+  const clock: { now: number; ms?: number } = { now: options.now ?? 1_000_020 };
+  const nowMs = (): number => clock.ms ?? clock.now * 1000;
+  const backend = options.backend ?? new MemoryBackend({ now: nowMs });
   let config = yaml === undefined ? undefined : configOf(registry, ...(Array.isArray(yaml) ? yaml : [yaml]));
   const service = new RateLimitService({
     limiter: new RateLimiter({
       backend,
       nearLimitRatio: options.nearLimitRatio ?? 0.8,
-      expirationJitterMaxSeconds: 0,
-      random: () => 0,
+      expirationJitterMaxSeconds: options.expirationJitterMaxSeconds ?? 0,
+      random: options.random ?? (() => 0),
+      slidingWindowSubWindows: options.subWindows ?? 10,
       localCache: options.localCacheBytes ? new LocalOverLimitCache(options.localCacheBytes) : undefined,
       stopIncrementWhenOverLimit: options.stopIncrement ?? false,
     }),
@@ -76,11 +89,13 @@ export function harness(yaml: string | string[] | undefined, options: HarnessOpt
     cacheKeyPrefix: options.cacheKeyPrefix ?? '',
     currentConfig: () => config,
     nowSeconds: () => clock.now,
+    nowMs,
     failureMode: options.failureMode ?? 'error',
     globalShadowMode: options.globalShadowMode ?? false,
     headers: options.headers
       ? { limit: 'RateLimit-Limit', remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset' }
       : undefined,
+    allDescriptorsHeaders: options.allDescriptorsHeaders ?? false,
     logger: pino({ level: 'silent' }),
   });
   return {

@@ -1,9 +1,10 @@
 import type { ConnectionOptions } from 'node:tls';
+import type { Algorithm } from '../rules/algorithm.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { lookupSrvNodes, type NodeAddress, nodeIndexForKey, parseHostPorts } from './memcached-nodes.js';
 import { NodePool } from './memcached-pool.js';
 import { parseLine, parseValues } from './memcached-wire.js';
-import { type CounterBackend, type CounterOp, InvalidKeyError } from './types.js';
+import { type AlgorithmReply, type CounterBackend, type CounterOp, InvalidKeyError } from './types.js';
 
 /**
  * Memcached counters (reference "Memcached"): read the counts with one multi-get per node, answer
@@ -75,6 +76,11 @@ export class InvalidMemcachedKeyError extends InvalidKeyError {}
 
 export class MemcachedBackend implements CounterBackend {
   readonly description: string;
+  /**
+   * Only the reference's fixed window: memcached has no script to run a sliding window or a token
+   * bucket atomically next to its data, so a rule asking for one refuses its file at load.
+   */
+  readonly algorithms: ReadonlySet<Algorithm> = new Set(['fixed_window']);
   private pools: NodePool[] = [];
   private readonly pending = new Map<string, Promise<unknown>>();
   private isHealthy = true;
@@ -300,6 +306,11 @@ export class MemcachedBackend implements CounterBackend {
     void next.then(() => {
       if (this.pending.get(op.key) === next) this.pending.delete(op.key);
     });
+  }
+
+  admit(): Promise<AlgorithmReply[]> {
+    // Unreachable: the rules that would need it are refused when they load.
+    return Promise.reject(new Error('memcached runs the fixed window only'));
   }
 
   healthy(): boolean {

@@ -1,4 +1,6 @@
-import type { CounterBackend, CounterOp } from './types.js';
+import { type AlgorithmState, runAlgorithmStep } from '../limiter/algorithms/step.js';
+import { ALGORITHMS } from '../rules/algorithm.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from './types.js';
 
 /**
  * The in-process counter store: the embedded default when no backend is configured. Exact for one
@@ -7,6 +9,11 @@ import type { CounterBackend, CounterOp } from './types.js';
  */
 interface Entry {
   count: number;
+  expiresAtMs: number;
+}
+
+interface StateEntry {
+  state: AlgorithmState;
   expiresAtMs: number;
 }
 
@@ -19,7 +26,10 @@ export interface MemoryBackendOptions {
 
 export class MemoryBackend implements CounterBackend {
   readonly description = 'in-process store (single instance; counters are not shared)';
+  readonly algorithms = new Set(ALGORITHMS);
   private readonly entries = new Map<string, Entry>();
+  /** Sliding-window and token-bucket states, by key. */
+  private readonly states = new Map<string, StateEntry>();
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -52,6 +62,26 @@ export class MemoryBackend implements CounterBackend {
     return Promise.resolve(this.incrementSync(ops));
   }
 
+  /** The limiter's synchronous path for the other algorithms; `admit` wraps it. */
+  admitSync(ops: readonly AlgorithmOp[], nowMs: number): AlgorithmReply[] {
+    const clock = this.now();
+    const out = new Array<AlgorithmReply>(ops.length);
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      const entry = this.states.get(op.key);
+      const live = entry && entry.expiresAtMs > clock ? entry.state : undefined;
+      const step = runAlgorithmStep(op, live, nowMs);
+      if (step.next === undefined) this.states.delete(op.key);
+      else this.states.set(op.key, { state: step.next, expiresAtMs: clock + step.ttlMs });
+      out[i] = step.reply;
+    }
+    return out;
+  }
+
+  admit(ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]> {
+    return Promise.resolve(this.admitSync(ops, nowMs));
+  }
+
   read(ops: readonly CounterOp[]): Promise<number[]> {
     const nowMs = this.now();
     return Promise.resolve(
@@ -64,12 +94,13 @@ export class MemoryBackend implements CounterBackend {
 
   /** Number of live keys (for tests and the debug page). */
   size(): number {
-    return this.entries.size;
+    return this.entries.size + this.states.size;
   }
 
   sweep(): void {
     const nowMs = this.now();
     for (const [key, entry] of this.entries) if (entry.expiresAtMs <= nowMs) this.entries.delete(key);
+    for (const [key, entry] of this.states) if (entry.expiresAtMs <= nowMs) this.states.delete(key);
   }
 
   healthy(): boolean {
@@ -85,6 +116,7 @@ export class MemoryBackend implements CounterBackend {
   close(): Promise<void> {
     clearInterval(this.sweeper);
     this.entries.clear();
+    this.states.clear();
     return Promise.resolve();
   }
 }

@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
+import { ALGORITHMS } from '../rules/algorithm.js';
 import type { Counter, Gauge } from '../stats/registry.js';
-import type { CounterBackend, CounterOp } from './types.js';
+import { runAlgorithmScript } from './redis-scripts.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from './types.js';
 
 /**
  * Redis counters (reference "Limits, keys and counting"): per op `INCRBY key hits` then
@@ -56,6 +58,7 @@ interface HeldWrite {
 
 export class RedisBackend implements CounterBackend {
   readonly description: string;
+  readonly algorithms = new Set(ALGORITHMS);
   private readonly clients: readonly (Redis | Cluster)[];
   private next = 0;
   private isHealthy = true;
@@ -172,6 +175,11 @@ export class RedisBackend implements CounterBackend {
    * No ioredis Pipeline object (about twice the throughput).
    */
   private tickIncrement(ops: readonly CounterOp[]): Promise<number[]> {
+    return this.send(this.tickClient(), ops);
+  }
+
+  /** The connection of this event-loop iteration's corked batch (see `tickIncrement`). */
+  private tickClient(): Redis {
     let client = this.tickBatch;
     if (client === undefined) {
       client = this.client() as Redis;
@@ -186,7 +194,31 @@ export class RedisBackend implements CounterBackend {
         });
       }
     }
-    return this.send(client, ops);
+    return client;
+  }
+
+  /**
+   * Sliding-window and token-bucket ops: one script call (redis-scripts.ts) with every op, in the
+   * same corked write as the call's fixed-window commands (so still one round trip); a cluster
+   * gets one script call per key (a script may only take keys of one slot), all sent at once.
+   */
+  admit(ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]> {
+    if (ops.length === 0) return Promise.resolve([]);
+    if (this.options.pipelinePerKey) {
+      const cluster = this.client();
+      if (ops.length === 1) return runAlgorithmScript(cluster, ops, nowMs);
+      return Promise.all(ops.map((op) => runAlgorithmScript(cluster, [op], nowMs).then((r) => r[0]!)));
+    }
+    if ((this.options.pipelineWindowMs ?? 0) > 0) {
+      const client = this.client() as Redis;
+      const stream = client.stream;
+      const windowed = client.status === 'ready' && stream !== undefined;
+      if (windowed) this.hold(client, stream);
+      const replies = runAlgorithmScript(client, ops, nowMs);
+      if (windowed) this.countHeld(client, 1);
+      return replies;
+    }
+    return runAlgorithmScript(this.tickClient(), ops, nowMs);
   }
 
   /** Queues INCRBY+EXPIRE per op on `client`; the counts after increment, in op order. */

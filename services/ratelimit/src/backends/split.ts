@@ -1,4 +1,5 @@
-import type { CounterBackend, CounterOp } from './types.js';
+import type { Algorithm } from '../rules/algorithm.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from './types.js';
 
 /**
  * `KVSTORE_PERSECOND=true`: SECOND-unit keys go to a second store, all others to the main one.
@@ -6,6 +7,7 @@ import type { CounterBackend, CounterOp } from './types.js';
  */
 export class SplitBackend implements CounterBackend {
   readonly description: string;
+  readonly algorithms: ReadonlySet<Algorithm>;
   private readonly listeners: ((healthy: boolean) => void)[] = [];
 
   constructor(
@@ -13,6 +15,7 @@ export class SplitBackend implements CounterBackend {
     private readonly perSecond: CounterBackend,
   ) {
     this.description = `${main.description}; per-second: ${perSecond.description}`;
+    this.algorithms = new Set([...main.algorithms].filter((a) => perSecond.algorithms.has(a)));
     const notify = () => {
       for (const l of this.listeners) l(this.healthy());
     };
@@ -20,17 +23,17 @@ export class SplitBackend implements CounterBackend {
     perSecond.onHealthChange(notify);
   }
 
-  private async route(
-    ops: readonly CounterOp[],
-    call: (b: CounterBackend, o: CounterOp[]) => Promise<number[]>,
-  ): Promise<number[]> {
-    const mainOps: CounterOp[] = [];
-    const secondOps: CounterOp[] = [];
+  private async route<Op extends { readonly perSecond: boolean }, R>(
+    ops: readonly Op[],
+    call: (b: CounterBackend, o: Op[]) => Promise<R[]>,
+  ): Promise<R[]> {
+    const mainOps: Op[] = [];
+    const secondOps: Op[] = [];
     const where: boolean[] = ops.map((op) => op.perSecond);
     for (const op of ops) (op.perSecond ? secondOps : mainOps).push(op);
     const [mainCounts, secondCounts] = await Promise.all([
-      mainOps.length > 0 ? call(this.main, mainOps) : Promise.resolve([]),
-      secondOps.length > 0 ? call(this.perSecond, secondOps) : Promise.resolve([]),
+      mainOps.length > 0 ? call(this.main, mainOps) : Promise.resolve([] as R[]),
+      secondOps.length > 0 ? call(this.perSecond, secondOps) : Promise.resolve([] as R[]),
     ]);
     let m = 0;
     let s = 0;
@@ -43,6 +46,10 @@ export class SplitBackend implements CounterBackend {
 
   read(ops: readonly CounterOp[]): Promise<number[]> {
     return this.route(ops, (b, o) => b.read(o));
+  }
+
+  admit(ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]> {
+    return this.route(ops, (b, o) => b.admit(o, nowMs));
   }
 
   healthy(): boolean {

@@ -1,3 +1,5 @@
+import type { Algorithm } from '../rules/algorithm.js';
+
 /**
  * The counter store behind the limiter. Every backend (in-process, Redis single/sentinel/cluster,
  * a per-second split, memcached) implements this one interface and passes one contract suite
@@ -13,6 +15,39 @@ export interface CounterOp {
   readonly ttlSeconds: number;
   /** True for SECOND-unit limits (routed to the per-second store when one is configured). */
   readonly perSecond: boolean;
+}
+
+/**
+ * A sliding-window or token-bucket call on one key (limiter/algorithms/): the backend runs the
+ * algorithm's step atomically against the key's stored state and stores the result.
+ */
+export interface AlgorithmOp {
+  readonly key: string;
+  readonly algorithm: 'sliding_window' | 'token_bucket';
+  /** Amount asked for; 0 checks without taking anything. */
+  readonly hits: number;
+  /** `requests_per_unit`: the sliding window's limit, the token bucket's refill per window. */
+  readonly limit: number;
+  /** The token bucket's capacity. */
+  readonly burst: number;
+  /** `unit` x `unit_multiplier`, in ms. */
+  readonly windowMs: number;
+  /** Sliding window: sub-windows per window. */
+  readonly subWindows: number;
+  /** Kept this much longer than the state needs (EXPIRATION_JITTER_MAX_SECONDS, in ms). */
+  readonly jitterMs: number;
+  /** True for SECOND-unit limits (routed to the per-second store when one is configured). */
+  readonly perSecond: boolean;
+}
+
+/**
+ * What the step answered: whether the hits were admitted, and the state after the call: the
+ * sliding window's n + 1 counted sub-window counts (oldest first), or the token bucket's scaled
+ * tokens as the one value.
+ */
+export interface AlgorithmReply {
+  readonly admitted: boolean;
+  readonly values: readonly number[];
 }
 
 export interface CounterBackend {
@@ -31,6 +66,19 @@ export interface CounterBackend {
    * Absent on every store behind a network round trip.
    */
   incrementSync?(ops: readonly CounterOp[]): number[];
+  /**
+   * The algorithms this backend can run: `fixed_window` (`increment`) always; `admit` the others.
+   * A rule asking for another one refuses its file at load, naming the rule and the backend.
+   */
+  readonly algorithms: ReadonlySet<Algorithm>;
+  /**
+   * Runs each op's algorithm step atomically on its key, with `nowMs` as the clock; replies in op
+   * order, one round trip for the whole call (Redis: one script call per node). Rejects when the
+   * backend cannot be reached, or for an algorithm it does not run.
+   */
+  admit(ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]>;
+  /** The same as `admit`, answered at once, for the in-process store (see `incrementSync`). */
+  admitSync?(ops: readonly AlgorithmOp[], nowMs: number): AlgorithmReply[];
   /** Current counts (0 for a missing key) without changing them, in op order; one round trip. */
   read(ops: readonly CounterOp[]): Promise<number[]>;
   /** False while the backend is known to be unreachable (only tracked when health checking is on). */

@@ -5,8 +5,8 @@ import {
   type RateLimitResponse,
   UINT32_MAX,
 } from '../proto/messages.js';
+import type { AlgorithmOutcome } from './algorithms/outcome.js';
 import type { EffectiveLimit, PlannedDescriptor } from './plan.js';
-import { secondsUntilReset } from './units.js';
 
 /**
  * The decision for one counted descriptor and the response assembly (reference base limiter
@@ -24,6 +24,31 @@ function currentLimit(limit: EffectiveLimit) {
     : { requestsPerUnit: limit.requestsPerUnit, unit: limit.unit, name: limit.name };
 }
 
+/** Seconds until the fixed, epoch-aligned window (`unit` x `unit_multiplier`) containing `nowSeconds` ends. */
+export function fixedWindowReset(limit: EffectiveLimit, nowSeconds: number): number {
+  const window = limit.windowSeconds;
+  return window - (nowSeconds % window);
+}
+
+/** The fixed window's figures: the counter after the increment against `requests_per_unit`. */
+export function fixedWindowOutcome(
+  limit: EffectiveLimit,
+  after: number,
+  nowSeconds: number,
+): AlgorithmOutcome {
+  const resetMs = fixedWindowReset(limit, nowSeconds) * 1000;
+  return { after, capacity: limit.requestsPerUnit, resetMs, retryAfterMs: resetMs };
+}
+
+/** `duration_until_reset` from ms: whole seconds and the nanoseconds below them. */
+function withReset(status: DescriptorStatus, resetMs: number): DescriptorStatus {
+  const ms = Math.max(0, resetMs);
+  status.durationUntilResetSeconds = Math.floor(ms / 1000);
+  const nanos = Math.round((ms % 1000) * 1e6);
+  if (nanos > 0) status.durationUntilResetNanos = nanos;
+  return status;
+}
+
 /** Status for a key already known (by the local cache) to be over its limit; the backend was skipped. */
 export function decideOverLimitFromLocalCache(
   limit: EffectiveLimit,
@@ -32,11 +57,13 @@ export function decideOverLimitFromLocalCache(
 ): DescriptorStatus {
   limit.stats.overLimit.add(hits);
   limit.stats.overLimitWithLocalCache.add(hits);
+  const reset = fixedWindowReset(limit, nowSeconds);
   return shadow(limit, hits, {
     code: Code.OVER_LIMIT,
     currentLimit: currentLimit(limit),
     limitRemaining: 0,
-    durationUntilResetSeconds: secondsUntilReset(limit.unit, nowSeconds),
+    durationUntilResetSeconds: reset,
+    retryAfterMs: reset * 1000,
   });
 }
 
@@ -48,7 +75,7 @@ function shadow(limit: EffectiveLimit, hits: number, status: DescriptorStatus): 
   return status;
 }
 
-/** Decides one descriptor from the counter value after its increment (`after`). */
+/** Decides one fixed-window descriptor from the counter value after its increment (`after`). */
 export function decide(
   limit: EffectiveLimit,
   hits: number,
@@ -56,11 +83,23 @@ export function decide(
   nowSeconds: number,
   options: DecideOptions,
 ): DescriptorStatus {
+  return decideOutcome(limit, hits, fixedWindowOutcome(limit, after, nowSeconds), options);
+}
+
+/**
+ * Decides one descriptor of any algorithm from its outcome, with the reference's statistics:
+ * OVER_LIMIT exactly when `after > capacity`.
+ */
+export function decideOutcome(
+  limit: EffectiveLimit,
+  hits: number,
+  outcome: AlgorithmOutcome,
+  options: DecideOptions,
+): DescriptorStatus {
+  const { after, capacity: max } = outcome;
   const before = after - hits;
-  const max = limit.requestsPerUnit;
   // The reference computes the threshold in 32-bit floats: floor(float32(limit) * float32(ratio)).
   const near = Math.floor(Math.fround(Math.fround(max) * Math.fround(options.nearLimitRatio)));
-  const reset = secondsUntilReset(limit.unit, nowSeconds);
   if (after > max) {
     if (before >= max) {
       limit.stats.overLimit.add(hits);
@@ -68,21 +107,26 @@ export function decide(
       limit.stats.overLimit.add(after - max);
       limit.stats.nearLimit.add(max - Math.max(near, before));
     }
-    return shadow(limit, hits, {
-      code: Code.OVER_LIMIT,
-      currentLimit: currentLimit(limit),
-      limitRemaining: 0,
-      durationUntilResetSeconds: reset,
-    });
+    return shadow(
+      limit,
+      hits,
+      withReset(
+        {
+          code: Code.OVER_LIMIT,
+          currentLimit: currentLimit(limit),
+          limitRemaining: 0,
+          retryAfterMs: outcome.retryAfterMs,
+        },
+        outcome.resetMs,
+      ),
+    );
   }
   if (after > near) limit.stats.nearLimit.add(before >= near ? hits : after - near);
   limit.stats.withinLimit.add(hits);
-  return {
-    code: Code.OK,
-    currentLimit: currentLimit(limit),
-    limitRemaining: max - after,
-    durationUntilResetSeconds: reset,
-  };
+  return withReset(
+    { code: Code.OK, currentLimit: currentLimit(limit), limitRemaining: max - after },
+    outcome.resetMs,
+  );
 }
 
 export interface ResponseOptions {
@@ -92,6 +136,48 @@ export interface ResponseOptions {
   readonly globalQuotaMode?: boolean;
   /** `LIMIT_RESPONSE_HEADERS_ENABLED` header names, or undefined when disabled. */
   readonly headers: { limit: string; remaining: string; reset: string } | undefined;
+  /**
+   * `LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED`: `x-ratelimit-limit`, `-remaining`, `-reset` with one
+   * comma-separated value per descriptor that has a limit, in request order, and `retry-after`
+   * on an OVER_LIMIT answer. @default false
+   */
+  readonly allDescriptorsHeaders?: boolean;
+}
+
+/** Whole seconds of a status' `duration_until_reset`, rounded up. */
+function resetSeconds(status: DescriptorStatus): number {
+  return (status.durationUntilResetSeconds ?? 0) + (status.durationUntilResetNanos ? 1 : 0);
+}
+
+/**
+ * The headers of LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED. `retry-after` (whole seconds, rounded up,
+ * at least 1) is the longest wait of the descriptors refusing the call: it passes once all of them
+ * admit it again.
+ */
+function allDescriptorsHeaders(statuses: readonly DescriptorStatus[], overall: Code): HeaderValue[] {
+  const limits: string[] = [];
+  const remaining: string[] = [];
+  const resets: string[] = [];
+  let retryMs = -1;
+  for (const s of statuses) {
+    if (!s.currentLimit) continue;
+    limits.push(String(s.currentLimit.requestsPerUnit));
+    remaining.push(String(s.limitRemaining));
+    resets.push(String(resetSeconds(s)));
+    if (s.code === Code.OVER_LIMIT) retryMs = Math.max(retryMs, s.retryAfterMs ?? 0);
+  }
+  const out: HeaderValue[] = [];
+  if (limits.length > 0) {
+    out.push(
+      { key: 'x-ratelimit-limit', value: limits.join(', ') },
+      { key: 'x-ratelimit-remaining', value: remaining.join(', ') },
+      { key: 'x-ratelimit-reset', value: resets.join(', ') },
+    );
+  }
+  if (overall === Code.OVER_LIMIT && retryMs >= 0) {
+    out.push({ key: 'retry-after', value: String(Math.max(1, Math.ceil(retryMs / 1000))) });
+  }
+  return out;
 }
 
 export interface AssembledResponse {
@@ -110,7 +196,6 @@ export interface AssembledResponse {
 export function assembleResponse(
   plan: readonly PlannedDescriptor[],
   statuses: readonly DescriptorStatus[],
-  nowSeconds: number,
   options: ResponseOptions,
 ): AssembledResponse {
   let overall: Code = Code.OK;
@@ -151,7 +236,7 @@ export function assembleResponse(
     headers.push(
       { key: options.headers.limit, value: String(closest.currentLimit.requestsPerUnit) },
       { key: options.headers.remaining, value: String(closest.limitRemaining) },
-      { key: options.headers.reset, value: String(secondsUntilReset(closest.currentLimit.unit, nowSeconds)) },
+      { key: options.headers.reset, value: String(resetSeconds(closest)) },
     );
   }
   let globalShadowOverride = false;
@@ -159,6 +244,7 @@ export function assembleResponse(
     overall = Code.OK;
     globalShadowOverride = true;
   }
+  if (options.allDescriptorsHeaders) headers.push(...allDescriptorsHeaders(out, overall));
   return {
     response: { overallCode: overall, statuses: out, responseHeadersToAdd: headers },
     globalShadowOverride,

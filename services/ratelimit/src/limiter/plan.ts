@@ -1,6 +1,7 @@
 import type { CallErrorCode } from '../errors.js';
 import type { RateLimitRequest } from '../proto/messages.js';
 import { UINT32_MAX } from '../proto/messages.js';
+import type { RuleAlgorithm } from '../rules/algorithm.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
 import { descriptorToKey, matchDescriptor } from '../rules/matching.js';
 import type { RuleStats } from '../rules/rule-stats.js';
@@ -13,7 +14,7 @@ import { UNIT_SECOND, unitToDivider } from './units.js';
  * cache keys. Pure: config, request and clock in; a plan out. Stats objects are looked up through
  * `statsFor` (the registry) but nothing is counted here except `domain_not_found`.
  */
-export interface EffectiveLimit {
+export interface EffectiveLimit extends RuleAlgorithm {
   readonly requestsPerUnit: number;
   readonly unit: number;
   readonly name: string;
@@ -27,10 +28,16 @@ export interface PlannedDescriptor {
   /** The limit to check with the backend; undefined for no limit, unlimited, or replaced. */
   limit: EffectiveLimit | undefined;
   unlimited: boolean;
-  /** `CACHE_KEY_PREFIX + domain + "_" + (key + "_" + value + "_")* + windowStart`; '' when no limit. */
+  /**
+   * Fixed window: `CACHE_KEY_PREFIX + domain + "_" + (key + "_" + value + "_")* + windowStart` (the
+   * reference's); sliding window and token bucket: `CACHE_KEY_PREFIX + "{" + domain + "_" +
+   * (key + "_" + value + "_")* + "}" + ("sw" | "tb") + windowSeconds`, one key per descriptor for
+   * good (its state carries the time), hash-tagged so a Redis Cluster script may take it.
+   * '' when no limit.
+   */
   cacheKey: string;
   hits: number;
-  /** Window length in seconds (the base expiry of the key). */
+  /** Window length in seconds (`unit` x `unit_multiplier`; the base expiry of a fixed-window key). */
   divider: number;
   perSecond: boolean;
   /** The matched rule's `metadata` (RESPONSE_DYNAMIC_METADATA); undefined without a limit. */
@@ -88,17 +95,25 @@ function cacheKey(
   prefix: string,
   request: RateLimitRequest,
   index: number,
-  divider: number,
+  limit: EffectiveLimit,
   nowSeconds: number,
   sharedValues: readonly string[] | undefined,
 ): string {
-  let key = `${prefix}${request.domain}_`;
+  let key = `${request.domain}_`;
   const entries = request.descriptors[index]!.entries;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     key += `${entry.key}_${sharedValues?.[i] || entry.value}_`;
   }
-  return key + Math.floor(nowSeconds / divider) * divider;
+  const window = limit.windowSeconds;
+  switch (limit.algorithm) {
+    case 'fixed_window':
+      return prefix + key + Math.floor(nowSeconds / window) * window;
+    case 'sliding_window':
+      return `${prefix}{${key}}sw${window}`;
+    case 'token_bucket':
+      return `${prefix}{${key}}tb${window}`;
+  }
 }
 
 function notCounted(hits: number, unlimited: boolean, ruleName: string): PlannedDescriptor {
@@ -144,6 +159,10 @@ export function planRequest(
       limit = {
         requestsPerUnit: d.limit.requestsPerUnit,
         unit: d.limit.unit,
+        algorithm: 'fixed_window',
+        unitMultiplier: 1,
+        burst: d.limit.requestsPerUnit,
+        windowSeconds: unitToDivider(d.limit.unit),
         name: '',
         shadowMode: false,
         quotaMode: false,
@@ -167,13 +186,12 @@ export function planRequest(
       sharedValues = match.sharedValues;
       metadata = match.metadata;
     }
-    const divider = unitToDivider(limit.unit);
     out[i] = {
       limit,
       unlimited: false,
-      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, divider, nowSeconds, sharedValues),
+      cacheKey: cacheKey(ctx.cacheKeyPrefix, request, i, limit, nowSeconds, sharedValues),
       hits,
-      divider,
+      divider: limit.windowSeconds,
       perSecond: limit.unit === UNIT_SECOND,
       metadata,
       ruleName,

@@ -1,6 +1,8 @@
-import type { CounterBackend, CounterOp } from '../backends/types.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from '../backends/types.js';
 import { Code, type DescriptorStatus } from '../proto/messages.js';
-import { decide, decideOverLimitFromLocalCache } from './decide.js';
+import { slidingWindowOutcome } from './algorithms/sliding-window.js';
+import { tokenBucketOutcome } from './algorithms/token-bucket.js';
+import { decide, decideOutcome, decideOverLimitFromLocalCache } from './decide.js';
 import type { PlannedDescriptor } from './plan.js';
 
 /**
@@ -23,6 +25,8 @@ export interface RateLimiterOptions {
   expirationJitterMaxSeconds: number;
   /** Uniform in [0, 1); Math.random in production. */
   random: () => number;
+  /** `SLIDING_WINDOW_SUB_WINDOWS`: sub-windows per sliding window. @default 10 */
+  slidingWindowSubWindows?: number;
   /** The local over-limit cache (`LOCAL_CACHE_SIZE_IN_BYTES` > 0). */
   localCache?: OverLimitCache | undefined;
   /**
@@ -57,10 +61,13 @@ export class RateLimiter {
   /**
    * Statuses in request order. Answered at once when no key needs the backend or the backend is
    * in this process (`incrementSync`), else a promise; fails (throws or rejects) when the backend does.
+   * Fixed-window keys are counted with `increment`, the other algorithms' with `admit`, both
+   * queued in the same turn so that a shared backend still answers in one round trip.
    */
   doLimit(
     plan: readonly PlannedDescriptor[],
     nowSeconds: number,
+    nowMs: number = nowSeconds * 1000,
   ): DescriptorStatus[] | Promise<DescriptorStatus[]> {
     const statuses = new Array<DescriptorStatus>(plan.length);
     // Sized for the usual case (every descriptor counted) and cut to what was used: `push` onto an
@@ -68,6 +75,8 @@ export class RateLimiter {
     const ops = new Array<CounterOp>(plan.length);
     const opIndex = new Array<number>(plan.length);
     let counted = 0;
+    let algorithmOps: AlgorithmOp[] | undefined;
+    let algorithmIndex: number[] | undefined;
     const localCache = this.options.localCache;
     let overInLocalCache = false;
     for (let i = 0; i < plan.length; i++) {
@@ -77,6 +86,13 @@ export class RateLimiter {
         continue;
       }
       p.limit.stats.totalHits.add(p.hits);
+      if (p.limit.algorithm !== 'fixed_window') {
+        algorithmOps ??= [];
+        algorithmIndex ??= [];
+        algorithmOps.push(this.algorithmOp(p));
+        algorithmIndex.push(i);
+        continue;
+      }
       if (localCache?.has(p.cacheKey, nowSeconds)) {
         statuses[i] = decideOverLimitFromLocalCache(p.limit, p.hits, nowSeconds);
         overInLocalCache = true;
@@ -91,20 +107,86 @@ export class RateLimiter {
       opIndex[counted] = i;
       counted++;
     }
-    if (counted === 0) return statuses;
+    if (counted === 0 && algorithmOps === undefined) return statuses;
     if (counted < plan.length) {
       // Setting `length` is a runtime call: only when something was left out.
       ops.length = counted;
       opIndex.length = counted;
     }
     const backend = this.options.backend;
-    if (backend.incrementSync && !this.options.stopIncrementWhenOverLimit) {
-      const counts = backend.incrementSync(ops);
-      return this.decideCounted(plan, statuses, opIndex, counts, nowSeconds);
+    if (algorithmOps === undefined) {
+      if (backend.incrementSync && !this.options.stopIncrementWhenOverLimit) {
+        const counts = backend.incrementSync(ops);
+        return this.decideCounted(plan, statuses, opIndex, counts, nowSeconds);
+      }
+      return this.count(plan, ops, opIndex, overInLocalCache).then((counts) =>
+        this.decideCounted(plan, statuses, opIndex, counts, nowSeconds),
+      );
     }
-    return this.count(plan, ops, opIndex, overInLocalCache).then((counts) =>
-      this.decideCounted(plan, statuses, opIndex, counts, nowSeconds),
-    );
+    const algorithmAt = algorithmIndex!;
+    if (
+      backend.admitSync &&
+      (counted === 0 || (backend.incrementSync && !this.options.stopIncrementWhenOverLimit))
+    ) {
+      if (counted > 0) this.decideCounted(plan, statuses, opIndex, backend.incrementSync!(ops), nowSeconds);
+      const replies = backend.admitSync(algorithmOps, nowMs);
+      return this.decideAdmitted(plan, statuses, algorithmAt, replies, nowMs);
+    }
+    // Both queued now, in this turn: one corked write to a shared backend.
+    const counting = counted > 0 ? this.count(plan, ops, opIndex, overInLocalCache) : undefined;
+    const admitting = backend.admit(algorithmOps, nowMs);
+    return Promise.all([counting, admitting]).then(([counts, replies]) => {
+      if (counts) this.decideCounted(plan, statuses, opIndex, counts, nowSeconds);
+      return this.decideAdmitted(plan, statuses, algorithmAt, replies, nowMs);
+    });
+  }
+
+  private algorithmOp(p: PlannedDescriptor): AlgorithmOp {
+    const limit = p.limit!;
+    const max = this.options.expirationJitterMaxSeconds;
+    return {
+      key: p.cacheKey,
+      algorithm: limit.algorithm as AlgorithmOp['algorithm'],
+      hits: p.hits,
+      limit: limit.requestsPerUnit,
+      burst: limit.burst,
+      windowMs: limit.windowSeconds * 1000,
+      subWindows: this.options.slidingWindowSubWindows ?? 10,
+      jitterMs: max > 0 ? Math.floor(this.options.random() * max) * 1000 : 0,
+      perSecond: p.perSecond,
+    };
+  }
+
+  /** Fills `statuses` at `at` from the algorithm steps' replies (op order). */
+  private decideAdmitted(
+    plan: readonly PlannedDescriptor[],
+    statuses: DescriptorStatus[],
+    at: readonly number[],
+    replies: readonly AlgorithmReply[],
+    nowMs: number,
+  ): DescriptorStatus[] {
+    const subWindows = this.options.slidingWindowSubWindows ?? 10;
+    for (let j = 0; j < at.length; j++) {
+      const i = at[j]!;
+      const p = plan[i]!;
+      const limit = p.limit!;
+      const reply = replies[j]!;
+      const windowMs = limit.windowSeconds * 1000;
+      const outcome =
+        limit.algorithm === 'sliding_window'
+          ? slidingWindowOutcome(reply.values, reply.admitted, nowMs, p.hits, {
+              limit: limit.requestsPerUnit,
+              windowMs,
+              subWindows,
+            })
+          : tokenBucketOutcome(reply.values[0] ?? 0, reply.admitted, p.hits, {
+              rate: limit.requestsPerUnit,
+              burst: limit.burst,
+              windowMs,
+            });
+      statuses[i] = decideOutcome(limit, p.hits, outcome, this.decideOptions);
+    }
+    return statuses;
   }
 
   /** Fills `statuses` at `opIndex` from the backend's counts (op order) and feeds the local cache. */

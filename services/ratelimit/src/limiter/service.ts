@@ -8,7 +8,7 @@ import {
   type RateLimitResponse,
 } from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
-import { newRuleStats, type RuleStats } from '../rules/rule-stats.js';
+import { ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { sanitizeStatName } from '../stats/sanitize.js';
@@ -30,8 +30,10 @@ export interface RateLimitServiceOptions extends ResponseOptions {
   cacheKeyPrefix: string;
   /** The config in force right now (undefined until the first load succeeds). */
   currentConfig: () => RateLimitConfig | undefined;
-  /** Seconds since the epoch (integer). */
+  /** Seconds since the epoch (integer); unused when `nowMs` is given. */
   nowSeconds: () => number;
+  /** Milliseconds since the epoch: the clock of the sliding window and the token bucket. @default nowSeconds x 1000 */
+  nowMs?: () => number;
   failureMode: FailureMode;
   logger: Logger;
   /** `RESPONSE_DYNAMIC_METADATA`. @default false */
@@ -39,7 +41,6 @@ export interface RateLimitServiceOptions extends ResponseOptions {
 }
 
 export class RateLimitService {
-  private readonly statsCache = new Map<string, RuleStats>();
   private readonly errorCounters: Record<'service_error' | 'redis_error', Counter>;
   private readonly globalShadow: Counter;
   private readonly planContext: PlanContext;
@@ -53,14 +54,7 @@ export class RateLimitService {
     this.globalShadow = r.counter('ratelimit.service.global_shadow_mode');
     this.planContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
-      statsFor: (key) => {
-        let stats = this.statsCache.get(key);
-        if (!stats) {
-          stats = newRuleStats(r, key);
-          this.statsCache.set(key, stats);
-        }
-        return stats;
-      },
+      statsFor: ruleStatsCache(r),
       domainNotFound: (domain) => {
         r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc();
         this.warnUnknownDomain(domain);
@@ -98,30 +92,31 @@ export class RateLimitService {
     if (invalid) return this.fail(invalid);
     const config = this.options.currentConfig();
     if (!config) return this.fail({ code: 'no_config', message: 'no rate limit configuration loaded' });
-    const now = this.options.nowSeconds();
+    // One clock read for both figures, so a call never straddles a second between them.
+    const nowMs = this.options.nowMs ? this.options.nowMs() : this.options.nowSeconds() * 1000;
+    const now = this.options.nowMs ? Math.floor(nowMs / 1000) : nowMs / 1000;
     const plan = planRequest(config, request, now, this.planContext);
     let counted: ReturnType<RateLimiter['doLimit']>;
     try {
-      counted = this.options.limiter.doLimit(plan, now);
+      counted = this.options.limiter.doLimit(plan, now, nowMs);
     } catch (error) {
       return this.backendFailed(request, error);
     }
     if (counted instanceof Promise) {
       return counted.then(
-        (statuses) => this.respond(request, plan, statuses, now),
+        (statuses) => this.respond(request, plan, statuses),
         (error: unknown) => this.backendFailed(request, error),
       );
     }
-    return this.respond(request, plan, counted, now);
+    return this.respond(request, plan, counted);
   }
 
   private respond(
     request: RateLimitRequest,
     plan: readonly PlannedDescriptor[],
     statuses: readonly DescriptorStatus[],
-    now: number,
   ): CallResult {
-    const { response, globalShadowOverride, passed } = assembleResponse(plan, statuses, now, this.options);
+    const { response, globalShadowOverride, passed } = assembleResponse(plan, statuses, this.options);
     if (globalShadowOverride) this.globalShadow.inc();
     if (this.options.responseDynamicMetadata)
       response.dynamicMetadata = dynamicMetadata(request, plan, passed);

@@ -111,6 +111,14 @@ export function parseJsonRequest(text: string): RateLimitRequest {
   };
 }
 
+/** google.protobuf.Duration in protobuf-JSON: `"58s"`, `"0.300s"` (3, 6 or 9 fraction digits). */
+function durationJson(seconds: number, nanos: number): string {
+  if (nanos === 0) return `${seconds}s`;
+  let fraction = String(nanos).padStart(9, '0');
+  while (fraction.endsWith('000')) fraction = fraction.slice(0, -3);
+  return `${seconds}.${fraction}s`;
+}
+
 /** The protobuf-JSON text of a RateLimitResponse (defaults omitted, enums by name). */
 export function responseToJson(response: RateLimitResponse): string {
   const out: JsonObject = {};
@@ -128,7 +136,7 @@ export function responseToJson(response: RateLimitResponse): string {
       }
       if (s.limitRemaining !== 0) status.limitRemaining = s.limitRemaining;
       if (s.durationUntilResetSeconds !== undefined)
-        status.durationUntilReset = `${s.durationUntilResetSeconds}s`;
+        status.durationUntilReset = durationJson(s.durationUntilResetSeconds, s.durationUntilResetNanos ?? 0);
       return status;
     });
   }

@@ -61,6 +61,13 @@ export interface DescriptorStatus {
   limitRemaining: number;
   /** Whole seconds until the window resets; present only when a limit matched. */
   durationUntilResetSeconds?: number | undefined;
+  /** The rest of `duration_until_reset` below a second (sliding window, token bucket); 0 or absent otherwise. */
+  durationUntilResetNanos?: number | undefined;
+  /**
+   * Not on the wire: for an OVER_LIMIT status, ms until the same call would pass (the
+   * `retry-after` header of LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED).
+   */
+  retryAfterMs?: number | undefined;
 }
 
 export interface HeaderValue {
@@ -129,12 +136,13 @@ export const HealthCheckResponseType = root.lookupType('grpc.health.v1.HealthChe
 
 export const UINT32_MAX = 4294967295;
 
-interface LongLike {
+/** protobufjs' Long for a 64-bit integer (without the `long` package's types). */
+export interface LongLike {
   toNumber(): number;
   high: number;
 }
 
-function uint64ToNumber(value: number | LongLike | null | undefined): number {
+export function uint64ToNumber(value: number | LongLike | null | undefined): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === 'number') return value;
   // A uint64 above 2^53 cannot be represented; it is far above any valid hits_addend anyway.
@@ -187,7 +195,11 @@ export function encodeResponse(response: RateLimitResponse): Uint8Array {
     currentLimit: s.currentLimit,
     limitRemaining: s.limitRemaining,
     durationUntilReset:
-      s.durationUntilResetSeconds === undefined ? undefined : { seconds: s.durationUntilResetSeconds },
+      s.durationUntilResetSeconds === undefined
+        ? undefined
+        : s.durationUntilResetNanos
+          ? { seconds: s.durationUntilResetSeconds, nanos: s.durationUntilResetNanos }
+          : { seconds: s.durationUntilResetSeconds },
   }));
   return ResponseType.encode({
     overallCode: response.overallCode,
@@ -205,7 +217,7 @@ export function decodeResponse(bytes: Uint8Array): RateLimitResponse {
       code: Code;
       currentLimit?: CurrentLimit | null;
       limitRemaining: number;
-      durationUntilReset?: { seconds: number } | null;
+      durationUntilReset?: { seconds: number; nanos?: number } | null;
     }[];
     responseHeadersToAdd: HeaderValue[];
     dynamicMetadata?: { fields?: Record<string, WireValue> } | null;
@@ -218,6 +230,7 @@ export function decodeResponse(bytes: Uint8Array): RateLimitResponse {
       currentLimit: s.currentLimit ?? undefined,
       limitRemaining: s.limitRemaining,
       durationUntilResetSeconds: s.durationUntilReset ? s.durationUntilReset.seconds : undefined,
+      ...(s.durationUntilReset?.nanos ? { durationUntilResetNanos: s.durationUntilReset.nanos } : {}),
     })),
     responseHeadersToAdd: wire.responseHeadersToAdd.map((h) => ({ key: h.key, value: h.value })),
   };

@@ -1,6 +1,13 @@
-import { parseUnitName } from '../limiter/units.js';
+import { parseUnitName, unitToDivider } from '../limiter/units.js';
 import { UNIT_NAMES } from '../proto/messages.js';
 import type { StatsRegistry } from '../stats/registry.js';
+import {
+  AlgorithmError,
+  type AlgorithmSupport,
+  algorithmDump,
+  type RuleAlgorithm,
+  ruleAlgorithm,
+} from './algorithm.js';
 import { newRuleStats, type RuleStats } from './rule-stats.js';
 import { type MetadataValue, parseConfigFile, type YamlDescriptor } from './yaml-file.js';
 
@@ -9,7 +16,7 @@ import { type MetadataValue, parseConfigFile, type YamlDescriptor } from './yaml
  * rules they hold. Built all-or-nothing from a set of files with the reference's validation rules
  * and messages (design/ratelimit-reference.md "Config"). No I/O: file texts and a stats registry in.
  */
-export interface RateLimitRule {
+export interface RateLimitRule extends RuleAlgorithm {
   /** The stats key, e.g. `domain.key_value.subkey`. */
   readonly fullKey: string;
   readonly requestsPerUnit: number;
@@ -39,6 +46,8 @@ export interface DescriptorNode {
   readonly children: Map<string, DescriptorNode>;
   /** Children whose value contains `*`, in file order (first match wins). */
   readonly wildcards: WildcardChild[];
+  /** The distinct `key`s of the children, in file order (the RLQS bucket walk, rlqs/bucket-mapping.ts). */
+  readonly childKeys: string[];
   /** `value_to_metric`: stats keys use the request's value at this level. */
   readonly valueToMetric: boolean;
   /** `share_threshold`: every value matching this wildcard shares one counter and one stats key. */
@@ -68,6 +77,7 @@ function emptyNode(): DescriptorNode {
     limit: undefined,
     children: new Map(),
     wildcards: [],
+    childKeys: [],
     valueToMetric: false,
     shareThreshold: false,
     wildcardPattern: '',
@@ -96,7 +106,12 @@ export function wildcardMatch(parts: readonly string[], value: string): boolean 
   return true;
 }
 
-function buildRule(d: YamlDescriptor, fullKey: string, registry: StatsRegistry): RateLimitRule | undefined {
+function buildRule(
+  d: YamlDescriptor,
+  fullKey: string,
+  registry: StatsRegistry,
+  support: AlgorithmSupport | undefined,
+): RateLimitRule | undefined {
   const rl = d.rateLimit;
   if (!rl) return undefined;
   const unit = parseUnitName(rl.unit);
@@ -109,7 +124,15 @@ function buildRule(d: YamlDescriptor, fullKey: string, registry: StatsRegistry):
     if (replaced === '') throw new RuleError('should not have an empty replaces entry');
     if (replaced === rl.name) throw new RuleError('replaces should not contain name of same descriptor');
   }
+  let algorithm: RuleAlgorithm;
+  try {
+    algorithm = ruleAlgorithm(rl, fullKey, unitToDivider(unit ?? 0), support);
+  } catch (error) {
+    if (error instanceof AlgorithmError) throw new RuleError(error.message);
+    throw error;
+  }
   return {
+    ...algorithm,
     fullKey,
     requestsPerUnit: rl.requestsPerUnit,
     unit: unit ?? 0,
@@ -128,13 +151,14 @@ function loadDescriptors(
   parentKey: string,
   descriptors: readonly YamlDescriptor[],
   registry: StatsRegistry,
+  support: AlgorithmSupport | undefined,
 ): void {
   for (const d of descriptors) {
     if (d.key === '') throw new RuleError('descriptor has empty key');
     const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`;
     const fullKey = parentKey + finalKey;
     if (parent.children.has(finalKey)) throw new RuleError(`duplicate descriptor composite key '${fullKey}'`);
-    const limit = buildRule(d, fullKey, registry);
+    const limit = buildRule(d, fullKey, registry, support);
     const isWildcard = finalKey.includes('*');
     if (d.shareThreshold && !isWildcard) {
       throw new RuleError(
@@ -150,7 +174,8 @@ function loadDescriptors(
       metadata: d.metadata,
     };
     if (isWildcard) parent.wildcards.push({ key: finalKey, parts: finalKey.split('*'), node });
-    loadDescriptors(node, `${fullKey}.`, d.descriptors, registry);
+    if (!parent.childKeys.includes(d.key)) parent.childKeys.push(d.key);
+    loadDescriptors(node, `${fullKey}.`, d.descriptors, registry, support);
     parent.children.set(finalKey, node);
   }
 }
@@ -158,6 +183,8 @@ function loadDescriptors(
 export interface BuildOptions {
   /** `MERGE_DOMAIN_CONFIG`: several files may hold the same domain. @default false */
   mergeDomainConfig: boolean;
+  /** The algorithms the backend can count; a rule asking for another one refuses the file. @default every one */
+  algorithmSupport?: AlgorithmSupport | undefined;
 }
 
 /** Builds the whole config from every file, or returns the first error prefixed with its config name. */
@@ -185,7 +212,7 @@ export function buildConfig(
         root = emptyNode();
         domains.set(domain, root);
       }
-      loadDescriptors(root, `${domain}.`, descriptors, registry);
+      loadDescriptors(root, `${domain}.`, descriptors, registry, options.algorithmSupport);
     } catch (error) {
       if (error instanceof RuleError) return { ok: false, error: `${file.name}: ${error.message}` };
       // Never let a file take the process down: anything unexpected is this file's load error.
@@ -203,7 +230,7 @@ export function dumpConfig(config: RateLimitConfig): string {
       const rule = child.limit;
       if (rule) {
         lines.push(
-          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}, quota_mode: ${rule.quotaMode}`,
+          `${rule.fullKey}: unit=${UNIT_NAMES[rule.unit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${rule.shadowMode}, quota_mode: ${rule.quotaMode}${algorithmDump(rule)}`,
         );
       }
       walk(child);

@@ -22,3 +22,19 @@ export function newRuleStats(registry: StatsRegistry, statKey: string): RuleStat
     shadowMode: registry.counter(`${base}shadow_mode`),
   };
 }
+
+/**
+ * `statsFor` of the decision paths (ShouldRateLimit and RLQS): the counters of a stats key other
+ * than the rule's own (detailed_metric, value_to_metric), made once per key.
+ */
+export function ruleStatsCache(registry: StatsRegistry): (statKey: string) => RuleStats {
+  const cache = new Map<string, RuleStats>();
+  return (statKey) => {
+    let stats = cache.get(statKey);
+    if (!stats) {
+      stats = newRuleStats(registry, statKey);
+      cache.set(statKey, stats);
+    }
+    return stats;
+  };
+}

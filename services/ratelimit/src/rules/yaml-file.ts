@@ -13,6 +13,12 @@ export interface YamlRateLimit {
   unlimited: boolean;
   name: string;
   replaces: string[];
+  /** `algorithm` ('' when absent: the fixed window). Not in the reference. */
+  algorithm: string;
+  /** `unit_multiplier` (undefined when absent). Not in the reference. */
+  unitMultiplier: number | undefined;
+  /** `burst` (undefined when absent). Not in the reference. */
+  burst: number | undefined;
 }
 
 /** A JSON-like value of a descriptor's `metadata` (becomes a google.protobuf.Struct). */
@@ -65,15 +71,22 @@ const VALID_KEYS = new Set([
   'metadata',
 ]);
 
+/** Keys of ours (issue 42), valid only inside a `rate_limit` block: elsewhere they are unknown keys. */
+const RATE_LIMIT_ONLY_KEYS = new Set(['algorithm', 'unit_multiplier', 'burst']);
+
 class ConfigFileError extends Error {}
 
-/** The reference's `validateYamlKeys` over the generic map. */
-function validateKeys(map: GoNode & { kind: 'map' }): void {
+/**
+ * The reference's `validateYamlKeys` over the generic map; `inRateLimit` while inside a
+ * `rate_limit` block, where our own keys are also valid.
+ */
+function validateKeys(map: GoNode & { kind: 'map' }, inRateLimit = false): void {
   for (const [k, v] of map.pairs) {
     if (k.kind !== 'scalar' || k.type !== 'str') {
       throw new ConfigFileError(`config error, key is not of type string: ${goFormat(k)}`);
     }
-    if (!VALID_KEYS.has(k.text)) throw new ConfigFileError(`config error, unknown key '${k.text}'`);
+    if (!VALID_KEYS.has(k.text) && !(inRateLimit && RATE_LIMIT_ONLY_KEYS.has(k.text)))
+      throw new ConfigFileError(`config error, unknown key '${k.text}'`);
     // Metadata keys and values are arbitrary (checked when converted).
     if (k.text === 'metadata') continue;
     if (v.kind === 'seq') {
@@ -86,7 +99,7 @@ function validateKeys(map: GoNode & { kind: 'map' }): void {
         validateKeys(e);
       }
     } else if (v.kind === 'map') {
-      validateKeys(v);
+      validateKeys(v, k.text === 'rate_limit');
     } else if (v.type === 'float') {
       // The reference accepts only string, int, bool and nil leaves.
       throw new ConfigFileError('error checking config');
@@ -148,6 +161,12 @@ class Decoder {
     return n.value as boolean;
   }
 
+  /** A uint32 that may be absent (undefined), for keys whose default depends on others. */
+  optionalUint32(n: GoNode | undefined): number | undefined {
+    if (n === undefined || this.isNull(n)) return undefined;
+    return this.uint32(n);
+  }
+
   uint32(n: GoNode | undefined): number {
     if (n === undefined || this.isNull(n)) return 0;
     if (n.kind !== 'scalar' || (n.type !== 'int' && n.type !== 'float')) {
@@ -200,6 +219,9 @@ class Decoder {
         const rf = this.fields(r, 'config.yamlReplaces');
         return rf ? this.string(rf.get('name')) : '';
       }),
+      algorithm: this.string(f.get('algorithm')),
+      unitMultiplier: this.optionalUint32(f.get('unit_multiplier')),
+      burst: this.optionalUint32(f.get('burst')),
     };
   }
 

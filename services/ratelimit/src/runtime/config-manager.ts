@@ -1,6 +1,7 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
+import type { AlgorithmSupport } from '../rules/algorithm.js';
 import { buildConfig, type ConfigFile, dumpConfig, type RateLimitConfig } from '../rules/config-tree.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
 import { type ReadOptions, readConfigFiles } from './read-files.js';
@@ -18,6 +19,8 @@ export interface ConfigManagerOptions extends ReadOptions {
   root: string;
   watchRoot: boolean;
   mergeDomainConfig: boolean;
+  /** The algorithms the backend runs; a rule asking for another refuses its file. @default every one */
+  algorithmSupport?: AlgorithmSupport | undefined;
   registry: StatsRegistry;
   logger: Logger;
   /** Debounce of file events before a reload. @default 100 */

@@ -1,4 +1,4 @@
-import { bool, type Env, integer, optionalText, ratio, text } from './env.js';
+import { bool, type Env, integer, optionalText, ratio, SettingError, text } from './env.js';
 
 /**
  * Listener, decision and health settings (spec "gRPC server", "HTTP server", "Statistics ...").
@@ -32,7 +32,21 @@ export interface ServerSettings {
   responseDynamicMetadata: boolean;
   /** `WORKERS`: processes sharing the listening ports (needs a shared backend). @default 1 */
   workers: number;
+  /**
+   * `LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED`: `x-ratelimit-limit`, `x-ratelimit-remaining` and
+   * `x-ratelimit-reset` with one comma-separated value per descriptor with a limit (request order),
+   * and `retry-after` on an OVER_LIMIT answer. @default false
+   */
+  allDescriptorsHeaders: boolean;
+  /**
+   * `SLIDING_WINDOW_SUB_WINDOWS`: whole sub-windows a sliding window is counted in (a divisor of
+   * 1000, so every window of whole seconds splits into whole milliseconds). @default 10
+   */
+  slidingWindowSubWindows: number;
 }
+
+/** Sub-window counts that divide 1000 (every window is whole seconds, so sub-windows are whole ms). */
+const SUB_WINDOW_COUNTS = [2, 4, 5, 8, 10, 20, 25, 40, 50, 100];
 
 export function parseServerSettings(env: Env): ServerSettings {
   const headersEnabled = bool(env, 'LIMIT_RESPONSE_HEADERS_ENABLED', false);
@@ -55,5 +69,17 @@ export function parseServerSettings(env: Env): ServerSettings {
     globalQuotaMode: bool(env, 'QUOTA_MODE', false),
     responseDynamicMetadata: bool(env, 'RESPONSE_DYNAMIC_METADATA', false),
     workers: integer(env, 'WORKERS', 1, 1, 64),
+    allDescriptorsHeaders: bool(env, 'LIMIT_ALL_DESCRIPTORS_HEADERS_ENABLED', false),
+    slidingWindowSubWindows: subWindows(env),
   };
+}
+
+function subWindows(env: Env): number {
+  const n = integer(env, 'SLIDING_WINDOW_SUB_WINDOWS', 10, 2, 100);
+  if (!SUB_WINDOW_COUNTS.includes(n)) {
+    throw new SettingError(
+      `SLIDING_WINDOW_SUB_WINDOWS must divide 1000 (one of ${SUB_WINDOW_COUNTS.join(', ')}), got ${n}`,
+    );
+  }
+  return n;
 }

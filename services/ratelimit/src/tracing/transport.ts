@@ -1,6 +1,6 @@
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { ServerInterceptingCall, type ServerInterceptor, status } from '@grpc/grpc-js';
-import type { CounterBackend, CounterOp } from '../backends/types.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from '../backends/types.js';
 import { type CallSpan, currentCallSpan, runInCallSpan, type Tracing } from './tracing.js';
 
 /**
@@ -98,12 +98,23 @@ export function traceBackend(backend: CounterBackend, tracing: Tracing): Counter
         'ratelimit.keys': ops.length,
       });
     };
+  const admit = (ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]> => {
+    const call = currentCallSpan();
+    const run = (): Promise<AlgorithmReply[]> => backend.admit(ops, nowMs);
+    if (!call) return run();
+    return call.child('backend admit', run, {
+      'ratelimit.backend': backend.description,
+      'ratelimit.keys': ops.length,
+    });
+  };
   return {
     get description() {
       return backend.description;
     },
+    algorithms: backend.algorithms,
     increment: traced('increment'),
     read: traced('read'),
+    admit,
     healthy: () => backend.healthy(),
     onHealthChange: (listener) => backend.onHealthChange(listener),
     ready: () => backend.ready(),

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Health } from '../health/health.js';
 import type { RateLimitService } from '../limiter/service.js';
+import { RATE_LIMIT_QUOTA_SERVICE } from '../rlqs/grpc.js';
 import type { StatsRegistry } from '../stats/registry.js';
 import { HEALTH_SERVICE, healthHandlers, RATE_LIMIT_SERVICE, rateLimitHandlers } from './grpc-services.js';
 
@@ -14,6 +15,8 @@ export interface GrpcServerParts {
   registry: StatsRegistry;
   /** grpc-js server options, e.g. `grpc.max_connection_age_ms` (grpc-js adds +/-10% jitter itself). */
   options?: grpc.ServerOptions;
+  /** The handlers of `StreamRateLimitQuotas` (RLQS) when it is served. */
+  quota?: grpc.UntypedServiceImplementation | undefined;
 }
 
 export function createGrpcServer(parts: GrpcServerParts): grpc.Server {
@@ -22,6 +25,7 @@ export function createGrpcServer(parts: GrpcServerParts): grpc.Server {
   const server = new grpc.Server({ 'grpc.enable_channelz': 0, ...parts.options });
   server.addService(RATE_LIMIT_SERVICE, rateLimitHandlers(parts.service, parts.registry));
   server.addService(HEALTH_SERVICE, healthHandlers(parts.health));
+  if (parts.quota) server.addService(RATE_LIMIT_QUOTA_SERVICE, parts.quota);
   return server;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/backends/memory.js';
-import type { CounterBackend, CounterOp } from '../../src/backends/types.js';
+import type { AlgorithmOp, AlgorithmReply, CounterBackend, CounterOp } from '../../src/backends/types.js';
 import { callShouldRateLimit } from '../../src/cli/client.js';
 import { Code } from '../../src/proto/messages.js';
 import { startApp, THREE_PER_MINUTE } from './app-harness.js';
@@ -14,6 +14,7 @@ import { startApp, THREE_PER_MINUTE } from './app-harness.js';
 class GatedBackend implements CounterBackend {
   private readonly store = new MemoryBackend();
   readonly description = 'gated in-process store';
+  readonly algorithms = this.store.algorithms;
   private gate: Promise<void> = Promise.resolve();
   private open: () => void = () => {};
   entered = 0;
@@ -32,6 +33,9 @@ class GatedBackend implements CounterBackend {
   }
   read(ops: readonly CounterOp[]): Promise<number[]> {
     return this.store.read(ops);
+  }
+  admit(ops: readonly AlgorithmOp[], nowMs: number): Promise<AlgorithmReply[]> {
+    return this.store.admit(ops, nowMs);
   }
   healthy(): boolean {
     return true;

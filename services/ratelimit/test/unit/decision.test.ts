@@ -11,6 +11,8 @@ const broken: CounterBackend = {
   description: 'broken',
   increment: () => Promise.reject(new Error('connection refused 10.0.0.1')),
   read: () => Promise.reject(new Error('down')),
+  algorithms: new Set(['fixed_window', 'sliding_window', 'token_bucket']),
+  admit: () => Promise.reject(new Error('connection refused 10.0.0.1')),
   healthy: () => false,
   onHealthChange: () => {},
   ready: () => Promise.resolve(false),

@@ -250,7 +250,7 @@ descriptors:
         ? decide(p.limit, 1, counts[i]!, 120, { nearLimitRatio: 0.8 })
         : { code: Code.OK, limitRemaining: 0 },
     );
-    const assembled = assembleResponse(plan, statuses, 120, {
+    const assembled = assembleResponse(plan, statuses, {
       globalShadowMode: false,
       globalQuotaMode,
       headers: undefined,

@@ -1,0 +1,474 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { RateLimitConfig } from '../rules/config-tree.js';
+import { ruleStatsCache } from '../rules/rule-stats.js';
+import type { FailureMode } from '../settings/backend.js';
+import type { Counter, Gauge, StatsRegistry, Timer } from '../stats/registry.js';
+import { sanitizeStatName } from '../stats/sanitize.js';
+import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrategy } from './assignment.js';
+import type { BucketAction, Strategy, UsageReports } from './protos.js';
+import type { RlqsSettings } from './settings.js';
+import type { QuotaReport, QuotaStore } from './store.js';
+import {
+  bucketKey,
+  type MatchContext,
+  rematch,
+  type TrackedBucket,
+  validBucketId,
+  windowEndMs,
+} from './tracked-bucket.js';
+
+/**
+ * The Rate Limit Quota Service (`StreamRateLimitQuotas`, Envoy's RLQS): for every report of a
+ * stream, the buckets' rules (bucket-mapping.ts), the shared state of each rule counter in the
+ * configured backend (store.ts: who takes part, the window's usage), and an answer holding an
+ * assignment for every bucket reported (assignment.ts), at once. Besides the answers it pushes:
+ * new shares to this server's other streams of a counter when a participant joins or leaves, the
+ * window cap's DENY_ALL to them when it is reached and its lifting when the window ends, the
+ * changed assignments after a rules reload, and AbandonAction for a bucket a stream reported no
+ * request for during RLQS_ABANDON_AFTER_S. Streams of other servers on the same Redis see joins,
+ * leaves and the cap at their next report (within Envoy's 5 s). The transport is a sink
+ * (rlqs/grpc.ts), so this class holds no gRPC.
+ */
+export interface QuotaStreamSink {
+  send(actions: readonly BucketAction[]): void;
+  /** Ends the stream with a gRPC status code and message. */
+  fail(code: number, message: string): void;
+  /** Ends the stream with status OK (the server is stopping). */
+  end(): void;
+}
+
+export interface QuotaServiceOptions {
+  readonly settings: RlqsSettings;
+  readonly store: QuotaStore;
+  readonly currentConfig: () => RateLimitConfig | undefined;
+  readonly registry: StatsRegistry;
+  readonly logger: Logger;
+  /** ms since the epoch. */
+  readonly now: () => number;
+  readonly cacheKeyPrefix: string;
+  readonly nearLimitRatio: number;
+  readonly globalShadowMode: boolean;
+  /** What a report is answered when the backend fails: `error` answers nothing (Envoy keeps its assignments until their TTL). */
+  readonly failureMode: FailureMode;
+  /** Sweep period (window ends, abandoned buckets). @default 1000 */
+  readonly sweepIntervalMs?: number;
+}
+
+const INVALID_ARGUMENT = 3;
+const RESOURCE_EXHAUSTED = 8;
+
+interface Stream {
+  readonly id: string;
+  readonly sink: QuotaStreamSink;
+  readonly buckets: Map<string, TrackedBucket>;
+  /** Work on this stream runs one piece at a time, in order (reports, pushes, sweeps, reload). */
+  queue: Promise<void>;
+  closed: boolean;
+}
+
+interface Stats {
+  readonly reports: Counter;
+  readonly responseTime: Timer;
+  readonly streams: Gauge;
+  readonly streamsTotal: Counter;
+  readonly buckets: Gauge;
+  readonly sent: Record<Strategy['kind'], Counter>;
+  readonly abandoned: Counter;
+  readonly backendErrors: Counter;
+  readonly globalShadow: Counter;
+}
+
+export class RateLimitQuotaService {
+  private readonly streams = new Set<Stream>();
+  /**
+   * Rule counter -> this server's participants of it (for pushes): the one bucket, or a set when
+   * several (most counters have one participant here: no set for them).
+   */
+  private readonly byCounter = new Map<string, TrackedBucket | Set<TrackedBucket>>();
+  private readonly owner = new Map<TrackedBucket, Stream>();
+  private readonly stats: Stats;
+  private readonly matchContext: MatchContext;
+  private readonly sweeper: NodeJS.Timeout;
+  private bucketCount = 0;
+
+  constructor(private readonly options: QuotaServiceOptions) {
+    const r = options.registry;
+    this.stats = {
+      reports: r.counter('ratelimit_server.StreamRateLimitQuotas.total_requests'),
+      responseTime: r.timer('ratelimit_server.StreamRateLimitQuotas.response_time'),
+      streams: r.gauge('ratelimit.rlqs.streams'),
+      streamsTotal: r.counter('ratelimit.rlqs.streams_total'),
+      buckets: r.gauge('ratelimit.rlqs.buckets'),
+      sent: {
+        allow_all: r.counter('ratelimit.rlqs.assignments.allow_all'),
+        deny_all: r.counter('ratelimit.rlqs.assignments.deny_all'),
+        token_bucket: r.counter('ratelimit.rlqs.assignments.token_bucket'),
+      },
+      abandoned: r.counter('ratelimit.rlqs.abandoned'),
+      backendErrors: r.counter('ratelimit.rlqs.backend_error'),
+      globalShadow: r.counter('ratelimit.service.global_shadow_mode'),
+    };
+    this.matchContext = {
+      cacheKeyPrefix: options.cacheKeyPrefix,
+      globalShadowMode: options.globalShadowMode,
+      statsFor: ruleStatsCache(r),
+      domainNotFound: (domain) =>
+        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
+    };
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 1000);
+    this.sweeper.unref();
+  }
+
+  /** A new stream; the transport calls `report` for each message and `end` when it closes. */
+  open(sink: QuotaStreamSink): { report(reports: UsageReports): void; end(): Promise<void> } {
+    const stream: Stream = {
+      id: randomUUID(),
+      sink,
+      buckets: new Map(),
+      queue: Promise.resolve(),
+      closed: false,
+    };
+    this.streams.add(stream);
+    this.stats.streamsTotal.inc();
+    this.stats.streams.set(this.streams.size);
+    return {
+      report: (reports) => {
+        const received = performance.now();
+        this.stats.reports.inc();
+        this.enqueue(stream, () => this.handleReport(stream, reports, received));
+      },
+      end: () => this.closeStream(stream),
+    };
+  }
+
+  private enqueue(stream: Stream, work: () => Promise<void>): Promise<void> {
+    stream.queue = stream.queue
+      .then(() => (stream.closed ? undefined : work()))
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'rlqs: stream work failed'));
+    return stream.queue;
+  }
+
+  private track(stream: Stream, t: TrackedBucket): void {
+    stream.buckets.set(t.id, t);
+    this.owner.set(t, stream);
+    this.bucketCount++;
+    this.stats.buckets.set(this.bucketCount);
+  }
+
+  private untrack(stream: Stream, t: TrackedBucket): void {
+    if (!stream.buckets.delete(t.id)) return;
+    this.owner.delete(t);
+    this.index(t, t.counterKey, undefined);
+    this.bucketCount--;
+    this.stats.buckets.set(this.bucketCount);
+  }
+
+  /** Moves `t` in the counter index from `before` to `after`. */
+  private index(t: TrackedBucket, before: string | undefined, after: string | undefined): void {
+    if (before === after) return;
+    if (before !== undefined) {
+      const held = this.byCounter.get(before);
+      if (held === t) this.byCounter.delete(before);
+      else if (held instanceof Set) {
+        held.delete(t);
+        if (held.size === 1) this.byCounter.set(before, held.values().next().value!);
+      }
+    }
+    if (after !== undefined) {
+      const held = this.byCounter.get(after);
+      if (held === undefined) this.byCounter.set(after, t);
+      else if (held instanceof Set) held.add(t);
+      else if (held !== t) this.byCounter.set(after, new Set([held, t]));
+    }
+  }
+
+  private rematch(t: TrackedBucket, config: RateLimitConfig | undefined): string | undefined {
+    const before = rematch(t, config, this.matchContext);
+    this.index(t, before, t.counterKey);
+    return before;
+  }
+
+  private entry(t: TrackedBucket, allowed: number, leave = false, key = t.counterKey): QuotaReport {
+    return { key: key!, member: t.member, allowed, windowSeconds: t.limit?.windowSeconds ?? 1, leave };
+  }
+
+  private async handleReport(stream: Stream, reports: UsageReports, received: number): Promise<void> {
+    if (reports.domain === '') {
+      stream.sink.fail(INVALID_ARGUMENT, 'rate limit quota usage reports: domain must not be empty');
+      await this.closeStream(stream);
+      return;
+    }
+    const now = this.options.now();
+    const config = this.options.currentConfig();
+    const touched: { t: TrackedBucket; allowed: number; denied: number }[] = [];
+    for (const usage of reports.usages) {
+      // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
+      if (!validBucketId(usage.bucketId)) continue;
+      const id = bucketKey(reports.domain, usage.bucketId);
+      let t = stream.buckets.get(id);
+      if (!t) {
+        if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
+          stream.sink.fail(
+            RESOURCE_EXHAUSTED,
+            `more than ${this.options.settings.maxBucketsPerStream} buckets on one stream (RLQS_MAX_BUCKETS_PER_STREAM)`,
+          );
+          await this.closeStream(stream);
+          return;
+        }
+        t = {
+          domain: reports.domain,
+          bucketId: usage.bucketId,
+          id,
+          member: `${stream.id}|${id}`,
+          config: undefined,
+          limit: undefined,
+          counterKey: undefined,
+          shadow: false,
+          lastReportMs: now,
+          lastUsageMs: now,
+          state: { participants: 0, usage: 0 },
+          sent: undefined,
+          cappedUntilMs: 0,
+        };
+        this.track(stream, t);
+        this.rematch(t, config);
+      } else if (t.config !== config) {
+        const before = this.rematch(t, config);
+        // The bucket moved to another counter: it leaves the old one (the answer below joins the new).
+        if (before !== undefined && before !== t.counterKey)
+          void this.leave([this.entry(t, 0, true, before)]);
+      }
+      t.lastReportMs = now;
+      if (usage.allowed + usage.denied > 0) t.lastUsageMs = now;
+      touched.push({ t, allowed: usage.allowed, denied: usage.denied });
+    }
+    if (touched.length === 0) return;
+    const counted = touched.filter((x) => x.t.counterKey !== undefined);
+    let states: QuotaState[];
+    try {
+      states = await this.options.store.report(
+        counted.map((x) => this.entry(x.t, x.allowed)),
+        now,
+      );
+    } catch (error) {
+      this.stats.backendErrors.inc();
+      this.options.logger.error({ err: error }, 'rlqs: quota state backend call failed');
+      this.answerOnFailure(
+        stream,
+        touched.map((x) => x.t),
+      );
+      return;
+    }
+    const actions: BucketAction[] = [];
+    const changedCounters = new Map<string, QuotaState>();
+    let next = 0;
+    for (const { t, allowed, denied } of touched) {
+      if (t.counterKey !== undefined) {
+        const state = states[next++]!;
+        if (state.participants !== t.state.participants) changedCounters.set(t.counterKey, state);
+        t.state = state;
+        countReport(t.limit!, allowed, denied, state.usage, this.options.nearLimitRatio, t.shadow);
+      }
+      const a = this.assign(t, now);
+      if (a.capped && !a.shadowed && t.counterKey !== undefined) changedCounters.set(t.counterKey, t.state);
+      actions.push(this.action(t, a.strategy));
+    }
+    this.send(stream, actions);
+    this.stats.responseTime.record(performance.now() - received);
+    for (const [key, state] of changedCounters) this.pushToPeers(key, state, stream);
+  }
+
+  /** The assignment for `t` in its current state; remembers it as sent. */
+  private assign(t: TrackedBucket, now: number): Assignment {
+    const a = assignmentFor(t.limit, t.state, t.shadow);
+    // As ShouldRateLimit counts each overridden call: each DENY_ALL that SHADOW_MODE turned into ALLOW_ALL.
+    if (a.shadowed && this.options.globalShadowMode && !t.limit?.shadowMode) this.stats.globalShadow.inc();
+    t.cappedUntilMs = a.capped ? windowEndMs(t, now) : 0;
+    t.sent = a.strategy;
+    return a;
+  }
+
+  private action(t: TrackedBucket, strategy: Strategy): BucketAction {
+    return {
+      bucketId: t.bucketId,
+      kind: 'assign',
+      strategy,
+      ttlSeconds: this.options.settings.assignmentTtlSeconds,
+    };
+  }
+
+  private send(stream: Stream, actions: readonly BucketAction[]): void {
+    if (actions.length === 0 || stream.closed) return;
+    for (const a of actions) {
+      if (a.kind === 'assign') this.stats.sent[a.strategy.kind].inc();
+      else this.stats.abandoned.inc();
+    }
+    stream.sink.send(actions);
+  }
+
+  /** BACKEND_FAILURE_MODE for a report the backend could not take: `allow`, `deny`, or nothing. */
+  private answerOnFailure(stream: Stream, buckets: readonly TrackedBucket[]): void {
+    const mode = this.options.failureMode;
+    if (mode === 'error') return;
+    const strategy: Strategy = { kind: mode === 'allow' ? 'allow_all' : 'deny_all' };
+    this.send(
+      stream,
+      buckets.map((t) => this.action(t, t.counterKey === undefined ? { kind: 'allow_all' } : strategy)),
+    );
+  }
+
+  /**
+   * A counter's participants or cap changed: this server's other participants get their new
+   * assignment now, when it differs from what they hold.
+   */
+  private pushToPeers(counterKey: string, state: QuotaState, except: Stream | undefined): void {
+    const held = this.byCounter.get(counterKey);
+    if (held === undefined) return;
+    // Most counters have no other participant here than `except`'s own bucket.
+    if (!(held instanceof Set) && this.owner.get(held) === except) return;
+    const peers = held instanceof Set ? held : [held];
+    const byStream = new Map<Stream, TrackedBucket[]>();
+    for (const t of peers) {
+      const stream = this.owner.get(t);
+      if (!stream || stream === except) continue;
+      const list = byStream.get(stream) ?? [];
+      list.push(t);
+      byStream.set(stream, list);
+    }
+    for (const [stream, buckets] of byStream) {
+      void this.enqueue(stream, async () => {
+        const now = this.options.now();
+        const actions: BucketAction[] = [];
+        for (const t of buckets) {
+          if (t.counterKey !== counterKey) continue;
+          t.state = state;
+          const before = t.sent;
+          const a = this.assign(t, now);
+          if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
+        }
+        this.send(stream, actions);
+      });
+    }
+  }
+
+  /** Participants leaving their counters; their peers here get the bigger shares at once. */
+  private async leave(entries: readonly QuotaReport[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      const states = await this.options.store.report(entries, this.options.now());
+      for (const [i, e] of entries.entries()) this.pushToPeers(e.key, states[i]!, undefined);
+    } catch (error) {
+      // The participants age out of the shared state after the assignment TTL instead.
+      this.stats.backendErrors.inc();
+      this.options.logger.warn({ err: error }, 'rlqs: could not remove participants; they age out');
+    }
+  }
+
+  private async closeStream(stream: Stream): Promise<void> {
+    if (stream.closed) return;
+    stream.closed = true;
+    this.streams.delete(stream);
+    this.stats.streams.set(this.streams.size);
+    const leaving: QuotaReport[] = [];
+    for (const t of [...stream.buckets.values()]) {
+      if (t.counterKey !== undefined) leaving.push(this.entry(t, 0, true));
+      this.untrack(stream, t);
+    }
+    await this.leave(leaving);
+  }
+
+  /** Every second: lift the window cap of buckets whose window ended, abandon idle buckets. */
+  private sweep(): void {
+    const now = this.options.now();
+    const abandonMs = this.options.settings.abandonAfterSeconds * 1000;
+    for (const stream of this.streams) {
+      let due = false;
+      for (const t of stream.buckets.values()) {
+        if ((t.cappedUntilMs > 0 && now >= t.cappedUntilMs) || now - t.lastUsageMs >= abandonMs) {
+          due = true;
+          break;
+        }
+      }
+      if (due) void this.enqueue(stream, () => this.sweepStream(stream));
+    }
+  }
+
+  private async sweepStream(stream: Stream): Promise<void> {
+    const now = this.options.now();
+    const abandonMs = this.options.settings.abandonAfterSeconds * 1000;
+    const actions: BucketAction[] = [];
+    const leaving: QuotaReport[] = [];
+    for (const t of [...stream.buckets.values()]) {
+      if (now - t.lastUsageMs >= abandonMs) {
+        actions.push({ bucketId: t.bucketId, kind: 'abandon' });
+        if (t.counterKey !== undefined) leaving.push(this.entry(t, 0, true));
+        this.untrack(stream, t);
+      } else if (t.cappedUntilMs > 0 && now >= t.cappedUntilMs) {
+        // A new window: nothing counted in it yet (until the next report says otherwise).
+        t.state = { participants: t.state.participants, usage: 0 };
+        const a = this.assign(t, now);
+        actions.push(this.action(t, a.strategy));
+      }
+    }
+    this.send(stream, actions);
+    await this.leave(leaving);
+  }
+
+  /**
+   * A rules reload: every bucket is matched again; the buckets whose assignment changed get it now
+   * (their counters' state read, and joined, in one backend call per stream).
+   */
+  reload(config: RateLimitConfig): void {
+    for (const stream of this.streams) void this.enqueue(stream, () => this.refreshStream(stream, config));
+  }
+
+  private async refreshStream(stream: Stream, config: RateLimitConfig): Promise<void> {
+    const now = this.options.now();
+    const leaving: QuotaReport[] = [];
+    const buckets = [...stream.buckets.values()];
+    for (const t of buckets) {
+      if (t.config === config) continue;
+      const before = this.rematch(t, config);
+      if (before !== undefined && before !== t.counterKey) leaving.push(this.entry(t, 0, true, before));
+    }
+    const counted = buckets.filter((t) => t.counterKey !== undefined);
+    let states: QuotaState[];
+    try {
+      states = await this.options.store.report(
+        counted.map((t) => this.entry(t, 0)),
+        now,
+      );
+    } catch (error) {
+      this.stats.backendErrors.inc();
+      this.options.logger.error({ err: error }, 'rlqs: quota state backend call failed after a reload');
+      return;
+    }
+    counted.forEach((t, i) => {
+      t.state = states[i]!;
+    });
+    const actions: BucketAction[] = [];
+    for (const t of buckets) {
+      if (t.counterKey === undefined) t.state = { participants: 0, usage: 0 };
+      const before = t.sent;
+      const a = this.assign(t, now);
+      if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
+    }
+    this.send(stream, actions);
+    await this.leave(leaving);
+  }
+
+  /** Ends every stream (status OK) and gives their shares back. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const streams = [...this.streams];
+    for (const s of streams) s.sink.end();
+    await Promise.all(streams.map((s) => this.closeStream(s)));
+    await this.options.store.close();
+  }
+
+  /** Open streams (tests, /stats). */
+  streamCount(): number {
+    return this.streams.size;
+  }
+}

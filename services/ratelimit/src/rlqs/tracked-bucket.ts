@@ -1,0 +1,90 @@
+import type { EffectiveLimit } from '../limiter/plan.js';
+import type { RateLimitConfig } from '../rules/config-tree.js';
+import type { RuleStats } from '../rules/rule-stats.js';
+import { type QuotaState, windowStartMs } from './assignment.js';
+import { matchBucket } from './bucket-mapping.js';
+import type { BucketId, Strategy } from './protos.js';
+
+/**
+ * One bucket one stream reported: its rule (matched again after every reload), the rule counter it
+ * shares with every other participant, the last shared state seen and what was last sent. Pure
+ * bookkeeping; the quota service owns the instances.
+ */
+export interface TrackedBucket {
+  readonly domain: string;
+  readonly bucketId: BucketId;
+  /** The stream's key of this bucket (domain and canonical bucket id). */
+  readonly id: string;
+  /** `<stream id>|<id>`: this participant in the shared state. */
+  readonly member: string;
+  /** The config the rule below was matched in. */
+  config: RateLimitConfig | undefined;
+  limit: EffectiveLimit | undefined;
+  /** The rule counter (`CACHE_KEY_PREFIX{rlqs_<domain>_<k>_<v>_...}`); undefined without a limit. */
+  counterKey: string | undefined;
+  /** The rule's shadow_mode, or SHADOW_MODE. */
+  shadow: boolean;
+  lastReportMs: number;
+  /** The last report with requests in it (allowed or denied), or the first report. */
+  lastUsageMs: number;
+  state: QuotaState;
+  /** What was last sent; undefined before the first assignment. */
+  sent: Strategy | undefined;
+  /** DENY_ALL by the window cap: until this ms (the window's end); 0 when not capped. */
+  cappedUntilMs: number;
+}
+
+/** A bucket id as one string, whatever the order of its map: `domain` then sorted `key=value` pairs. */
+export function bucketKey(domain: string, bucket: BucketId): string {
+  return JSON.stringify([
+    domain,
+    ...Object.keys(bucket)
+      .sort()
+      .map((k) => [k, bucket[k]]),
+  ]);
+}
+
+/** True for a bucket id Envoy's proto allows: at least one pair, no empty key or value. */
+export function validBucketId(bucket: BucketId): boolean {
+  const keys = Object.keys(bucket);
+  return keys.length > 0 && keys.every((k) => k !== '' && bucket[k] !== '');
+}
+
+export interface MatchContext {
+  readonly cacheKeyPrefix: string;
+  readonly globalShadowMode: boolean;
+  statsFor(statKey: string): RuleStats;
+  domainNotFound(domain: string): void;
+}
+
+/** (Re)matches the bucket's rule in `config`; returns the counter key it had before. */
+export function rematch(
+  t: TrackedBucket,
+  config: RateLimitConfig | undefined,
+  ctx: MatchContext,
+): string | undefined {
+  const before = t.counterKey;
+  t.config = config;
+  t.limit = undefined;
+  t.counterKey = undefined;
+  t.shadow = ctx.globalShadowMode;
+  if (!config) return before;
+  const { descriptor, match } = matchBucket(config, t.domain, t.bucketId);
+  if (match.kind === 'domain_not_found') ctx.domainNotFound(t.domain);
+  if (match.kind !== 'rule' || match.rule.unlimited) return before;
+  const rule = match.rule;
+  t.limit = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
+  t.shadow = ctx.globalShadowMode || rule.shadowMode;
+  let key = `${ctx.cacheKeyPrefix}{rlqs_${t.domain}_`;
+  descriptor.entries.forEach((e, i) => {
+    key += `${e.key}_${match.sharedValues?.[i] || e.value}_`;
+  });
+  t.counterKey = `${key}}`;
+  return before;
+}
+
+/** The end (ms) of the window the cap of `t`'s rule counts in. */
+export function windowEndMs(t: TrackedBucket, nowMs: number): number {
+  const w = t.limit?.windowSeconds ?? 1;
+  return windowStartMs(nowMs, w) + w * 1000;
+}
