@@ -104,7 +104,8 @@ export function openToken(token: string, key: Buffer): SyncPosition | undefined 
   if (token.length === 0 || token.length > TOKEN_MAX_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token))
     return undefined;
   const bytes = Buffer.from(token, 'base64url');
-  if (bytes.length <= IV_BYTES + TAG_BYTES) return undefined;
+  // Only the canonical text of the bytes: an edit of the last character's unused bits is refused too.
+  if (bytes.length <= IV_BYTES + TAG_BYTES || bytes.toString('base64url') !== token) return undefined;
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
