@@ -78,6 +78,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     send(delivery) {
       return new Promise<DeliveryOutcome>((resolve) => {
         let settled = false;
+        let timer: NodeJS.Timeout | undefined;
         const finish = (outcome: DeliveryOutcome): void => {
           if (settled) return;
           settled = true;
@@ -101,7 +102,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
           headers: { ...delivery.headers, 'content-length': String(body.length) },
           ...(options.allowPrivateTargets ? {} : { lookup: guardedLookup }),
         });
-        const timer = setTimeout(() => {
+        timer = setTimeout(() => {
           request.destroy(new Error(`timeout: no answer within ${options.timeoutMs} ms`));
         }, options.timeoutMs);
         request.on('error', (error) => finish({ kind: 'failed', error: describe(error) }));

@@ -80,13 +80,23 @@ export function createPgLocks(url: string, onError?: (error: Error) => void): Su
     return connecting;
   };
 
+  // One statement at a time on the connection (pg deprecates queueing on a busy client).
+  let tail: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = tail.then(work, work);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+
   return {
     async tryAcquire(id) {
       if (closed || held.has(id)) return false;
       const session = await connection();
-      const rows = await session.query<{ ok: boolean }>(
-        'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok',
-        [LOCK_SPACE, id],
+      const rows = await serially(() =>
+        session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [
+          LOCK_SPACE,
+          id,
+        ]),
       );
       const ok = rows.rows[0]?.ok === true;
       if (ok && client === session) held.add(id);
@@ -96,11 +106,11 @@ export function createPgLocks(url: string, onError?: (error: Error) => void): Su
       if (!held.delete(id)) return;
       const session = client;
       if (session === undefined) return;
-      await session
-        .query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_SPACE, id])
-        .catch((error: unknown) => {
-          onError?.(error instanceof Error ? error : new Error(String(error)));
-        });
+      await serially(() =>
+        session.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_SPACE, id]),
+      ).catch((error: unknown) => {
+        onError?.(error instanceof Error ? error : new Error(String(error)));
+      });
     },
     holds: (id) => held.has(id),
     async close() {

@@ -11,7 +11,7 @@ import { isHttpUrl } from '../domain/event.js';
 
 export const TARGET_URL_MAX_LENGTH = 2_048;
 
-/** Why `address` (an IP literal) may not be a target, or undefined when it may. */
+/** Why `address` (an IP literal) may not be a target (`10.0.0.1, a private address`), or undefined when it may. */
 export function forbiddenAddress(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
   let parsed = ipaddr.parse(address);
@@ -19,7 +19,7 @@ export function forbiddenAddress(address: string): string | undefined {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   const range = parsed.range();
-  return range === 'unicast' ? undefined : `${address} is a ${range} address`;
+  return range === 'unicast' ? undefined : `${address}, a ${range} address`;
 }
 
 /** The host of a URL without IPv6 brackets. */
