@@ -132,6 +132,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
         const body = payloadOf(change, type);
         const outcome = await sender.send({ url: sub.url, headers: headersOf(sub, change, body), body });
+        options.logger?.debug({ subscription: id, webhookId: change.messageId, outcome }, 'webhook attempt');
         attempts += 1;
         if (outcome.kind === 'answered' && outcome.status >= 200 && outcome.status < 300) {
           counters.delivered += 1;

@@ -54,6 +54,8 @@ interface SubscriptionRow {
   previous_secret_until: Date | string | null;
 }
 
+// Numbers leave as text (bigint beyond 2^53); a query sorts by the table's column, never by that
+// text alias (ORDER BY seq would sort '10' before '9').
 const COLUMNS = `id, owner, member, url, types, status, disabled_reason, created_at, cursor_seq::text AS cursor_seq,
   attempts, next_attempt_at, last_response_status, last_error, secret, previous_secret, previous_secret_until`;
 
@@ -305,7 +307,7 @@ export function createSubscriptionStore(sql: SqlClient) {
         finished_at: Date | string;
       }>(
         `SELECT seq::text AS seq, message_id, type, status, attempts, last_response_status, finished_at
-         FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2`,
+         FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY webhook_deliveries.seq DESC LIMIT $2`,
         [id, limit],
       );
       return rows.map((row) => ({
@@ -325,7 +327,7 @@ export function createSubscriptionStore(sql: SqlClient) {
         `SELECT seq::text AS seq, kind, event_id, target_subscription, message_id, changed_at,
                 before_access, before_by, after_access, after_by,
                 NULL AS name, NULL AS body, NULL AS cover, NULL AS date, NULL AS created_at, NULL AS updated_at
-         FROM event_changes WHERE seq > $1::bigint ORDER BY seq DESC LIMIT $2`,
+         FROM event_changes WHERE seq > $1::bigint ORDER BY event_changes.seq DESC LIMIT $2`,
         [after.toString(), limit],
       );
       return rows.map((row) => changeOf(row, false));
@@ -352,7 +354,7 @@ export function createSubscriptionStore(sql: SqlClient) {
       const rows = await sql.query<ChangeRow>(
         `SELECT seq::text AS seq, kind, event_id, target_subscription, message_id, changed_at,
                 before_access, before_by, after_access, after_by, name, body, cover, date, created_at, updated_at
-         FROM event_changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
+         FROM event_changes WHERE seq > $1::bigint ORDER BY event_changes.seq LIMIT $2`,
         [after.toString(), limit],
       );
       return rows.map((row) => changeOf(row, true));

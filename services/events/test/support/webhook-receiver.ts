@@ -50,7 +50,8 @@ async function bodyOf(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startReceiver(port = 0): Promise<Receiver> {
+/** `delayMs`: every verified request is answered this much later (a receiver doing some work). */
+export async function startReceiver(port = 0, delayMs = 0): Promise<Receiver> {
   const secrets = new Map<string, string>();
   const scripted = new Map<string, Answer[]>();
   const accepted = new Map<string, Received[]>();
@@ -105,6 +106,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       },
     });
     const answer = scripted.get(name)?.shift() ?? { status: 200 };
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (answer.hang) {
       hanging.add(response);
       response.on('close', () => hanging.delete(response));
@@ -140,8 +142,8 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   };
 }
 
-// As a child process: `node --import tsx webhook-receiver.ts [port]`.
+// As a child process: `node --import tsx webhook-receiver.ts [port [delayMs]]`.
 if (process.argv[1]?.endsWith('webhook-receiver.ts')) {
-  const receiver = await startReceiver(Number(process.argv[2] ?? 0));
+  const receiver = await startReceiver(Number(process.argv[2] ?? 0), Number(process.argv[3] ?? 0));
   process.stdout.write(`listening ${receiver.port}\n`);
 }
