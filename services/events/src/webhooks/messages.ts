@@ -95,21 +95,33 @@ export function secretFrom(bytes: Buffer): string {
   return `whsec_${bytes.toString('base64')}`;
 }
 
+/** The HMAC keys of `whsec_` secrets (the base64 after the prefix), decoded once per batch. */
+export function signingKeys(secrets: readonly string[]): Buffer[] {
+  return secrets.map((secret) =>
+    Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64'),
+  );
+}
+
 /**
- * `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `id.timestamp.body` for each secret (the current
- * one first; during a rotation's grace the previous one too), space-separated.
+ * `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `id.timestamp.body` for each key (the current
+ * secret first; during a rotation's grace the previous one too), space-separated.
  */
+export function signWith(
+  keys: readonly Buffer[],
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const content = `${messageId}.${timestampSeconds}.${body}`;
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(content).digest('base64')}`).join(' ');
+}
+
+/** `signWith` from the secrets themselves. */
 export function signatureHeader(
   secrets: readonly string[],
   messageId: string,
   timestampSeconds: number,
   body: string,
 ): string {
-  const content = `${messageId}.${timestampSeconds}.${body}`;
-  return secrets
-    .map((secret) => {
-      const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
-      return `v1,${createHmac('sha256', key).update(content).digest('base64')}`;
-    })
-    .join(' ');
+  return signWith(signingKeys(secrets), messageId, timestampSeconds, body);
 }

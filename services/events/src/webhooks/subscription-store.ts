@@ -349,6 +349,71 @@ export function createSubscriptionStore(sql: SqlClient) {
 
     byId: (id: string) => one(sql, `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE id = $1`, [id]),
 
+    /**
+     * The subscription and up to `limit` changes after its cursor (oldest first, with the event
+     * fields), in one statement: what a sender reads before each batch.
+     */
+    async pendingBatch(
+      id: string,
+      limit: number,
+    ): Promise<{ sub: SendingSubscription | undefined; changes: LoggedChange[] }> {
+      const rows = await sql.query<
+        SubscriptionRow & { [K in keyof ChangeRow as `c_${K}`]: ChangeRow[K] | null }
+      >(
+        `SELECT ${COLUMNS.split(',')
+          .map((column) => `s.${column.trim()}`)
+          .join(', ')},
+                c.seq::text AS c_seq, c.kind AS c_kind, c.event_id AS c_event_id,
+                c.target_subscription AS c_target_subscription, c.message_id AS c_message_id,
+                c.changed_at AS c_changed_at, c.before_access AS c_before_access, c.before_by AS c_before_by,
+                c.after_access AS c_after_access, c.after_by AS c_after_by, c.name AS c_name, c.body AS c_body,
+                c.cover AS c_cover, c.date AS c_date, c.created_at AS c_created_at, c.updated_at AS c_updated_at
+         FROM webhook_subscriptions s
+         LEFT JOIN LATERAL (
+           SELECT * FROM event_changes e WHERE e.seq > s.cursor_seq ORDER BY e.seq LIMIT $2
+         ) c ON true
+         WHERE s.id = $1
+         ORDER BY c.seq`,
+        [id, limit],
+      );
+      const first = rows[0];
+      if (first === undefined) return { sub: undefined, changes: [] };
+      const changes: LoggedChange[] = [];
+      for (const row of rows) {
+        if (
+          row.c_seq === null ||
+          row.c_kind === null ||
+          row.c_message_id === null ||
+          row.c_changed_at === null
+        )
+          continue;
+        changes.push(
+          changeOf(
+            {
+              seq: row.c_seq,
+              kind: row.c_kind,
+              event_id: row.c_event_id,
+              target_subscription: row.c_target_subscription,
+              message_id: row.c_message_id,
+              changed_at: row.c_changed_at,
+              before_access: row.c_before_access,
+              before_by: row.c_before_by,
+              after_access: row.c_after_access,
+              after_by: row.c_after_by,
+              name: row.c_name,
+              body: row.c_body,
+              cover: row.c_cover,
+              date: row.c_date,
+              created_at: row.c_created_at,
+              updated_at: row.c_updated_at,
+            },
+            true,
+          ),
+        );
+      }
+      return { sub: fromRow(first), changes };
+    },
+
     /** The log's changes after `after`, oldest first, with the event fields for payloads. */
     async changesAfter(after: bigint, limit: number): Promise<LoggedChange[]> {
       const rows = await sql.query<ChangeRow>(
