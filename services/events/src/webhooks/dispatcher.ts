@@ -55,6 +55,8 @@ const BATCH = 200;
 const COMMIT_EVERY = 50;
 /** How long a caught-up sender keeps its subscription waiting for more. */
 const LINGER_MS = 2_000;
+/** How long a woken sender waits for more writes of the same burst before reading. */
+const GATHER_MS = 20;
 /** Deliveries between two trims of a subscription's history (and one at the end of a run). */
 const TRIM_EVERY = 200;
 /** The pruned mark is read again after this long. */
@@ -95,7 +97,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const done = (again: boolean): void => {
         clearTimeout(timer);
         lingering.delete(done);
-        resolve(again && !closed);
+        if (!again || closed) {
+          resolve(false);
+          return;
+        }
+        // A moment for the writes of a burst to join this one: one read and one commit carry them
+        // all, instead of a read and a commit per message.
+        setTimeout(() => resolve(!closed), GATHER_MS);
       };
       lingering.add(done);
     });
