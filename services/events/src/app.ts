@@ -121,7 +121,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Events API',
         version: '1.0.0',
-        description: 'Event management (spec part A). Errors: {statusCode, message, error}.',
+        description:
+          'Event management (spec part A); incremental sync, iCalendar feeds and Standard Webhooks (issue 45). ' +
+          'Errors: {statusCode, message, error}.',
       },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
@@ -137,6 +139,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       { label: 'API documentation (OpenAPI)', href: '/docs' },
       { label: 'Health', href: '/health' },
       { label: 'Events', href: `${options.basePath}/events`, note: 'public events' },
+      ...(options.features === undefined
+        ? []
+        : [
+            { label: 'Calendar', href: `${options.basePath}/events.ics`, note: 'public events as iCalendar' },
+            { label: 'Sync', href: `${options.basePath}/events/sync`, note: 'incremental sync' },
+          ]),
     ],
   });
 
