@@ -10,22 +10,11 @@ import { hostname } from 'node:os';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { until } from '@platform/testkit/wait';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OpenedStorage } from '../src/storage/open-store.js';
-import {
-  call,
-  featureSettings,
-  hmacToken,
-  newId,
-  openProductionStorage,
-  startApp,
-  type TestApp,
-  validBody,
-} from './helpers.js';
+import { call, hmacToken, newId, type TestApp, validBody } from './helpers.js';
+import { webhookApps } from './support/webhook-apps.js';
 import { type Receiver, startReceiver } from './support/webhook-receiver.js';
 
 const db = useTestDatabase('events_webhook_faults');
-const storages: OpenedStorage[] = [];
-const apps: TestApp[] = [];
 let app: TestApp;
 let receiver: Receiver;
 let token: string;
@@ -37,24 +26,14 @@ const SETTINGS = {
   WEBHOOK_TIMEOUT_MS: '500',
 };
 
-async function appOn(env: Record<string, string> = {}): Promise<TestApp> {
-  const storage = await openProductionStorage({ kind: 'postgres', url: db.url, poolMax: 4 });
-  storages.push(storage);
-  const started = await startApp({
-    store: storage.store,
-    features: { sql: storage.sql, settings: featureSettings({ ...SETTINGS, ...env }), lockUrl: db.url },
-  });
-  apps.push(started);
-  return started;
-}
+const { appOn, closeAll } = webhookApps(() => db.url, SETTINGS);
 
 beforeAll(async () => {
   receiver = await startReceiver();
   app = await appOn();
 });
 afterAll(async () => {
-  for (const started of apps) await started.close();
-  for (const storage of storages) await storage.store.close();
+  await closeAll();
   await receiver?.close();
 });
 

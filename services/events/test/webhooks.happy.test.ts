@@ -9,22 +9,11 @@ import { useTestDatabase } from '@platform/testkit/fixtures';
 import { until } from '@platform/testkit/wait';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OpenedStorage } from '../src/storage/open-store.js';
-import {
-  call,
-  featureSettings,
-  hmacToken,
-  newId,
-  openProductionStorage,
-  startApp,
-  type TestApp,
-  validBody,
-} from './helpers.js';
+import { call, hmacToken, newId, type TestApp, validBody } from './helpers.js';
+import { webhookApps } from './support/webhook-apps.js';
 import { type Received, type Receiver, startReceiver } from './support/webhook-receiver.js';
 
 const db = useTestDatabase('events_webhooks');
-const storages: OpenedStorage[] = [];
-const apps: TestApp[] = [];
 let a: TestApp;
 let b: TestApp;
 let receiver: Receiver;
@@ -36,16 +25,7 @@ const SETTINGS = {
   WEBHOOK_RETRY_SCHEDULE: '1,1,1',
 };
 
-async function appOn(env: Record<string, string> = {}): Promise<TestApp> {
-  const storage = await openProductionStorage({ kind: 'postgres', url: db.url, poolMax: 4 });
-  storages.push(storage);
-  const app = await startApp({
-    store: storage.store,
-    features: { sql: storage.sql, settings: featureSettings({ ...SETTINGS, ...env }), lockUrl: db.url },
-  });
-  apps.push(app);
-  return app;
-}
+const { appOn, closeAll } = webhookApps(() => db.url, SETTINGS);
 
 beforeAll(async () => {
   receiver = await startReceiver();
@@ -55,8 +35,7 @@ beforeAll(async () => {
   tokens.carol = await hmacToken('carol', { member: true });
 });
 afterAll(async () => {
-  for (const app of apps) await app.close();
-  for (const storage of storages) await storage.store.close();
+  await closeAll();
   await receiver?.close();
 });
 
@@ -110,23 +89,18 @@ describe('webhooks across two instances', () => {
     expect((await call(a, `/events/${e2}`, { method: 'DELETE', token: tokens.alice })).status).toBe(204);
     await put(b, 'bob', e3, { name: 'three' });
 
+    // A creator and a member see every change of these events.
+    const everything = [
+      `event.created ${e1}`,
+      `event.created ${e2}`,
+      `event.updated ${e1}`,
+      `event.updated ${e1}`,
+      `event.deleted ${e2}`,
+      `event.created ${e3}`,
+    ];
     const expected: Record<string, string[]> = {
-      alice: [
-        `event.created ${e1}`,
-        `event.created ${e2}`,
-        `event.updated ${e1}`,
-        `event.updated ${e1}`,
-        `event.deleted ${e2}`,
-        `event.created ${e3}`,
-      ],
-      carol: [
-        `event.created ${e1}`,
-        `event.created ${e2}`,
-        `event.updated ${e1}`,
-        `event.updated ${e1}`,
-        `event.deleted ${e2}`,
-        `event.created ${e3}`,
-      ],
+      alice: everything,
+      carol: everything,
       // Bob never sees alice's PRIVATE e2; e1 made PRIVATE is a deletion to him.
       bob: [`event.created ${e1}`, `event.updated ${e1}`, `event.deleted ${e1}`, `event.created ${e3}`],
       'bob-deletes': [`event.deleted ${e1}`],

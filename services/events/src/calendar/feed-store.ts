@@ -3,6 +3,7 @@
  * a random secret; only its SHA-256 is stored, so the URL is shown once, at creation.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { ownerHasRoom } from '../storage/owner-bound.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import type { CalendarRow } from './ics.js';
 
@@ -88,12 +89,8 @@ export function createFeedStore(sql: SqlClient) {
       const token = randomBytes(32).toString('base64url');
       const id = `cf_${randomBytes(16).toString('base64url')}`;
       return sql.transaction(async (tx) => {
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('calendar-feeds:' || $1))", [owner]);
-        const counted = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM calendar_feeds WHERE owner = $1',
-          [owner],
-        );
-        if (Number(counted[0]?.n ?? 0) >= maxPerOwner) return { ok: false, limit: maxPerOwner };
+        if (!(await ownerHasRoom(tx, 'calendar_feeds', owner, maxPerOwner)))
+          return { ok: false, limit: maxPerOwner };
         const rows = await tx.query<FeedRow>(
           `INSERT INTO calendar_feeds (id, owner, token_hash, include_private, from_at, to_at, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${FEED_COLUMNS}`,

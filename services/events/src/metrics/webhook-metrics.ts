@@ -1,5 +1,6 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { WebhookCounters } from '../webhooks/dispatcher.js';
+import { mirroredCounter } from './mirrored-counter.js';
 
 /**
  * The webhook sender's numbers, read from its counters at scrape time: messages delivered, attempts
@@ -8,15 +9,7 @@ import type { WebhookCounters } from '../webhooks/dispatcher.js';
  */
 export function registerWebhookMetrics(registry: Registry, counters: WebhookCounters): void {
   const mirrored = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    mirroredCounter(registry, name, help, read);
   mirrored(
     'events_webhook_deliveries_total',
     'Webhook messages delivered (a 2xx answer).',

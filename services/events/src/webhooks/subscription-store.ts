@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { nextChangeNumber } from '../changes/change-log.js';
 import type { Access } from '../domain/event.js';
+import { ownerHasRoom } from '../storage/owner-bound.js';
 import type { SqlClient, SqlQueryable } from '../storage/sql-client.js';
 import { EVENT_TYPES, type EventType, type LoggedChange, type MessageType, secretFrom } from './messages.js';
 
@@ -205,12 +206,9 @@ export function createSubscriptionStore(sql: SqlClient) {
       const id = `wh_${randomBytes(16).toString('base64url')}`;
       const secret = secretFrom(randomBytes(32));
       return sql.transaction(async (tx) => {
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('webhooks:' || $1))", [owner]);
-        const counted = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM webhook_subscriptions WHERE owner = $1',
-          [owner],
-        );
-        if (Number(counted[0]?.n ?? 0) >= maxPerOwner) return { ok: false, limit: maxPerOwner };
+        if (!(await ownerHasRoom(tx, 'webhook_subscriptions', owner, maxPerOwner))) {
+          return { ok: false, limit: maxPerOwner };
+        }
         const head = await tx.query<{ seq: string }>(
           "SELECT seq::text AS seq FROM event_log_marks WHERE name = 'head' FOR UPDATE",
         );
