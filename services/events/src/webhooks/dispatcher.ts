@@ -59,6 +59,8 @@ const LINGER_MS = 2_000;
 const GATHER_MS = 20;
 /** Deliveries between two trims of a subscription's history (and one at the end of a run). */
 const TRIM_EVERY = 200;
+/** How long a closing sender lets messages in flight finish. */
+const CLOSE_WAIT_MS = 3_000;
 /** The pruned mark is read again after this long. */
 const PRUNED_EVERY_MS = 10_000;
 
@@ -304,7 +306,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       closed = true;
       clearInterval(timer);
       for (const done of [...lingering]) done(false);
-      await Promise.allSettled([...working.values()]);
+      // Messages in flight may finish and commit, for a while: one that does not is sent again by
+      // the next sender (at least once), so a shutdown never waits a whole timeout for a receiver.
+      await Promise.race([
+        Promise.allSettled([...working.values()]),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref()),
+      ]);
       sender.close();
       await locks.close();
     },
