@@ -3,7 +3,7 @@
  * (or a test) opens the store and the token verifier and passes them in. Wiring happens here only.
  */
 
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -15,12 +15,24 @@ import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { TokenVerifier } from './auth/token-verifier.js';
+import { calendarRoutes } from './calendar/routes.js';
+import { sharedKey } from './changes/change-log.js';
+import { startPruner } from './changes/pruner.js';
+import type { FeatureSettings } from './config.js';
 import { corsHeaders, installCors } from './http/cors.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { createValidatorCompiler } from './http/validator.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import type { EventStore } from './storage/event-store.js';
+import type { SqlClient } from './storage/sql-client.js';
+import { syncRoutes } from './sync/routes.js';
+import { createDispatcher, type Dispatcher, type WebhookCounters } from './webhooks/dispatcher.js';
+import { createHttpSender } from './webhooks/http-sender.js';
+import { createLocalLocks, createPgLocks } from './webhooks/locks.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { createSubscriptionStore } from './webhooks/subscription-store.js';
+import { wakeOnWrite } from './webhooks/wake-on-write.js';
 
 export interface AppOptions {
   store: EventStore;
@@ -43,6 +55,26 @@ export interface AppOptions {
    * metrics listener). Without it nothing is recorded per request. @default none
    */
   metrics?: Registry;
+  /**
+   * Incremental sync, calendar feeds and webhooks (issue 45), over the store's own database. The
+   * server always passes it; without it only the event routes are served (their own tests).
+   */
+  features?: FeaturesOptions;
+}
+
+export interface FeaturesOptions {
+  /** The database the store writes to (its change log is what these read). */
+  sql: SqlClient;
+  settings: FeatureSettings;
+  /**
+   * PostgreSQL URL of the webhook senders' lock connection (one sender per subscription across
+   * instances); omitted with PGlite, where this process alone opens the database.
+   */
+  lockUrl?: string;
+  /** Counted into when given (the metrics). */
+  webhookCounters?: WebhookCounters;
+  /** Jitter of the retry schedule. @default Math.random */
+  random?: () => number;
 }
 
 /** Incoming `X-Request-Id` values are kept only when short and plain, so logs cannot be forged. */
@@ -89,7 +121,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Events API',
         version: '1.0.0',
-        description: 'Event management (spec part A). Errors: {statusCode, message, error}.',
+        description:
+          'Event management (spec part A); incremental sync, iCalendar feeds and Standard Webhooks (issue 45). ' +
+          'Errors: {statusCode, message, error}.',
       },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
@@ -105,19 +139,97 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       { label: 'API documentation (OpenAPI)', href: '/docs' },
       { label: 'Health', href: '/health' },
       { label: 'Events', href: `${options.basePath}/events`, note: 'public events' },
+      ...(options.features === undefined
+        ? []
+        : [
+            { label: 'Calendar', href: `${options.basePath}/events.ics`, note: 'public events as iCalendar' },
+            { label: 'Sync', href: `${options.basePath}/events/sync`, note: 'incremental sync' },
+          ]),
     ],
   });
 
+  // The caller of every route, set by the token hooks (src/http/authenticate.ts).
+  app.decorateRequest('viewer', null);
   await app.register(healthRoutes, { store: options.store, storage: options.storageLabel });
   registerHealthRoutes(app, { database: () => options.store.ping() });
+  const now = options.now ?? (() => new Date());
+  const features = options.features;
+  const dispatcher = features === undefined ? undefined : startDispatcher(features, now, options.logger);
   await app.register(eventRoutes, {
     prefix: options.basePath,
-    store: options.store,
+    store: dispatcher === undefined ? options.store : wakeOnWrite(options.store, dispatcher.wake),
     verifier: options.verifier,
-    now: options.now ?? (() => new Date()),
+    now,
     basePath: options.basePath,
   });
+  if (features !== undefined) await registerFeatures(app, options, features, now, dispatcher);
 
+  // Senders first (they commit their progress), then the store.
+  if (dispatcher !== undefined) app.addHook('onClose', async () => dispatcher.close());
   if (options.closeStore !== false) app.addHook('onClose', async () => options.store.close());
   return app;
+}
+
+function startDispatcher(
+  features: FeaturesOptions,
+  now: () => Date,
+  logger: FastifyBaseLogger | undefined,
+): Dispatcher | undefined {
+  const webhooks = features.settings.webhooks;
+  if (!webhooks.dispatch) return undefined;
+  return createDispatcher({
+    sql: features.sql,
+    store: createSubscriptionStore(features.sql),
+    locks:
+      features.lockUrl === undefined
+        ? createLocalLocks()
+        : createPgLocks(features.lockUrl, (error) =>
+            logger?.warn({ err: error }, 'webhook lock connection failed'),
+          ),
+    sender: createHttpSender({
+      timeoutMs: webhooks.timeoutMs,
+      allowPrivateTargets: webhooks.allowPrivateTargets,
+    }),
+    settings: webhooks,
+    now,
+    ...(features.random ? { random: features.random } : {}),
+    ...(logger ? { logger } : {}),
+    ...(features.webhookCounters ? { counters: features.webhookCounters } : {}),
+  });
+}
+
+async function registerFeatures(
+  app: FastifyInstance,
+  options: AppOptions,
+  features: FeaturesOptions,
+  now: () => Date,
+  dispatcher: Dispatcher | undefined,
+): Promise<void> {
+  const { sql, settings } = features;
+  // One key of every instance: it seals sync tokens and keys the feeds' ETags.
+  const key = await sharedKey(sql, 'sync-token', () => randomBytes(32));
+  const common = { prefix: options.basePath, sql, verifier: options.verifier, now };
+  await app.register(syncRoutes, {
+    ...common,
+    retentionSeconds: settings.syncRetentionSeconds,
+    tokenKey: key,
+  });
+  await app.register(calendarRoutes, {
+    ...common,
+    settings: settings.calendar,
+    etagKey: key,
+    publicUrl: settings.publicUrl,
+    basePath: options.basePath,
+  });
+  await app.register(webhookRoutes, {
+    ...common,
+    settings: settings.webhooks,
+    wake: () => dispatcher?.wake(),
+  });
+  const pruner = startPruner(sql, {
+    retentionSeconds: settings.syncRetentionSeconds,
+    now,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  app.addHook('onClose', async () => pruner.close());
 }

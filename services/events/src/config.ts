@@ -8,6 +8,8 @@ import { defaultSecretRefusal, sandboxSecretsForced } from '@platform/default-se
 import { dataPath } from '@platform/logging/data-dir';
 import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
+import type { CalendarSettings } from './calendar/routes.js';
+import { parseWebhookSettings, type WebhookSettings } from './webhooks/settings.js';
 
 export type AuthConfig =
   /** HMAC (HS256/384/512) with a shared secret. */
@@ -59,6 +61,17 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** `CORS_ORIGIN`: `*` or a comma-separated list of origins allowed to call from a browser. @default "*" */
   corsOrigin: '*' | readonly string[];
+  /** Sync, calendar feeds and webhooks (issue 45). */
+  features: FeatureSettings;
+}
+
+export interface FeatureSettings {
+  /** `SYNC_RETENTION`: seconds sync tokens stay usable and changes stay in the log. @default 2592000 (30 days) */
+  syncRetentionSeconds: number;
+  calendar: CalendarSettings;
+  webhooks: WebhookSettings;
+  /** `PUBLIC_URL`: origin of the calendar feed URLs answered. @default unset: the request's own origin */
+  publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -187,6 +200,45 @@ function refuseDevSecret(env: Env, auth: AuthConfig, host: string, databaseUrl: 
   if (refusal) throw new ConfigError('JWT_SECRET', refusal);
 }
 
+/** `PUBLIC_URL`: an http(s) origin, e.g. `https://events.example` (a trailing slash is dropped). */
+function publicUrl(env: Env): string | undefined {
+  const raw = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  if (parsed.origin !== raw.replace(/\/$/, '')) {
+    throw new ConfigError('PUBLIC_URL', `expected an origin such as https://events.example, got "${raw}"`);
+  }
+  return parsed.origin;
+}
+
+/** `CALENDAR_NAME`: written into every feed as is, so no control characters (a line break would add lines). */
+function calendarName(env: Env): string {
+  const raw = text(env, 'CALENDAR_NAME') ?? 'Events';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (raw.length > 100 || /[\x00-\x1f\x7f]/.test(raw)) {
+    throw new ConfigError('CALENDAR_NAME', 'expected at most 100 characters without control characters');
+  }
+  return raw;
+}
+
+function features(env: Env): FeatureSettings {
+  return {
+    syncRetentionSeconds: integer(env, 'SYNC_RETENTION', 2_592_000, 1, 10 * 365 * 86_400),
+    calendar: {
+      name: calendarName(env),
+      refreshSeconds: integer(env, 'CALENDAR_REFRESH_SECONDS', 3_600, 60, 7 * 86_400),
+      feedsPerUser: integer(env, 'CALENDAR_FEEDS_PER_USER', 20, 1, 1_000),
+    },
+    webhooks: parseWebhookSettings({
+      integer: (name, fallback, min, max) => integer(env, name, fallback, min, max),
+      boolean: (name, fallback) => boolean(env, name, fallback),
+      text: (name) => text(env, name),
+      fail: (name, problem) => new ConfigError(name, problem),
+    }),
+    publicUrl: publicUrl(env),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const host = text(env, 'HOST') ?? '127.0.0.1';
@@ -218,6 +270,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     metrics: parseMetricsSettings(env, 9300, (setting, detail) => new ConfigError(setting, detail)),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     corsOrigin: corsOrigin(env),
+    features: features(env),
   };
   return Object.freeze(config);
 }

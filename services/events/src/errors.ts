@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
+  | 'GONE'
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
@@ -40,6 +41,8 @@ export function statusOf(code: ErrorCode): { statusCode: number; error: string }
       return { statusCode: 405, error: 'Method Not Allowed' };
     case 'CONFLICT':
       return { statusCode: 409, error: 'Conflict' };
+    case 'GONE':
+      return { statusCode: 410, error: 'Gone' };
     case 'PRECONDITION_FAILED':
       return { statusCode: 412, error: 'Precondition Failed' };
     case 'PAYLOAD_TOO_LARGE':

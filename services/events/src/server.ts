@@ -14,9 +14,11 @@ import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier, type VerifierKey } from './auth/token-verifier.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { registerCacheMetrics, registerChangeFeedLag } from './metrics/cache-metrics.js';
+import { registerWebhookMetrics } from './metrics/webhook-metrics.js';
 import type { CacheCounters } from './storage/cached-event-store.js';
-import { openEventStore } from './storage/open-store.js';
+import { openStorage } from './storage/open-store.js';
 import { tracing } from './telemetry.js';
+import type { WebhookCounters } from './webhooks/dispatcher.js';
 
 async function resolveKey(config: Config, logger: Logger): Promise<VerifierKey> {
   const auth = config.jwt.auth;
@@ -47,7 +49,9 @@ async function main(): Promise<void> {
   const cacheCounters: CacheCounters = { hits: 0, misses: 0, invalidations: 0, live: false };
   registerCacheMetrics(metrics, cacheCounters);
   const onChangeFeedLag = registerChangeFeedLag(metrics);
-  const store = await openEventStore(config.storage, {
+  const webhookCounters: WebhookCounters = { delivered: 0, failedAttempts: 0, disabled: 0 };
+  registerWebhookMetrics(metrics, webhookCounters);
+  const { store, sql } = await openStorage(config.storage, {
     cacheMaxEntries: config.readCacheMaxEntries,
     cacheCounters,
     onChangeFeedLag,
@@ -61,6 +65,12 @@ async function main(): Promise<void> {
     corsOrigin: config.corsOrigin,
     logger,
     storageLabel: config.storage.kind,
+    features: {
+      sql,
+      settings: config.features,
+      ...(config.storage.kind === 'postgres' ? { lockUrl: config.storage.url } : {}),
+      webhookCounters,
+    },
     ...(config.metrics.port === 'off' ? {} : { metrics }),
   });
   const metricsListener = await startMetricsListener(metrics, config.metrics, logger);

@@ -31,7 +31,7 @@ describe('migration 3 (event counts)', () => {
     await insert('s1', 'PRIVATE', 'alice');
     await insert('s2', 'PRIVATE', 'bob');
     await insert('s3', 'PRIVATE', 'bob');
-    expect(await migrate(client)).toEqual([3, 4, 5, 6]);
+    expect(await migrate(client)).toEqual([3, 4, 5, 6, 7, 8]);
     const store = createEventStore(client);
     expect((await store.list({ kind: 'public' }, atOffset(0), 10)).total).toBe(2);
     expect((await store.list({ kind: 'creator', userId: 'alice' }, atOffset(0), 10)).total).toBe(3);

@@ -10,15 +10,40 @@ import { listOperations, loadOpenApi } from '@platform/testkit/fuzz/openapi';
 import { fuzzService } from '@platform/testkit/fuzz/run';
 import { fuzzSettings } from '@platform/testkit/fuzz/settings';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { hmacToken, openProductionStore, startApp, type TestApp } from './helpers.js';
+import {
+  call,
+  featureSettings,
+  hmacToken,
+  openProductionStorage,
+  startApp,
+  type TestApp,
+} from './helpers.js';
 
 const db = useTestDatabase('events_fuzz');
 let app: TestApp;
 let digest: ReturnType<typeof digestPool>;
+/** Real ids and tokens, so valid requests reach existing subscriptions, feeds and sync positions. */
+const examples: Record<string, string[]> = {};
 
 beforeAll(async () => {
-  app = await startApp({ store: await openProductionStore({ kind: 'postgres', url: db.url, poolMax: 4 }) });
+  const storage = await openProductionStorage({ kind: 'postgres', url: db.url, poolMax: 4 });
+  // No sender: deliveries change subscriptions in the background, which the digest would see.
+  const settings = featureSettings({ WEBHOOK_DISPATCH: 'false' });
+  app = await startApp({ store: storage.store, features: { sql: storage.sql, settings } });
   digest = digestPool(db.url);
+  const token = await hmacToken('fuzzer', { member: true });
+  const webhook = await call(app, '/webhooks', {
+    method: 'POST',
+    token,
+    body: { url: 'https://receiver.example/hook' },
+  });
+  const feed = await call(app, '/calendar-feeds', { method: 'POST', token, body: { include_private: true } });
+  const sync = await call(app, '/events/sync?limit=1', { token });
+  const feedUrl = (feed.json as { url: string }).url;
+  examples.id = [(webhook.json as { id: string }).id, (feed.json as { id: string }).id];
+  examples.token = [feedUrl.slice(feedUrl.lastIndexOf('/') + 1, -'.ics'.length)];
+  examples.sync_token = [String((sync.json as { next_sync_token?: string }).next_sync_token)];
+  examples.page_token = [String((sync.json as { next_page_token?: string }).next_page_token)];
 });
 afterAll(async () => {
   await app?.close();
@@ -49,7 +74,16 @@ it(
           operation.security.length === 0
             ? draft
             : { ...draft, headers: [...draft.headers, ['authorization', `Bearer ${token}`]] },
-        digest: tableDigest(digest.query, ['events', 'event_counts']),
+        digest: tableDigest(digest.query, [
+          'events',
+          'event_counts',
+          'event_changes',
+          'event_log_marks',
+          'webhook_subscriptions',
+          'webhook_deliveries',
+          'calendar_feeds',
+        ]),
+        examples,
         healthPath: '/health',
       },
       settings,

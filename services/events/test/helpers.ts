@@ -2,12 +2,12 @@
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import type { FastifyBaseLogger } from 'fastify';
 import { SignJWT } from 'jose';
-import { buildApp } from '../src/app.js';
+import { buildApp, type FeaturesOptions } from '../src/app.js';
 import { createTokenVerifier, type VerifierKey } from '../src/auth/token-verifier.js';
-import type { StorageConfig } from '../src/config.js';
+import { type FeatureSettings, loadConfig, type StorageConfig } from '../src/config.js';
 import { createEventStore, type EventStore } from '../src/storage/event-store.js';
 import { migrate } from '../src/storage/migrations.js';
-import { openEventStore } from '../src/storage/open-store.js';
+import { type OpenedStorage, openEventStore, openStorage } from '../src/storage/open-store.js';
 import { createPgClient } from '../src/storage/pg-client.js';
 import { createPgliteClient } from '../src/storage/pglite-client.js';
 
@@ -17,6 +17,23 @@ export async function openPgliteStore(): Promise<EventStore> {
   const client = await createPgliteClient(undefined);
   await migrate(client);
   return createEventStore(client);
+}
+
+/** PGlite in memory, migrated, with its client (for the sync, calendar and webhook routes). */
+export async function openPgliteStorage(): Promise<OpenedStorage> {
+  const client = await createPgliteClient(undefined);
+  await migrate(client);
+  return { store: createEventStore(client), sql: client };
+}
+
+/** The production wiring with the client: migrations, the read cache and its feed on PostgreSQL. */
+export function openProductionStorage(storage: StorageConfig): Promise<OpenedStorage> {
+  return openStorage(storage, { cacheMaxEntries: 1_000 });
+}
+
+/** The settings of sync, calendars and webhooks as `env` gives them (defaults for the rest). */
+export function featureSettings(env: Record<string, string> = {}): FeatureSettings {
+  return loadConfig(env).features;
 }
 
 /** The production wiring: migrations plus the read cache (with the NOTIFY feed on PostgreSQL). */
@@ -70,6 +87,9 @@ export interface StartOptions {
   /** `JWT_REQUIRE_EXP` @default true */
   requireExp?: boolean;
   logger?: FastifyBaseLogger;
+  /** Sync, calendar feeds and webhooks; omitted: the event routes only. */
+  features?: FeaturesOptions;
+  now?: () => Date;
 }
 
 /** Builds the app on `store` and listens on a free port; closing it leaves the store open. */
@@ -90,6 +110,8 @@ export async function startApp(options: StartOptions): Promise<TestApp> {
     storageLabel: 'test',
     logger: options.logger,
     closeStore: false,
+    ...(options.features ? { features: options.features } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   const running = await listenOnFreePort(app);
   return { ...running, store: options.store };

@@ -28,6 +28,9 @@ export const LIMITS = {
 export const EVENT_ID_PATTERN = '^(?!\\.{1,2}$)[A-Za-z0-9._~-]{1,64}$';
 const EVENT_ID_REGEX = new RegExp(EVENT_ID_PATTERN);
 
+/** Ids whose `GET /events/{id}` is another route (`GET /events/sync`): refused on PUT. */
+export const RESERVED_EVENT_IDS: readonly string[] = ['sync'];
+
 export function isValidEventId(value: string): boolean {
   return EVENT_ID_REGEX.test(value);
 }

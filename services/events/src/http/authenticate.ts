@@ -2,10 +2,20 @@
  * Reads `Authorization: Bearer <JWT>` (RFC 6750). A missing token is allowed where the route says
  * so (GET); a token that is present but invalid is always a 401, never silently treated as anonymous.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Viewer } from '../domain/access.js';
 import { ApiError, MESSAGES } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The caller, set by the authentication hook before the body is parsed; null when anonymous.
+     * Decorated once in app.ts for every route.
+     */
+    viewer: Viewer | null;
+  }
+}
 
 const REALM = 'events';
 
@@ -43,4 +53,34 @@ export async function requireViewer(request: FastifyRequest, verifier: TokenVeri
   const viewer = await viewerOf(request, verifier);
   if (viewer === null) throw unauthorized(MESSAGES.missingToken, false);
   return viewer;
+}
+
+/**
+ * `onRequest` hook of routes where a token is optional: an anonymous call (no Authorization header)
+ * skips the verifier and its promise altogether; a present but invalid token is a 401.
+ */
+export function optionalTokenHook(verifier: TokenVerifier) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    if (request.headers.authorization === undefined) {
+      done();
+      return;
+    }
+    viewerOf(request, verifier).then((viewer) => {
+      request.viewer = viewer;
+      done();
+    }, done);
+  };
+}
+
+/** `onRequest` hook of routes that need a caller: 401 before anything else is looked at. */
+export function requiredTokenHook(verifier: TokenVerifier) {
+  return async (request: FastifyRequest): Promise<void> => {
+    request.viewer = await requireViewer(request, verifier);
+  };
+}
+
+/** The caller of a route behind `requiredTokenHook`. */
+export function callerOf(request: FastifyRequest): Viewer {
+  if (request.viewer === null) throw new ApiError('UNAUTHENTICATED', MESSAGES.missingToken);
+  return request.viewer;
 }

@@ -7,7 +7,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const EXPOSED = 'X-Total-Count, Link, ETag, Location, X-Request-Id, WWW-Authenticate';
-const METHODS = 'GET, HEAD, PUT, DELETE, OPTIONS';
+// POST: webhook subscriptions and calendar feeds (issue 45).
+const METHODS = 'GET, HEAD, PUT, POST, DELETE, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id';
 /** Browsers cap this (Chromium at 2 h); 10 minutes keeps setting changes quick to take effect. */
 const MAX_AGE_SECONDS = '600';

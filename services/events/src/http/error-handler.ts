@@ -22,6 +22,8 @@ function codeOfStatus(status: number): ErrorCode {
       return 'METHOD_NOT_ALLOWED';
     case 409:
       return 'CONFLICT';
+    case 410:
+      return 'GONE';
     case 412:
       return 'PRECONDITION_FAILED';
     case 413:
@@ -49,7 +51,10 @@ function toResponse(error: FastifyError | ApiError): { code: ErrorCode; message:
   if (error instanceof ApiError) return { code: error.code, message: error.messages };
   // The router's own errors; the message never echoes the URL (it may be huge or carry a token).
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return { code: 'URI_TOO_LONG', message: 'The URL is too long: eventId is at most 64 characters' };
+    return {
+      code: 'URI_TOO_LONG',
+      message: 'The URL is too long: a path parameter is at most 500 characters (an eventId at most 64)',
+    };
   }
   if (error.code === 'FST_ERR_BAD_URL') return { code: 'BAD_REQUEST', message: 'The URL is malformed' };
   if (error.validation !== undefined) {

@@ -1,7 +1,8 @@
 import { collectedValue } from '@platform/observability/collected-gauge';
 import { HistogramCounts, registerHistogram } from '@platform/observability/plain-histogram';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { CacheCounters } from '../storage/cached-event-store.js';
+import { mirroredCounter } from './mirrored-counter.js';
 
 /**
  * The read cache's numbers, read from its counters at scrape time: hits and misses (the hit ratio
@@ -11,15 +12,7 @@ import type { CacheCounters } from '../storage/cached-event-store.js';
  */
 export function registerCacheMetrics(registry: Registry, counters: CacheCounters): void {
   const mirrored = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    mirroredCounter(registry, name, help, read);
   mirrored('events_cache_hits_total', 'Reads answered from the read cache.', () => counters.hits);
   mirrored('events_cache_misses_total', 'Reads that went to the database.', () => counters.misses);
   mirrored(

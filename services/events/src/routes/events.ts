@@ -3,7 +3,7 @@
  * compare-and-set on the revision; a write that loses a race is decided again on the new row.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import {
@@ -13,14 +13,13 @@ import {
   decidePut,
   notModified,
   parseEntityTags,
-  type Viewer,
 } from '../domain/access.js';
-import { etagOf, type StoredEvent, toView } from '../domain/event.js';
+import { etagOf, RESERVED_EVENT_IDS, type StoredEvent, toView } from '../domain/event.js';
 import { decodeCursor, type ListPosition, linkHeader, offsetOf } from '../domain/pagination.js';
 import { ApiError, MESSAGES } from '../errors.js';
-import { requireViewer, viewerOf } from '../http/authenticate.js';
+import { callerOf, optionalTokenHook, requiredTokenHook } from '../http/authenticate.js';
 import { varyOn } from '../http/vary.js';
-import type { EventFields, EventPage, EventStore, ListScope } from '../storage/event-store.js';
+import { type EventFields, type EventPage, type EventStore, scopeOf } from '../storage/event-store.js';
 import {
   ErrorSchema,
   EventBody,
@@ -81,43 +80,18 @@ function positionOf(query: { page: number; limit: number; after?: string; before
   return { kind: name, key: decoded.key };
 }
 
-function scopeOf(viewer: Viewer | null): ListScope {
-  if (viewer === null) return { kind: 'public' };
-  return viewer.member ? { kind: 'all' } : { kind: 'creator', userId: viewer.userId };
-}
-
 /** Statuses every route can answer: bad input, bad token, too long a URL, failure, shutting down. */
 const common = { 400: ErrorSchema, 401: ErrorSchema, 414: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema };
 const bearer: Record<string, string[]>[] = [{ bearerAuth: [] }];
 /** A token is optional on reads (`{}` is the OpenAPI way to say "no credentials also accepted"). */
 const optionalBearer: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The caller, set by the authentication hook before the body is parsed; null when anonymous. */
-    viewer: Viewer | null;
-  }
-}
-
 export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, options) => {
   const { store, verifier, now, basePath } = options;
   const writes = createPerKeyQueue();
   // Authentication runs first (onRequest), so an anonymous caller learns nothing from validation.
-  app.decorateRequest('viewer', null);
-  // An anonymous read (no Authorization header) skips the verifier and its promise altogether.
-  const optionalToken = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    if (request.headers.authorization === undefined) {
-      done();
-      return;
-    }
-    viewerOf(request, verifier).then((viewer) => {
-      request.viewer = viewer;
-      done();
-    }, done);
-  };
-  const requiredToken = async (request: FastifyRequest): Promise<void> => {
-    request.viewer = await requireViewer(request, verifier);
-  };
+  const optionalToken = optionalTokenHook(verifier);
+  const requiredToken = requiredTokenHook(verifier);
   // JSON of a stored answer, kept as long as that answer object lives (the read cache hands out the
   // same object until a change), so repeated reads skip serialisation. The shape is `toView`'s,
   // which the response schemas document.
@@ -138,10 +112,6 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       eventJson.set(event, json);
     }
     return json;
-  };
-  const caller = (request: FastifyRequest): Viewer => {
-    if (request.viewer === null) throw new ApiError('UNAUTHENTICATED', MESSAGES.missingToken);
-    return request.viewer;
   };
 
   app.get(
@@ -223,8 +193,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       },
     },
     async (request, reply) => {
-      const viewer = caller(request);
+      const viewer = callerOf(request);
       const { eventId } = request.params;
+      if (RESERVED_EVENT_IDS.includes(eventId)) {
+        throw new ApiError('VALIDATION', [
+          `eventId "${eventId}" is reserved: GET /events/${eventId} is another route`,
+        ]);
+      }
       const input = request.body;
       const fields: EventFields = {
         name: input.name,
@@ -278,7 +253,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
       },
     },
     async (request, reply) => {
-      const viewer = caller(request);
+      const viewer = callerOf(request);
       const preconditions = { ifMatch: parseEntityTags(request.headers['if-match']) };
       const { eventId } = request.params;
       return writes.run(eventId, async () => {

@@ -2,6 +2,7 @@
  * Storage of events over any `SqlClient` (PostgreSQL or PGlite). Writes are compare-and-set on the
  * revision, so the route layer can read, decide (pure domain) and write without lost updates.
  */
+import type { Viewer } from '../domain/access.js';
 import type { Access, StoredEvent } from '../domain/event.js';
 import {
   type IndexWindow,
@@ -28,6 +29,12 @@ export type ListScope =
   | { kind: 'creator'; userId: string }
   /** Every event (members). */
   | { kind: 'all' };
+
+/** What a caller may list: anonymous the PUBLIC events, a user also its own, a member all. */
+export function scopeOf(viewer: Viewer | null): ListScope {
+  if (viewer === null) return { kind: 'public' };
+  return viewer.member ? { kind: 'all' } : { kind: 'creator', userId: viewer.userId };
+}
 
 export interface EventPage {
   events: StoredEvent[];
@@ -69,7 +76,7 @@ export interface EventStore {
   close(): Promise<void>;
 }
 
-interface EventRow {
+export interface EventRow {
   event_id: string;
   name: string;
   body: string;
@@ -87,7 +94,8 @@ interface PageRow extends EventRow {
   at_micros: string;
 }
 
-const COLUMNS = 'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
+export const COLUMNS =
+  'event_id, name, body, cover, date, access, created_by, created_at, updated_at, revision';
 const PAGE_COLUMNS = `${COLUMNS.split(', ')
   .map((column) => `e.${column}`)
   .join(', ')}, (extract(epoch FROM page.date_at) * 1000000)::bigint::text AS at_micros`;
@@ -111,7 +119,7 @@ function boundsOf(rows: readonly PageRow[]): PageBounds | null {
   return first === undefined || last === undefined ? null : { first: keyOf(first), last: keyOf(last) };
 }
 
-function fromRow(row: EventRow): StoredEvent {
+export function fromRow(row: EventRow): StoredEvent {
   return {
     eventId: row.event_id,
     name: row.name,
@@ -273,7 +281,7 @@ export function createEventStore(client: SqlClient): EventStore {
       const rows = await client.query<EventRow>(
         `UPDATE events
          SET name = $3, body = $4, cover = $5, date = $6::text, date_at = $6::text::timestamptz, access = $7,
-             updated_at = $8, revision = replace(gen_random_uuid()::text, '-', '')
+             updated_at = $8, revision = replace(gen_random_uuid()::text, '-', ''), sequence = sequence + 1
          WHERE event_id = $1 AND revision = $2
          RETURNING ${COLUMNS}`,
         [eventId, revision, fields.name, fields.body, fields.cover, fields.date, fields.access, now],

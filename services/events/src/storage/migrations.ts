@@ -130,6 +130,129 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: readonly
        END $$`,
     ],
   },
+  {
+    version: 7,
+    name: 'change log for sync and webhooks',
+    sql: [
+      // A per-event revision counter for calendar feeds (iCalendar SEQUENCE), counted by the row.
+      'ALTER TABLE events ADD COLUMN sequence integer NOT NULL DEFAULT 0',
+      // 'head': the last change's number. Every change takes its number by updating this row, so
+      // numbers are given in commit order: a writer holds the row until it commits, the next one
+      // waits, and whoever reads the head sees every change up to it committed (a plain sequence
+      // hands out numbers that commit out of order, so a reader could pass one that commits
+      // later). Writes already queue on the event_counts rows in the same way. 'pruned': changes
+      // up to it were deleted (SYNC_RETENTION); older positions answer 410.
+      `CREATE TABLE event_log_marks (
+        name text PRIMARY KEY CHECK (name IN ('head', 'pruned')),
+        seq  bigint NOT NULL
+      )`,
+      `INSERT INTO event_log_marks VALUES ('head', 0), ('pruned', 0)`,
+      // One row per change of an event (kind 'event') or per test message of a webhook (kind
+      // 'test', target_subscription). before_*/after_* say who could see the event before and after
+      // (null access: it did not exist). The after-state's fields are kept only when a webhook
+      // subscription was active at the time, for its payload (the event as GET answers it).
+      `CREATE TABLE event_changes (
+        seq                 bigint PRIMARY KEY,
+        kind                text NOT NULL CHECK (kind IN ('event', 'test')),
+        event_id            text,
+        target_subscription text,
+        message_id          text NOT NULL,
+        changed_at          timestamptz NOT NULL,
+        before_access       text,
+        before_by           text,
+        after_access        text,
+        after_by            text,
+        name                text,
+        body                text,
+        cover               text,
+        date                text,
+        created_at          timestamptz,
+        updated_at          timestamptz
+      )`,
+      `CREATE INDEX event_changes_by_event ON event_changes (event_id, seq) WHERE kind = 'event'`,
+      `CREATE TABLE webhook_subscriptions (
+        id                    text PRIMARY KEY,
+        owner                 text NOT NULL,
+        member                boolean NOT NULL,
+        url                   text NOT NULL,
+        types                 text[] NOT NULL,
+        status                text NOT NULL CHECK (status IN ('active', 'disabled')),
+        disabled_reason       text,
+        secret                text NOT NULL,
+        previous_secret       text,
+        previous_secret_until timestamptz,
+        created_at            timestamptz NOT NULL,
+        cursor_seq            bigint NOT NULL,
+        attempts              integer NOT NULL DEFAULT 0,
+        next_attempt_at       timestamptz NOT NULL,
+        last_response_status  integer,
+        last_error            text
+      )`,
+      'CREATE INDEX webhook_subscriptions_owner ON webhook_subscriptions (owner, created_at)',
+      `CREATE INDEX webhook_subscriptions_due ON webhook_subscriptions (next_attempt_at) WHERE status = 'active'`,
+      // Messages a subscription has finished with (delivered, or given up); the pending ones are
+      // the changes after its cursor_seq.
+      `CREATE TABLE webhook_deliveries (
+        subscription_id      text NOT NULL REFERENCES webhook_subscriptions (id) ON DELETE CASCADE,
+        seq                  bigint NOT NULL,
+        message_id           text NOT NULL,
+        type                 text NOT NULL,
+        status               text NOT NULL CHECK (status IN ('delivered', 'failed')),
+        attempts             integer NOT NULL,
+        last_response_status integer,
+        finished_at          timestamptz NOT NULL,
+        PRIMARY KEY (subscription_id, seq)
+      )`,
+      `CREATE FUNCTION events_log_change() RETURNS trigger LANGUAGE plpgsql AS $$
+       DECLARE
+         s bigint;
+         keep boolean;
+       BEGIN
+         UPDATE event_log_marks SET seq = seq + 1 WHERE name = 'head' RETURNING seq INTO s;
+         -- After the head: in READ COMMITTED each statement of this (volatile) function takes a new
+         -- snapshot, so a subscription created before this change's number is seen here (its
+         -- creation holds the head row, see subscription-store.ts).
+         keep := TG_OP <> 'DELETE' AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE status = 'active');
+         IF keep THEN
+           INSERT INTO event_changes (seq, kind, event_id, message_id, changed_at, before_access, before_by,
+             after_access, after_by, name, body, cover, date, created_at, updated_at)
+           VALUES (s, 'event', NEW.event_id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), clock_timestamp(),
+             OLD.access, OLD.created_by, NEW.access, NEW.created_by,
+             NEW.name, NEW.body, NEW.cover, NEW.date, NEW.created_at, NEW.updated_at);
+         ELSE
+           INSERT INTO event_changes (seq, kind, event_id, message_id, changed_at, before_access, before_by,
+             after_access, after_by)
+           VALUES (s, 'event', coalesce(NEW.event_id, OLD.event_id), 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+             clock_timestamp(), OLD.access, OLD.created_by, NEW.access, NEW.created_by);
+         END IF;
+         RETURN NULL;
+       END $$`,
+      `CREATE TRIGGER events_log_rows AFTER INSERT OR UPDATE OR DELETE ON events
+       FOR EACH ROW EXECUTE FUNCTION events_log_change()`,
+      // Keys this service keeps in its database so every instance shares them (sync tokens).
+      `CREATE TABLE events_keys (
+        name text PRIMARY KEY,
+        key  text NOT NULL
+      )`,
+    ],
+  },
+  {
+    version: 8,
+    name: 'calendar feeds',
+    sql: [
+      // The secret of a feed's URL is kept as its SHA-256 only: the URL is shown once.
+      `CREATE TABLE calendar_feeds (
+        id              text PRIMARY KEY,
+        owner           text NOT NULL,
+        token_hash      text NOT NULL UNIQUE,
+        include_private boolean NOT NULL,
+        from_at         timestamptz,
+        to_at           timestamptz,
+        created_at      timestamptz NOT NULL
+      )`,
+      'CREATE INDEX calendar_feeds_owner ON calendar_feeds (owner, created_at)',
+    ],
+  },
 ];
 
 /** Arbitrary constant key of the advisory lock serialising migrations of this service. */

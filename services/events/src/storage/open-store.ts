@@ -18,8 +18,19 @@ export interface OpenOptions {
   onChangeFeedLag?: (seconds: number) => void;
 }
 
+/** The store and the database under it (which the sync, calendar and webhook routes read). */
+export interface OpenedStorage {
+  store: EventStore;
+  sql: SqlClient;
+}
+
 /** Opens the configured database, applies pending migrations and returns the (cached) store. */
 export async function openEventStore(storage: StorageConfig, options: OpenOptions): Promise<EventStore> {
+  return (await openStorage(storage, options)).store;
+}
+
+/** `openEventStore`, also answering the database client the store uses. */
+export async function openStorage(storage: StorageConfig, options: OpenOptions): Promise<OpenedStorage> {
   const client: SqlClient =
     storage.kind === 'postgres'
       ? createPgClient({ url: storage.url, poolMax: storage.poolMax, onIdleError: options.onBackgroundError })
@@ -31,15 +42,16 @@ export async function openEventStore(storage: StorageConfig, options: OpenOption
     throw error;
   }
   const store = createEventStore(client);
-  if (options.cacheMaxEntries === 0) return store;
+  if (options.cacheMaxEntries === 0) return { store, sql: client };
   // PGlite is opened by this process only, so it sees every write itself and needs no feed.
   const feed =
     storage.kind === 'postgres'
       ? createPgChangeFeed(storage.url, options.onBackgroundError, options.onChangeFeedLag)
       : undefined;
-  return createCachedEventStore(store, {
+  const cached = await createCachedEventStore(store, {
     maxEntries: options.cacheMaxEntries,
     feed,
     ...(options.cacheCounters ? { counters: options.cacheCounters } : {}),
   });
+  return { store: cached, sql: client };
 }

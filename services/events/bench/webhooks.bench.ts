@@ -1,0 +1,243 @@
+/**
+ * Webhooks (issue 45): "writes with 10 webhook subscriptions keep >= 0.8x of writes without" and
+ * "1,000 deliveries/s held to a bare local receiver". A server process on PostgreSQL and a bare
+ * receiver process (`bare-receiver.ts`: 204 at once, no verification).
+ *
+ * Writes: 16 concurrent writers creating events for BENCH_SECONDS (5) per phase, rounds
+ * alternating between no subscription and 10 subscriptions of the writer to the receiver, first
+ * with the sender running (it delivers 10 messages per write on the same 2 cores), then with
+ * WEBHOOK_DISPATCH=false (the write path alone: the change log keeps the event's fields).
+ *
+ * Deliveries: a backlog of BENCH_BACKLOG (10,000) changes written while no sender runs, then a
+ * server with the sender started: messages per second from the first delivery to the last, for 1
+ * subscription (sent one at a time, in order) and for 10 (WEBHOOK_CONCURRENCY 8 at once). Anchor
+ * in the same run: a bare loop of keep-alive POSTs of the same bodies from this process, one at a
+ * time and 8 at once (what a sender with no database could do).
+ *
+ *   npx tsx services/events/bench/webhooks.bench.ts   # BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_BACKLOG (10000),
+ *                                                     # BENCH_PARTS (writes,deliveries)
+ */
+import { Agent, request } from 'node:http';
+import { resolve } from 'node:path';
+import type { ServiceProcess } from '@platform/testkit/app';
+import type { TestDatabase } from '@platform/testkit/postgres';
+import { type ManagedProcess, spawnManaged } from '@platform/testkit/process';
+import { median } from '@platform/testkit/stats';
+import { until } from '@platform/testkit/wait';
+import { createPgClient } from '../src/storage/pg-client.js';
+import { database, load, server, token } from './features-kit.js';
+import { seedEvents } from './seed.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 10_000);
+const WRITERS = 16;
+const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '100' };
+
+async function receiver(): Promise<{ proc: ManagedProcess; url: string; count(): Promise<number> }> {
+  let output = '';
+  const proc = spawnManaged({
+    name: 'receiver',
+    command: process.execPath,
+    args: ['--import', 'tsx', resolve(import.meta.dirname, 'bare-receiver.ts')],
+    onOutput: (text) => {
+      output += text;
+    },
+  });
+  const port = await until('the receiver', () => /listening (\d+)/.exec(output)?.[1], 30_000);
+  const url = `http://127.0.0.1:${port}`;
+  return { proc, url, count: async () => Number(await (await fetch(`${url}/count`)).text()) };
+}
+
+/** Events created per second by WRITERS concurrent writers during SECONDS. */
+async function writeRate(base: string, auth: string): Promise<number> {
+  const until = performance.now() + SECONDS * 1000;
+  let done = 0;
+  let n = 0;
+  const body = JSON.stringify({
+    name: 'Bench write',
+    body: '## Agenda\nTalks and demos.',
+    date: '2026-06-01T18:00:00Z',
+  });
+  const writer = async (): Promise<void> => {
+    while (performance.now() < until) {
+      n += 1;
+      const response = await fetch(`${base}/events/w-${process.pid}-${Date.now().toString(36)}-${n}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+        body,
+      });
+      await response.arrayBuffer();
+      if (response.status !== 201) throw new Error(`PUT: ${response.status}`);
+      done += 1;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: WRITERS }, writer));
+  return done / ((performance.now() - start) / 1000);
+}
+
+async function subscribeTen(base: string, auth: string, url: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const response = await fetch(`${base}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${url}/hook/${i}` }),
+    });
+    if (response.status !== 201)
+      throw new Error(`POST /webhooks: ${response.status} ${await response.text()}`);
+    ids.push(((await response.json()) as { id: string }).id);
+  }
+  return ids;
+}
+
+async function unsubscribe(base: string, auth: string, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    await fetch(`${base}/webhooks/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${auth}` } });
+  }
+}
+
+async function writePhase(db: TestDatabase, sink: string, dispatch: boolean): Promise<void> {
+  const proc = await server(db, { ...ENV, WEBHOOK_DISPATCH: String(dispatch) });
+  try {
+    const auth = await token(`writer-${dispatch}`);
+    await writeRate(proc.url, auth); // warm-up
+    const without: number[] = [];
+    const withTen: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+      for (const phase of order) {
+        if (phase === 'without') without.push(await writeRate(proc.url, auth));
+        else {
+          const ids = await subscribeTen(proc.url, auth, sink);
+          withTen.push(await writeRate(proc.url, auth));
+          await unsubscribe(proc.url, auth, ids);
+        }
+      }
+    }
+    const ratios = withTen.map((w, i) => w / (without[i] as number));
+    const ratio = median(ratios);
+    console.log(
+      `writes, sender ${dispatch ? 'running' : 'off (WEBHOOK_DISPATCH=false)'}: without subscriptions ${median(without).toFixed(0)}/s, ` +
+        `with 10 ${median(withTen).toFixed(0)}/s; ratio ${ratio.toFixed(2)}x (target >= 0.8x) ${ratio >= 0.8 ? 'OK' : 'BELOW'} | ` +
+        `rounds ${ratios.map((r) => r.toFixed(2)).join(' ')} | load ${load()}`,
+    );
+  } finally {
+    await proc.stop();
+  }
+}
+
+/** Keep-alive POSTs of `body` to `url`, `parallel` at a time, `count` in all: per second. */
+async function bareRate(url: string, body: string, count: number, parallel: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: parallel });
+  let next = 0;
+  const one = (): Promise<void> =>
+    new Promise((done, fail) => {
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', done);
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next += 1;
+        await one();
+      }
+    }),
+  );
+  agent.destroy();
+  return count / ((performance.now() - start) / 1000);
+}
+
+async function drainPhase(
+  sink: { url: string; count(): Promise<number> },
+  subscriptions: number,
+): Promise<void> {
+  const db = await database();
+  let proc: ServiceProcess | undefined;
+  try {
+    const setup = await server(db, { ...ENV, WEBHOOK_DISPATCH: 'false' });
+    const auth = await token('drain');
+    const ids = await subscribeTen(setup.url, auth, sink.url);
+    await unsubscribe(setup.url, auth, ids.slice(subscriptions));
+    await setup.stop();
+    const perSubscription = Math.round(BACKLOG / subscriptions);
+    const client = createPgClient({ url: db.url, poolMax: 1 });
+    await seedEvents(client, perSubscription);
+    // Every tenth seeded event is PRIVATE to its creator: not for these subscriptions.
+    const visible = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM events WHERE access = 'PUBLIC'",
+    );
+    await client.close();
+    const before = await sink.count();
+    const total = Number(visible[0]?.n) * subscriptions;
+    proc = await server(db, ENV);
+    let first = Number.NaN;
+    await until(
+      'the first delivery',
+      async () => {
+        if ((await sink.count()) > before) first = performance.now();
+        return !Number.isNaN(first);
+      },
+      60_000,
+      5,
+    );
+    const firstCount = await sink.count();
+    await until('the backlog delivered', async () => (await sink.count()) - before >= total, 600_000, 20);
+    const rate = (total - (firstCount - before)) / ((performance.now() - first) / 1000);
+    const body = JSON.stringify({
+      type: 'event.created',
+      timestamp: new Date().toISOString(),
+      data: {
+        eventId: 'bench-1',
+        name: 'Community event number 1',
+        body: `## Agenda\n${'Talks, demos and a long Markdown description. '.repeat(6)}`,
+      },
+    });
+    const anchor = await bareRate(
+      `${sink.url}/hook/anchor`,
+      body,
+      Math.min(total, 5_000),
+      subscriptions === 1 ? 1 : 8,
+    );
+    console.log(
+      `deliveries, ${subscriptions} subscription${subscriptions === 1 ? '' : 's'}: ${total} messages at ${rate.toFixed(0)}/s ` +
+        `(target >= 1000/s) ${rate >= 1000 ? 'OK' : 'BELOW'}; bare POST loop ${subscriptions === 1 ? '1' : '8'} at a time: ` +
+        `${anchor.toFixed(0)}/s; ratio ${(rate / anchor).toFixed(2)}x | load ${load()}`,
+    );
+  } finally {
+    await proc?.stop();
+    await db.drop();
+  }
+}
+
+const sink = await receiver();
+try {
+  console.log(`load at start ${load()} (1, 5, 15 min)`);
+  // BENCH_PARTS=writes or =deliveries runs one half.
+  const parts = process.env.BENCH_PARTS ?? 'writes,deliveries';
+  if (parts.includes('writes')) {
+    const db = await database();
+    try {
+      await writePhase(db, sink.url, true);
+      await writePhase(db, sink.url, false);
+    } finally {
+      await db.drop();
+    }
+  }
+  if (parts.includes('deliveries')) {
+    await drainPhase(sink, 1);
+    await drainPhase(sink, 10);
+  }
+} finally {
+  await sink.proc.stop();
+}
