@@ -130,17 +130,21 @@ export interface LoadRecord {
   readonly statuses: Map<number, number>;
   /** Answers that were neither 201 nor a 503 with retry-after. */
   readonly bad: string[];
-  /** Per acknowledged order: when it was sent and when its answer arrived (performance.now()). */
-  readonly ackTimes: { market: string; sentAt: number; at: number }[];
+  /** Per acknowledged order: its market, the node it was sent to, when it was sent and when its answer arrived (performance.now()). */
+  readonly ackTimes: { market: string; node: string; sentAt: number; at: number }[];
+  /** Every answer (any status): the same fields and the status. */
+  readonly answers: { market: string; node: string; sentAt: number; at: number; status: number }[];
 }
 
 export function newRecord(): LoadRecord {
-  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [] };
+  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [], answers: [] };
 }
 
 /**
  * Crossing load: each trader sends v2 limit orders one after the other (nonces increase) to a
- * random running node, buying and selling around one price, until `stop()`.
+ * random running node, buying and selling around one price, until `stop()`. Nodes named in
+ * `avoid` (read before each order) get no new order: a paused node, which clients (a load balancer's
+ * health check) have stopped sending to, as they stop sending to a killed one.
  */
 export function crossingLoad(
   cluster: ServiceCluster,
@@ -148,11 +152,12 @@ export function crossingLoad(
   markets: readonly string[],
   random: () => number,
   record: LoadRecord,
+  avoid: ReadonlySet<string> = new Set(),
 ): { stop: () => Promise<void> } {
   let stopped = false;
   const run = async (trader: Trader) => {
     while (!stopped) {
-      const running = cluster.nodes.filter((node) => node.process?.isRunning());
+      const running = cluster.nodes.filter((node) => node.process?.isRunning() && !avoid.has(node.id));
       const node = running[Math.floor(random() * running.length)];
       if (!node) {
         await sleep(50);
@@ -186,10 +191,12 @@ export function crossingLoad(
         continue;
       }
       const text = await response.text().catch(() => '');
+      const answered = { market, node: node.id, sentAt, at: performance.now() };
+      record.answers.push({ ...answered, status: response.status });
       record.statuses.set(response.status, (record.statuses.get(response.status) ?? 0) + 1);
       if (response.status === 201) {
         record.acked.set((JSON.parse(text) as { id: number }).id, trader.accountId);
-        record.ackTimes.push({ market, sentAt, at: performance.now() });
+        record.ackTimes.push(answered);
       } else if (response.status === 503 && response.headers.get('retry-after')) {
         await sleep(100);
       } else {

@@ -1,13 +1,9 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type ForwardAnswer,
-  ForwardClient,
-  type ForwardedRequest,
-  ForwardFailed,
-  startForwardServer,
-} from '../../src/cluster/forward.js';
+import type { ForwardAnswer, ForwardedRequest } from '../../src/cluster/forward.js';
+import { ForwardClient, ForwardFailed } from '../../src/cluster/forward-client.js';
+import { startForwardServer } from '../../src/cluster/forward-server.js';
 
 // The first node sends a forwarded order again (to the owner or its successor) only when the owner
 // surely did not run it (`ForwardFailed.maybeSent` false). A stream that ends without an answer after
@@ -79,6 +75,8 @@ describe('forwarding: an answer that never came', () => {
   it('a session that goes away after the request arrived leaves the outcome unknown', async () => {
     let arrived = 0;
     const url = await rawServer({
+      // It opens the channel as an owner does (requests are written only after its 200).
+      onStream: (stream) => stream.respond({ ':status': 200 }),
       onData: (stream) => {
         arrived += 1;
         // What the first node sees when the owner dies with the order (a FIN, no RST_STREAM).
