@@ -144,7 +144,10 @@ export function newRecord(): LoadRecord {
  * Crossing load: each trader sends v2 limit orders one after the other (nonces increase) to a
  * random running node, buying and selling around one price, until `stop()`. Nodes named in
  * `avoid` (read before each order) get no new order: a paused node, which clients (a load balancer's
- * health check) have stopped sending to, as they stop sending to a killed one.
+ * health check) have stopped sending to, as they stop sending to a killed one. `abandon(node)`
+ * gives up the requests waiting at a node (what a killed node's reset does by itself; a paused
+ * node's clients would otherwise wait out their 15 s timeout and send nothing meanwhile); it
+ * returns how many there were.
  */
 export function crossingLoad(
   cluster: ServiceCluster,
@@ -153,8 +156,9 @@ export function crossingLoad(
   random: () => number,
   record: LoadRecord,
   avoid: ReadonlySet<string> = new Set(),
-): { stop: () => Promise<void> } {
+): { stop: () => Promise<void>; abandon: (node: string) => number } {
   let stopped = false;
+  const waiting = new Map<string, Set<AbortController>>();
   const run = async (trader: Trader) => {
     while (!stopped) {
       const running = cluster.nodes.filter((node) => node.process?.isRunning() && !avoid.has(node.id));
@@ -178,17 +182,22 @@ export function crossingLoad(
       });
       let response: Response;
       const sentAt = performance.now();
+      const abandoned = new AbortController();
+      const atNode = waiting.get(node.id) ?? new Set();
+      waiting.set(node.id, atNode.add(abandoned));
       try {
         response = await fetch(`${node.url}/api/v2/orders`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body,
-          signal: AbortSignal.timeout(15_000),
+          signal: AbortSignal.any([AbortSignal.timeout(15_000), abandoned.signal]),
         });
       } catch {
         // A killed or stopped node: this order may or may not be stored (not acknowledged).
         await sleep(20);
         continue;
+      } finally {
+        atNode.delete(abandoned);
       }
       const text = await response.text().catch(() => '');
       const answered = { market, node: node.id, sentAt, at: performance.now() };
@@ -209,6 +218,11 @@ export function crossingLoad(
     async stop() {
       stopped = true;
       await all;
+    },
+    abandon(node) {
+      const given = [...(waiting.get(node) ?? [])];
+      for (const controller of given) controller.abort();
+      return given.length;
     },
   };
 }
