@@ -27,11 +27,33 @@ export interface Liveness {
    * false alarm only holds new requests back until the next answered ping.
    */
   readonly unresponsiveMs: number;
+  /**
+   * Not answering for this long, the channel is replaced by a new session for the next request: a
+   * connection that went silent (a path that drops packets) while the owner lives. Until then the
+   * same channel serves again as soon as the owner answers (a session per retry would make a loaded
+   * owner set up sessions it cannot answer in time).
+   */
+  readonly reopenMs: number;
   /** A channel with nothing waiting and no request for this long is closed by its sender (the owner's idle bound is twice that). */
   readonly idleMs: number;
 }
 
-export const LIVENESS: Liveness = { pingIntervalMs: 250, unresponsiveMs: 1_000, idleMs: 60_000 };
+export const LIVENESS: Liveness = {
+  pingIntervalMs: 250,
+  unresponsiveMs: 1_000,
+  reopenMs: 5_000,
+  idleMs: 60_000,
+};
+
+/**
+ * The liveness of a node's channels with lease `leaseMs`: not answering for half a lease (at least
+ * 1 s) counts as paused; a node that cannot answer a ping in that time is about to lose its leases
+ * anyway, and below it the alarms would hold back requests to an owner that is only busy.
+ */
+export function livenessFor(leaseMs: number): Liveness {
+  const unresponsiveMs = Math.max(LIVENESS.unresponsiveMs, Math.floor(leaseMs / 2));
+  return { ...LIVENESS, unresponsiveMs, reopenMs: Math.max(LIVENESS.reopenMs, 2 * leaseMs) };
+}
 
 /** How long a request may wait for its answer at a responsive owner (its batch may still commit). */
 export const FORWARD_TIMEOUT_MS = 10_000;
@@ -125,11 +147,16 @@ class Channel {
     );
   }
 
+  /** How long the owner has not answered a ping (or the channel's opening); 0 when it answers. */
+  private silentFor(): number {
+    const now = performance.now();
+    if (!this.ready) return now - this.openedAt;
+    return this.pingSentAt === undefined ? 0 : now - this.pingSentAt;
+  }
+
   /** The owner has not answered a ping (or the opening) for `unresponsiveMs`. */
   get unresponsive(): boolean {
-    const now = performance.now();
-    if (!this.ready) return now - this.openedAt > this.liveness.unresponsiveMs;
-    return this.pingSentAt !== undefined && now - this.pingSentAt > this.liveness.unresponsiveMs;
+    return this.silentFor() > this.liveness.unresponsiveMs;
   }
 
   send(number: number, waiting: Waiting): void {
@@ -190,7 +217,7 @@ class Channel {
         clearTimeout(waiting.timer);
         waiting.reject(new ForwardFailed(`${this.url} does not answer`, false));
       }
-      if (!this.retired) {
+      if (!this.retired && this.silentFor() > this.liveness.reopenMs) {
         this.retired = true;
         this.events.retire(this);
       }

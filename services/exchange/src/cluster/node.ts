@@ -10,7 +10,7 @@ import { BACKGROUND_JOBS, type BackgroundJob, background } from './background.js
 import type { ClusterConfig } from './config.js';
 import { logTails, wholeTail } from './follow.js';
 import type { ForwardAnswer, ForwardedRequest } from './forward.js';
-import { ForwardClient, ForwardFailed } from './forward-client.js';
+import { FORWARD_TIMEOUT_MS, ForwardClient, ForwardFailed, livenessFor } from './forward-client.js';
 import { startForwardServer } from './forward-server.js';
 import { holdJobs, releaseJobs } from './jobs.js';
 import {
@@ -67,7 +67,7 @@ export class ClusterNode {
     private readonly key: Buffer,
     private readonly log: ClusterLog,
   ) {
-    this.client = new ForwardClient(key);
+    this.client = new ForwardClient(key, FORWARD_TIMEOUT_MS, livenessFor(config.leaseMs));
   }
 
   static async start(options: {
