@@ -62,10 +62,10 @@ describe('the operator tool beside a running server on the embedded database', (
 
   beforeAll(async () => {
     // A first start creates the data (database, master key, demo accounts); the copy is taken stopped.
-    const first = await startExchangeProcess(cwd, env(served));
+    const first = await startExchangeProcess(cwd, env(served), { timeoutMs: 180_000 });
     await first.stop();
     cpSync(served, direct, { recursive: true });
-    server = await startExchangeProcess(cwd, env(served));
+    server = await startExchangeProcess(cwd, env(served), { timeoutMs: 180_000 });
   }, 240_000);
   afterAll(async () => {
     await server?.stop();

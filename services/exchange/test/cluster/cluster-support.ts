@@ -132,12 +132,12 @@ export interface LoadRecord {
   readonly bad: string[];
   /** Per acknowledged order: its market, the node it was sent to, when it was sent and when its answer arrived (performance.now()). */
   readonly ackTimes: { market: string; node: string; sentAt: number; at: number }[];
-  /** Every answer (any status): the same fields and the status. */
-  readonly answers: { market: string; node: string; sentAt: number; at: number; status: number }[];
+  /** Every order sent: its market, node and time, and once answered (any status) when and how. */
+  readonly sent: { market: string; node: string; sentAt: number; at?: number; status?: number }[];
 }
 
 export function newRecord(): LoadRecord {
-  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [], answers: [] };
+  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [], sent: [] };
 }
 
 /**
@@ -182,6 +182,8 @@ export function crossingLoad(
       });
       let response: Response;
       const sentAt = performance.now();
+      const sent: LoadRecord['sent'][number] = { market, node: node.id, sentAt };
+      record.sent.push(sent);
       const abandoned = new AbortController();
       const atNode = waiting.get(node.id) ?? new Set();
       waiting.set(node.id, atNode.add(abandoned));
@@ -201,7 +203,7 @@ export function crossingLoad(
       }
       const text = await response.text().catch(() => '');
       const answered = { market, node: node.id, sentAt, at: performance.now() };
-      record.answers.push({ ...answered, status: response.status });
+      Object.assign(sent, { at: answered.at, status: response.status });
       record.statuses.set(response.status, (record.statuses.get(response.status) ?? 0) + 1);
       if (response.status === 201) {
         record.acked.set((JSON.parse(text) as { id: number }).id, trader.accountId);

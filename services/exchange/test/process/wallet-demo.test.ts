@@ -44,7 +44,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe('wallet as a new user tries it (npm start on the embedded database)', () => {
   it('sandbox deposit through the operator tool while the server runs, confirmation turned on beside it, then a withdrawal confirmed from the outbox mail', async () => {
-    const server = await startExchangeProcess(cwd, env);
+    const server = await startExchangeProcess(cwd, env, { timeoutMs: 180_000 });
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-api-key.json'), 'utf8'));
     const v3 = async (apiPath: string, body: unknown = {}) => {
       const text = JSON.stringify(body);
