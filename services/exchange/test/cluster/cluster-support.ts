@@ -68,6 +68,25 @@ export async function fundedTraders(db: Database, count: number): Promise<Trader
  */
 export const TEST_LEASE_MS = Number(process.env.CLUSTER_TEST_LEASE_MS ?? 5_000);
 
+/** The settings of every test node (besides DATABASE_URL, NODE_ID, NODE_URL, PORT), its data under `cwd`. */
+export function clusterNodeEnv(cwd: string): NodeJS.ProcessEnv {
+  return {
+    MASTER_KEY,
+    MASTER_KEY_FILE: '',
+    DATA_DIR: path.join(cwd, 'data'),
+    SEED_DEMO: 'false',
+    // The gateway's documented sandbox secret, refused with DATABASE_URL unless forced (issue 28).
+    ALLOW_SANDBOX_SECRETS: 'true',
+    LOG_LEVEL: 'warn',
+    RATE_LIMITS_ENABLED: 'false',
+    CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
+    CLUSTER_TICK_MS: '250',
+    CLUSTER_HANDOVER_WAIT_MS: '5000',
+    DATABASE_POOL_SIZE: '4',
+    LOG_FORMAT: 'json',
+  };
+}
+
 /** A cluster of exchange processes on `databaseUrl` with the tests' lease (TEST_LEASE_MS); `env` adds or overrides settings. */
 export async function startExchangeCluster(
   size: number,
@@ -81,22 +100,7 @@ export async function startExchangeCluster(
     entry: path.join(serviceDir, 'src/server.ts'),
     cwd,
     databaseUrl,
-    env: {
-      MASTER_KEY,
-      MASTER_KEY_FILE: '',
-      DATA_DIR: path.join(cwd, 'data'),
-      SEED_DEMO: 'false',
-      // The gateway's documented sandbox secret, refused with DATABASE_URL unless forced (issue 28).
-      ALLOW_SANDBOX_SECRETS: 'true',
-      LOG_LEVEL: 'warn',
-      RATE_LIMITS_ENABLED: 'false',
-      CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
-      CLUSTER_TICK_MS: '250',
-      CLUSTER_HANDOVER_WAIT_MS: '5000',
-      DATABASE_POOL_SIZE: '4',
-      LOG_FORMAT: 'json',
-      ...env,
-    },
+    env: { ...clusterNodeEnv(cwd), ...env },
     // CLUSTER_TEST_LOG_DIR=<folder>: every node's output is kept there (node-1.log, ...).
     ...(process.env.CLUSTER_TEST_LOG_DIR
       ? {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import http2 from 'node:http2';
-import { type AddressInfo, connect } from 'node:net';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import {
 import { ForwardClient, ForwardFailed, LIVENESS } from '../../src/cluster/forward-client.js';
 import { type ListenerLimits, startForwardServer } from '../../src/cluster/forward-server.js';
 import { encodeWire, signAnswer, wireKeys } from '../../src/cluster/wire.js';
+import { rawPeer } from './raw-peer.js';
 
 // The internal channel between the nodes (src/cluster/forward*.ts) against what a hostile peer on
 // the nodes' network can do (issue 41): rewrite or move answers, open sessions and streams without
@@ -60,15 +61,11 @@ async function failure(promise: Promise<unknown>): Promise<ForwardFailed> {
  * A peer that opens channels as an owner does and answers each request line with `answer(number,
  * requestSignature, index)`: what a relay that rewrites the owner's lines delivers.
  */
-async function answeringPeer(
+function answeringPeer(
   answer: (number: string, signature: string, index: number) => string,
 ): Promise<string> {
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session) => sessions.add(session));
   let index = 0;
-  server.on('stream', (stream) => {
-    stream.on('error', () => {});
+  return rawPeer((stream) => {
     stream.respond({ ':status': 200 });
     stream.setEncoding('utf8');
     stream.on('data', (text: string) => {
@@ -78,16 +75,7 @@ async function answeringPeer(
         index += 1;
       }
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }, cleanups);
 }
 
 describe('answers are signed and bound to their request', () => {

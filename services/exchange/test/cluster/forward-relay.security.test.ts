@@ -12,7 +12,7 @@ import { openStorage } from '../../src/db/open.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { reference } from '../support/targets.js';
 import { type AnswerRelay, startAnswerRelay } from './answer-relay.js';
-import { fundedTraders, MASTER_KEY, ownerOf, placeLimit, type Trader } from './cluster-support.js';
+import { clusterNodeEnv, fundedTraders, ownerOf, placeLimit, type Trader } from './cluster-support.js';
 
 // Issue 41: on the nodes' network, a relay between two nodes replaced the owner's answer to a
 // forwarded order by a refusal (INSUFFICIENT_FUNDS): the client got 400 while the order was live on
@@ -51,16 +51,8 @@ describe('a relay between two nodes rewrites the owner’s answers', () => {
           healthPath: '/health',
           timeoutMs: 180_000,
           env: {
+            ...clusterNodeEnv(cwd),
             DATABASE_URL: database.url,
-            MASTER_KEY,
-            MASTER_KEY_FILE: '',
-            DATA_DIR: path.join(cwd, 'data'),
-            SEED_DEMO: 'false',
-            ALLOW_SANDBOX_SECRETS: 'true',
-            LOG_LEVEL: 'warn',
-            RATE_LIMITS_ENABLED: 'false',
-            DATABASE_POOL_SIZE: '4',
-            CLUSTER_LEASE_MS: '5000',
             NODE_ID: id,
             NODE_URL: urls[id],
             ...(id === 'node-2' ? { NODE_LISTEN: `127.0.0.1:${listen}` } : {}),
