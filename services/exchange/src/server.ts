@@ -6,6 +6,7 @@ import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
 import { createMetricsRegistry } from '@platform/observability/registry';
 import { buildApp } from './app.js';
+import { startOperatorService } from './cli/server-endpoint.js';
 import { refuseBesideLiveCluster } from './cluster/single-process.js';
 import { ConfigError, loadConfig } from './config.js';
 import { resolveMasterKey } from './crypto/master-key.js';
@@ -118,7 +119,15 @@ const reconcileSchedule =
         },
         (error) => app.log.error({ err: error }, 'ledger reconciliation could not run'),
       );
-await startWalletServices(app, { db, reference, secretBox, wallet, dataDir: config.dataDir });
+startWalletServices(app, wallet);
+await startOperatorService(app, {
+  db,
+  reference,
+  secretBox,
+  wallet,
+  paygate: config.paygate,
+  dataDir: config.dataDir,
+});
 const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
 await app.listen({ port: config.port, host: config.host });
 if (config.mail.publicUrlFromListener) linkBase = withListeningPort(linkBase, app.server);

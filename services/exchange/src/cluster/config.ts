@@ -12,6 +12,12 @@ export interface ClusterConfig {
    * the internal HTTP/2 channel (forwarded order entry), beside its public port.
    */
   readonly nodeUrl: string;
+  /**
+   * Where this node listens for the internal channel (`NODE_LISTEN`, `host:port`). @default NODE_URL's
+   * host and port. Set it when the other nodes reach this one at an address it cannot bind itself
+   * (NODE_URL behind NAT, a container's published port, a proxy).
+   */
+  readonly listen: { readonly host: string; readonly port: number };
   /** How long a market lease lasts without renewal (the database's clock). @default 3000 (`CLUSTER_LEASE_MS`, 500..600000) */
   readonly leaseMs: number;
   /** Interval of the heartbeat, lease renewal, claims and owner refresh. @default 250 (`CLUSTER_TICK_MS`, 20..60000) */
@@ -42,6 +48,16 @@ export function clusterConfig(
   if (!/^http:\/\/[^/:]+:\d{1,5}$/.test(nodeUrl)) {
     throw new ConfigError('NODE_URL', 'expected http://host:port, where the other nodes reach this one');
   }
+  const listenText = (env.NODE_LISTEN ?? '').trim();
+  // NODE_URL was checked to be http://host:port above.
+  const listenMatch = /^([^/:\s]+):(\d{1,5})$/.exec(listenText || nodeUrl.slice('http://'.length));
+  const listenPort = Number(listenMatch?.[2]);
+  if (!listenMatch || listenPort < 1 || listenPort > 65_535) {
+    throw new ConfigError(
+      listenText ? 'NODE_LISTEN' : 'NODE_URL',
+      'expected host:port with a port of 1..65535 for the internal channel',
+    );
+  }
   const leaseMs = integer(env, 'CLUSTER_LEASE_MS', 3_000, 500, 600_000);
   const tickMs = integer(env, 'CLUSTER_TICK_MS', 250, 20, 60_000);
   if (tickMs * 2 > leaseMs)
@@ -49,6 +65,7 @@ export function clusterConfig(
   return Object.freeze({
     nodeId,
     nodeUrl,
+    listen: Object.freeze({ host: listenMatch[1]!, port: listenPort }),
     leaseMs,
     tickMs,
     followMs: integer(env, 'CLUSTER_FOLLOW_MS', 100, 10, 60_000),

@@ -9,13 +9,9 @@ import { type MarketWriter, NotOwnerError } from '../orders/writer.js';
 import { BACKGROUND_JOBS, type BackgroundJob, background } from './background.js';
 import type { ClusterConfig } from './config.js';
 import { logTails, wholeTail } from './follow.js';
-import {
-  type ForwardAnswer,
-  ForwardClient,
-  type ForwardedRequest,
-  ForwardFailed,
-  startForwardServer,
-} from './forward.js';
+import type { ForwardAnswer, ForwardedRequest } from './forward.js';
+import { FORWARD_TIMEOUT_MS, ForwardClient, ForwardFailed, livenessFor } from './forward-client.js';
+import { startForwardServer } from './forward-server.js';
 import { holdJobs, releaseJobs } from './jobs.js';
 import {
   claimLeases,
@@ -71,7 +67,7 @@ export class ClusterNode {
     private readonly key: Buffer,
     private readonly log: ClusterLog,
   ) {
-    this.client = new ForwardClient(key);
+    this.client = new ForwardClient(key, FORWARD_TIMEOUT_MS, livenessFor(config.leaseMs));
   }
 
   static async start(options: {
@@ -89,10 +85,9 @@ export class ClusterNode {
     // markets this node follows from now on, and the follow below brings the copies past the batches
     // that committed without one.
     await node.keepFeedWanted();
-    const url = new URL(options.config.nodeUrl);
     node.server = await startForwardServer({
-      host: url.hostname,
-      port: Number(url.port),
+      host: options.config.listen.host,
+      port: options.config.listen.port,
       key: options.key,
       entry: (forwarded, nonce) => node.runForwarded(forwarded, nonce),
       onError: (error) => options.log.error({ err: error }, 'a forwarded order failed'),
@@ -156,7 +151,7 @@ export class ClusterNode {
         this.log.warn({ market, epoch }, 'gave up a lease this process does not write');
         await releaseLease(this.db, nodeId, market, epoch);
       }
-      this.owners = new Map((await marketOwners(this.db)).map((owner) => [owner.market, owner]));
+      this.readOwners(await marketOwners(this.db));
       if (this.closed) return;
       await this.handOverWhereWanted();
       const taken = await claimLeases(this.db, nodeId, leaseMs, leaseMs);
@@ -184,15 +179,29 @@ export class ClusterNode {
         }
         this.log.info({ market: lease.market, epoch: lease.epoch, replayed }, 'took a market over');
       }
-      if (taken.length > 0) {
-        this.owners = new Map((await marketOwners(this.db)).map((owner) => [owner.market, owner]));
-      }
+      if (taken.length > 0) this.readOwners(await marketOwners(this.db));
     } catch (error) {
       this.log.warn({ err: error }, 'cluster round failed');
       if (performance.now() > this.validUntil) {
         // The leases may have expired: stop taking orders here (the fence refuses them anyway).
         for (const writer of this.writers()) if (writer.epoch !== undefined) writer.release();
       }
+    }
+  }
+
+  /**
+   * The leases as just read: where requests go from now on. A forward waiting at an owner that
+   * lost the lease it was sent under and does not answer (paused: SIGSTOP, a frozen VM) ends now as
+   * an unknown outcome (503), not after its 10 s timeout: that owner can no longer commit it.
+   */
+  private readOwners(owners: readonly MarketOwner[]): void {
+    this.owners = new Map(owners.map((owner) => [owner.market, owner]));
+    const failed = this.client.failWhereLeaseMoved((url, market, epoch) => {
+      const owner = this.owners.get(market);
+      return owner?.live === true && owner.url === url && owner.epoch === epoch;
+    });
+    if (failed > 0) {
+      this.log.warn({ failed }, 'forwarded orders at an owner that lost its lease and does not answer: 503');
     }
   }
 
@@ -275,7 +284,7 @@ export class ClusterNode {
       if (writer.owned) return this.orders.submitHere(writer, request, nonce);
       const owner = this.owners.get(market);
       if (owner?.live && owner.owner && owner.owner !== this.config.nodeId && owner.url) {
-        const answer = await this.forward(owner.url, market, request, nonce);
+        const answer = await this.forward(owner.url, owner.epoch, market, request, nonce);
         if (answer) return answer;
       }
       if (performance.now() > deadline) throw unavailable(market);
@@ -286,6 +295,7 @@ export class ClusterNode {
   /** Sends one request to its owner; undefined when it was surely not run there (try again). */
   private async forward(
     url: string,
+    epoch: number,
     market: string,
     request: OrderRequest,
     nonce?: DeferredNonce,
@@ -297,7 +307,7 @@ export class ClusterNode {
     };
     let answer: ForwardAnswer;
     try {
-      answer = await this.client.send(url, forwarded);
+      answer = await this.client.send(url, forwarded, epoch);
     } catch (error) {
       if (error instanceof ForwardFailed && !error.maybeSent) return undefined;
       // It may have run there: never sent again. The route records the nonce on its way out, so the

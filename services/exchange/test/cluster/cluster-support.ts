@@ -68,6 +68,25 @@ export async function fundedTraders(db: Database, count: number): Promise<Trader
  */
 export const TEST_LEASE_MS = Number(process.env.CLUSTER_TEST_LEASE_MS ?? 5_000);
 
+/** The settings of every test node (besides DATABASE_URL, NODE_ID, NODE_URL, PORT), its data under `cwd`. */
+export function clusterNodeEnv(cwd: string): NodeJS.ProcessEnv {
+  return {
+    MASTER_KEY,
+    MASTER_KEY_FILE: '',
+    DATA_DIR: path.join(cwd, 'data'),
+    SEED_DEMO: 'false',
+    // The gateway's documented sandbox secret, refused with DATABASE_URL unless forced (issue 28).
+    ALLOW_SANDBOX_SECRETS: 'true',
+    LOG_LEVEL: 'warn',
+    RATE_LIMITS_ENABLED: 'false',
+    CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
+    CLUSTER_TICK_MS: '250',
+    CLUSTER_HANDOVER_WAIT_MS: '5000',
+    DATABASE_POOL_SIZE: '4',
+    LOG_FORMAT: 'json',
+  };
+}
+
 /** A cluster of exchange processes on `databaseUrl` with the tests' lease (TEST_LEASE_MS); `env` adds or overrides settings. */
 export async function startExchangeCluster(
   size: number,
@@ -81,22 +100,7 @@ export async function startExchangeCluster(
     entry: path.join(serviceDir, 'src/server.ts'),
     cwd,
     databaseUrl,
-    env: {
-      MASTER_KEY,
-      MASTER_KEY_FILE: '',
-      DATA_DIR: path.join(cwd, 'data'),
-      SEED_DEMO: 'false',
-      // The gateway's documented sandbox secret, refused with DATABASE_URL unless forced (issue 28).
-      ALLOW_SANDBOX_SECRETS: 'true',
-      LOG_LEVEL: 'warn',
-      RATE_LIMITS_ENABLED: 'false',
-      CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
-      CLUSTER_TICK_MS: '250',
-      CLUSTER_HANDOVER_WAIT_MS: '5000',
-      DATABASE_POOL_SIZE: '4',
-      LOG_FORMAT: 'json',
-      ...env,
-    },
+    env: { ...clusterNodeEnv(cwd), ...env },
     // CLUSTER_TEST_LOG_DIR=<folder>: every node's output is kept there (node-1.log, ...).
     ...(process.env.CLUSTER_TEST_LOG_DIR
       ? {
@@ -130,17 +134,24 @@ export interface LoadRecord {
   readonly statuses: Map<number, number>;
   /** Answers that were neither 201 nor a 503 with retry-after. */
   readonly bad: string[];
-  /** Per acknowledged order: when it was sent and when its answer arrived (performance.now()). */
-  readonly ackTimes: { market: string; sentAt: number; at: number }[];
+  /** Per acknowledged order: its market, the node it was sent to, when it was sent and when its answer arrived (performance.now()). */
+  readonly ackTimes: { market: string; node: string; sentAt: number; at: number }[];
+  /** Every order sent: its market, node and time, and once answered (any status) when and how. */
+  readonly sent: { market: string; node: string; sentAt: number; at?: number; status?: number }[];
 }
 
 export function newRecord(): LoadRecord {
-  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [] };
+  return { acked: new Map(), statuses: new Map(), bad: [], ackTimes: [], sent: [] };
 }
 
 /**
  * Crossing load: each trader sends v2 limit orders one after the other (nonces increase) to a
- * random running node, buying and selling around one price, until `stop()`.
+ * random running node, buying and selling around one price, until `stop()`. Nodes named in
+ * `avoid` (read before each order) get no new order: a paused node, which clients (a load balancer's
+ * health check) have stopped sending to, as they stop sending to a killed one. `abandon(node)`
+ * gives up the requests waiting at a node (what a killed node's reset does by itself; a paused
+ * node's clients would otherwise wait out their 15 s timeout and send nothing meanwhile); it
+ * returns how many there were.
  */
 export function crossingLoad(
   cluster: ServiceCluster,
@@ -148,11 +159,13 @@ export function crossingLoad(
   markets: readonly string[],
   random: () => number,
   record: LoadRecord,
-): { stop: () => Promise<void> } {
+  avoid: ReadonlySet<string> = new Set(),
+): { stop: () => Promise<void>; abandon: (node: string) => number } {
   let stopped = false;
+  const waiting = new Map<string, Set<AbortController>>();
   const run = async (trader: Trader) => {
     while (!stopped) {
-      const running = cluster.nodes.filter((node) => node.process?.isRunning());
+      const running = cluster.nodes.filter((node) => node.process?.isRunning() && !avoid.has(node.id));
       const node = running[Math.floor(random() * running.length)];
       if (!node) {
         await sleep(50);
@@ -173,23 +186,32 @@ export function crossingLoad(
       });
       let response: Response;
       const sentAt = performance.now();
+      const sent: LoadRecord['sent'][number] = { market, node: node.id, sentAt };
+      record.sent.push(sent);
+      const abandoned = new AbortController();
+      const atNode = waiting.get(node.id) ?? new Set();
+      waiting.set(node.id, atNode.add(abandoned));
       try {
         response = await fetch(`${node.url}/api/v2/orders`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body,
-          signal: AbortSignal.timeout(15_000),
+          signal: AbortSignal.any([AbortSignal.timeout(15_000), abandoned.signal]),
         });
       } catch {
         // A killed or stopped node: this order may or may not be stored (not acknowledged).
         await sleep(20);
         continue;
+      } finally {
+        atNode.delete(abandoned);
       }
       const text = await response.text().catch(() => '');
+      const answered = { market, node: node.id, sentAt, at: performance.now() };
+      Object.assign(sent, { at: answered.at, status: response.status });
       record.statuses.set(response.status, (record.statuses.get(response.status) ?? 0) + 1);
       if (response.status === 201) {
         record.acked.set((JSON.parse(text) as { id: number }).id, trader.accountId);
-        record.ackTimes.push({ market, sentAt, at: performance.now() });
+        record.ackTimes.push(answered);
       } else if (response.status === 503 && response.headers.get('retry-after')) {
         await sleep(100);
       } else {
@@ -202,6 +224,11 @@ export function crossingLoad(
     async stop() {
       stopped = true;
       await all;
+    },
+    abandon(node) {
+      const given = [...(waiting.get(node) ?? [])];
+      for (const controller of given) controller.abort();
+      return given.length;
     },
   };
 }

@@ -1,13 +1,9 @@
-import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type http2 from 'node:http2';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type ForwardAnswer,
-  ForwardClient,
-  type ForwardedRequest,
-  ForwardFailed,
-  startForwardServer,
-} from '../../src/cluster/forward.js';
+import type { ForwardAnswer, ForwardedRequest } from '../../src/cluster/forward.js';
+import { ForwardClient, ForwardFailed } from '../../src/cluster/forward-client.js';
+import { startForwardServer } from '../../src/cluster/forward-server.js';
+import { rawPeer } from './raw-peer.js';
 
 // The first node sends a forwarded order again (to the owner or its successor) only when the owner
 // surely did not run it (`ForwardFailed.maybeSent` false). A stream that ends without an answer after
@@ -36,27 +32,14 @@ function client(timeoutMs?: number): ForwardClient {
 }
 
 /** A raw HTTP/2 server on a free port: `onStream` when a stream opens, `onData` when a request arrives. */
-async function rawServer(handlers: {
+function rawServer(handlers: {
   onStream?: (stream: http2.ServerHttp2Stream) => void;
   onData?: (stream: http2.ServerHttp2Stream) => void;
 }): Promise<string> {
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session) => sessions.add(session));
-  server.on('stream', (stream) => {
-    stream.on('error', () => {});
+  return rawPeer((stream) => {
     handlers.onStream?.(stream);
     stream.on('data', () => handlers.onData?.(stream));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }, cleanups);
 }
 
 /** A forward server on a free port running `entry`. */
@@ -79,6 +62,8 @@ describe('forwarding: an answer that never came', () => {
   it('a session that goes away after the request arrived leaves the outcome unknown', async () => {
     let arrived = 0;
     const url = await rawServer({
+      // It opens the channel as an owner does (requests are written only after its 200).
+      onStream: (stream) => stream.respond({ ':status': 200 }),
       onData: (stream) => {
         arrived += 1;
         // What the first node sees when the owner dies with the order (a FIN, no RST_STREAM).

@@ -50,12 +50,13 @@ export function postgresEnv(cwd: string, databaseUrl: string, masterKey: string)
 
 /**
  * `src/server.ts` as a real process on a free port, once `/health` answers. `sandboxSecrets`: the
- * test means the documented sandbox secrets on PostgreSQL (ALLOW_SANDBOX_SECRETS=true).
+ * test means the documented sandbox secrets on PostgreSQL (ALLOW_SANDBOX_SECRETS=true); `timeoutMs`:
+ * how long it may take to answer (a first start on the embedded database runs initdb).
  */
 export function startExchangeProcess(
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: { sandboxSecrets?: boolean } = {},
+  options: { sandboxSecrets?: boolean; timeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   return startServiceProcess({
     ...options,
