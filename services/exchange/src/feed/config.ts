@@ -28,6 +28,18 @@ export interface FeedConfig {
   readonly messageBurst: number;
   /** Shortest interval between two ticker frames of a market. @default 1000 (`FEED_TICKER_INTERVAL_MS`) */
   readonly tickerIntervalMs: number;
+  /**
+   * Committed batches whose frames each market keeps for clients that resume (`from_seq`), at least
+   * (unless `resumeMaxBytes` is reached first). @default 10000 (`FEED_RESUME_FRAMES`)
+   */
+  readonly resumeFrames: number;
+  /** Bytes those frames may hold per market at most. @default 67108864 (`FEED_RESUME_MAX_BYTES`, 64 MiB) */
+  readonly resumeMaxBytes: number;
+  /**
+   * Order operations (`order.submit`...) of one connection in progress at once; one more is refused
+   * with `too_many_operations`. @default 256 (`FEED_MAX_PENDING_OPERATIONS`)
+   */
+  readonly maxPendingOperations: number;
 }
 
 export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
@@ -42,6 +54,9 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     messagesPerSecond: integer(env, 'FEED_MESSAGES_PER_SECOND', 10, 1, 100_000),
     messageBurst: integer(env, 'FEED_MESSAGE_BURST', 50, 1, 100_000),
     tickerIntervalMs: integer(env, 'FEED_TICKER_INTERVAL_MS', 1_000, 50, 3_600_000),
+    resumeFrames: integer(env, 'FEED_RESUME_FRAMES', 10_000, 0, 1_000_000),
+    resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
+    maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
   });
 }
 

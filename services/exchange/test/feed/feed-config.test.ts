@@ -14,6 +14,9 @@ describe('feed settings', () => {
       messagesPerSecond: 10,
       messageBurst: 50,
       tickerIntervalMs: 1_000,
+      resumeFrames: 10_000,
+      resumeMaxBytes: 67_108_864,
+      maxPendingOperations: 256,
     });
     const set = loadConfig(
       {
@@ -27,6 +30,9 @@ describe('feed settings', () => {
         FEED_MESSAGES_PER_SECOND: '7',
         FEED_MESSAGE_BURST: '8',
         FEED_TICKER_INTERVAL_MS: '250',
+        FEED_RESUME_FRAMES: '20000',
+        FEED_RESUME_MAX_BYTES: '1048576',
+        FEED_MAX_PENDING_OPERATIONS: '16',
       },
       '/srv/app',
     ).feed;
@@ -41,6 +47,9 @@ describe('feed settings', () => {
       messagesPerSecond: 7,
       messageBurst: 8,
       tickerIntervalMs: 250,
+      resumeFrames: 20_000,
+      resumeMaxBytes: 1_048_576,
+      maxPendingOperations: 16,
     });
   });
 
