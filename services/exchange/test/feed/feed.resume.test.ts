@@ -1,0 +1,233 @@
+import { startTcpFront, type TcpFront } from '@platform/testkit/front';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BookFollower, type BookFrame, L3Follower, type L3Frame } from '../../src/feed/book-follower.js';
+import { clientSignV3, nextNonce } from '../support/signing.js';
+import { usePostgresTarget } from '../support/targets.js';
+import { OrderSocket } from './order-socket.js';
+import { type Trader, useFeedApp } from './setup.js';
+import { FeedClient, type Frame } from './ws-client.js';
+
+// Resume from a sequence number (docs/feed.md, Resume): a client whose connection is cut (a TCP
+// front the test owns, testkit's startTcpFront) subscribes again with the last `seq` it saw and
+// receives exactly the frames it missed, none twice, then the live ones: the same frames, field for
+// field, as a client that never lost its connection. Older than the journal holds: the usual
+// snapshot, saying `resumed: false`.
+const target = usePostgresTarget();
+const JOURNAL = 40;
+const feed = useFeedApp(target, { resumeFrames: JOURNAL, messagesPerSecond: 1_000, messageBurst: 1_000 });
+const MARKET = 'btcusdt';
+const PUBLIC = ['trades', 'book', 'book_l3'] as const;
+const PRIVATE = ['orders', 'balances', 'fills'] as const;
+type Channel = (typeof PUBLIC)[number] | (typeof PRIVATE)[number];
+
+/** The frames of committed batches a client got on a channel (not answers, not snapshots). */
+const batchFrames = (client: FeedClient, channel: Channel, from = 0) =>
+  client.frames
+    .slice(from)
+    .filter((f) => f.channel === channel && f.event !== 'subscribed' && f.event !== 'snapshot' && 'seq' in f);
+
+/** The number each channel's subscription starts after, from the `subscribed` answers. */
+async function subscribeAll(
+  client: FeedClient,
+  trader: Trader,
+  resume?: ReadonlyMap<Channel, number>,
+): Promise<Map<Channel, Frame>> {
+  const nonce = nextNonce();
+  const auth = await client.request({
+    op: 'auth',
+    id: 1,
+    key: trader.apiKey,
+    nonce,
+    signature: clientSignV3(trader.secret, '/v3/ws', nonce, '{}'),
+  });
+  expect(auth.event).toBe('authenticated');
+  const answers = new Map<Channel, Frame>();
+  let id = 10;
+  for (const channel of [...PUBLIC, ...PRIVATE]) {
+    const after = resume?.get(channel);
+    const resumeField =
+      after === undefined
+        ? {}
+        : (PUBLIC as readonly string[]).includes(channel)
+          ? { from_seq: after }
+          : { from_seqs: { [MARKET]: after } };
+    const answer = await client.request({
+      op: 'subscribe',
+      id: id++,
+      channel,
+      market: MARKET,
+      ...resumeField,
+    });
+    expect(answer.event, JSON.stringify(answer)).toBe('subscribed');
+    answers.set(channel, answer);
+  }
+  return answers;
+}
+
+/** The last `seq` a client knows of a channel: its last batch frame's, else where it started. */
+function lastSeq(client: FeedClient, channel: Channel, answers: Map<Channel, Frame>): number {
+  const frames = batchFrames(client, channel);
+  const start = answers.get(channel)!;
+  const started = Number(start.seq ?? (start.seqs as Record<string, number>)[MARKET]);
+  return Math.max(started, ...frames.map((f) => Number(f.seq)));
+}
+
+describe('live feed: resume after a cut connection (postgres)', () => {
+  let front: TcpFront;
+  let maker: Trader;
+  let taker: Trader;
+  let makerSocket: OrderSocket;
+  let takerSocket: OrderSocket;
+  const port = () => Number(new URL(feed.url()).port);
+
+  beforeAll(async () => {
+    front = await startTcpFront();
+    front.target(port());
+    maker = await feed.trader();
+    taker = await feed.trader();
+    makerSocket = await OrderSocket.open(feed.wsUrl(), maker.apiKey, maker.secret);
+    takerSocket = await OrderSocket.open(feed.wsUrl(), taker.apiKey, taker.secret);
+  });
+  afterAll(async () => {
+    makerSocket?.close();
+    takerSocket?.close();
+    await front?.close();
+  });
+
+  /** `pairs` crossing pairs (the maker's resting sell taken by the taker's buy) and one resting buy. */
+  async function cross(pairs: number): Promise<void> {
+    for (let i = 0; i < pairs; i += 1) {
+      const price = 37_000 + (i % 5);
+      for (const [socket, amount] of [
+        [makerSocket, -0.01],
+        [takerSocket, 0.006],
+      ] as const) {
+        const answer = await socket.op('order.submit', { symbol: MARKET, type: 'limit', amount, price });
+        expect(answer.error, JSON.stringify(answer)).toBeUndefined();
+      }
+    }
+    const rest = await makerSocket.op('order.submit', {
+      symbol: MARKET,
+      type: 'limit',
+      amount: 0.002,
+      price: 36_000,
+    });
+    expect(rest.error).toBeUndefined();
+  }
+
+  const logEnd = async () =>
+    Number((await feed.app().inject({ method: 'GET', url: `/v3/book/${MARKET}` })).headers['x-book-seq']);
+  const reached = (client: FeedClient, seq: number) =>
+    client.until(
+      () => (batchFrames(client, 'book').some((f) => Number(f.seq) >= seq) ? true : undefined),
+      20_000,
+      `book diff ${seq}`,
+    );
+
+  it('gets exactly the frames it missed, none twice, then goes on live; its books stay verified', async () => {
+    const steady = await feed.connect();
+    await subscribeAll(steady, maker);
+    const moving = await FeedClient.open(`ws://127.0.0.1:${front.port}/v3/ws`);
+    const answers = await subscribeAll(moving, maker);
+    const book = new BookFollower({ price: 2, amount: 6 });
+    const l3 = new L3Follower({ price: 2, amount: 6 });
+    const feedBooks = (client: FeedClient, from: number) => {
+      const outcomes: string[] = [];
+      for (const frame of client.frames.slice(from)) {
+        if (frame.channel === 'book' && (frame.event === 'snapshot' || frame.event === 'diff'))
+          outcomes.push(book.apply(frame as unknown as BookFrame));
+        if (frame.channel === 'book_l3' && (frame.event === 'snapshot' || frame.event === 'diff'))
+          outcomes.push(l3.apply(frame as unknown as L3Frame));
+      }
+      return outcomes;
+    };
+    await cross(4);
+    await reached(moving, await logEnd());
+    expect(new Set(feedBooks(moving, 0))).toEqual(new Set(['applied']));
+    const last = new Map(
+      [...PUBLIC, ...PRIVATE].map((channel) => [channel, lastSeq(moving, channel, answers)] as const),
+    );
+    expect(last.get('book')).toBe(await logEnd());
+
+    // The connection is cut (the front drops it); orders go on meanwhile.
+    front.target(port());
+    await moving.whenClosed();
+    await cross(5);
+    await reached(steady, await logEnd());
+
+    const again = await FeedClient.open(`ws://127.0.0.1:${front.port}/v3/ws`);
+    const resumed = await subscribeAll(again, maker, last);
+    for (const channel of [...PUBLIC, ...PRIVATE]) {
+      expect(resumed.get(channel)!.resumed, channel).toBe(true);
+      const start = resumed.get(channel)!;
+      expect(Number(start.seq ?? (start.seqs as Record<string, number>)[MARKET]), channel).toBe(
+        last.get(channel),
+      );
+    }
+    await cross(3);
+    const end = await logEnd();
+    await reached(again, end);
+    await reached(steady, end);
+    for (const channel of [...PUBLIC, ...PRIVATE]) {
+      const expected = batchFrames(steady, channel).filter((f) => Number(f.seq) > last.get(channel)!);
+      expect(expected.length, `${channel} frames after the cut`).toBeGreaterThan(0);
+      // Exactly what the steady client got after that number: no frame missing, none twice.
+      expect(batchFrames(again, channel), channel).toEqual(expected);
+    }
+    // No snapshot came: the books kept from before the cut go on, every checksum verified.
+    expect(again.frames.filter((f) => f.event === 'snapshot')).toEqual([]);
+    expect(new Set(feedBooks(again, 0))).toEqual(new Set(['applied']));
+    expect(book.restBook()).toEqual(
+      (await feed.app().inject({ method: 'GET', url: `/v3/book/${MARKET}` })).json(),
+    );
+    steady.close();
+    again.close();
+  }, 60_000);
+
+  it('from a number older than the journal holds: resumed false, and the book channels send the usual snapshot', async () => {
+    // More batches than the journal keeps (JOURNAL per market) since seq 0.
+    await cross(JOURNAL);
+    const client = await feed.connect();
+    const answers = await subscribeAll(
+      client,
+      maker,
+      new Map([...PUBLIC, ...PRIVATE].map((channel) => [channel, 0] as const)),
+    );
+    for (const channel of [...PUBLIC, ...PRIVATE]) expect(answers.get(channel)!.resumed, channel).toBe(false);
+    expect(answers.get('book')!.seq).toBe(await logEnd());
+    const snapshot = await client.next((f) => f.channel === 'book' && f.event === 'snapshot');
+    expect(snapshot).toMatchObject({ resumed: false, seq: await logEnd() });
+    expect(await client.next((f) => f.channel === 'book_l3' && f.event === 'snapshot')).toMatchObject({
+      resumed: false,
+    });
+    client.close();
+  }, 60_000);
+
+  it('from a number this node has not reached yet (a client from a node ahead): only the frames after it', async () => {
+    const end = await logEnd();
+    const ahead = end + 4;
+    const client = await feed.connect();
+    const answer = await client.request({
+      op: 'subscribe',
+      id: 1,
+      channel: 'book',
+      market: MARKET,
+      from_seq: ahead,
+    });
+    expect(answer).toMatchObject({ event: 'subscribed', seq: ahead, resumed: true });
+    // One order at a time: batches of one command each, seq end+1, end+2, ...
+    for (let i = 0; i < 8; i += 1) {
+      const placed = await makerSocket.op('order.submit', {
+        symbol: MARKET,
+        type: 'limit',
+        amount: 0.001,
+        price: 30_000 + i,
+      });
+      expect(placed.error).toBeUndefined();
+    }
+    await reached(client, end + 8);
+    const seqs = batchFrames(client, 'book').map((f) => Number(f.seq));
+    expect(seqs).toEqual([end + 5, end + 6, end + 7, end + 8]);
+    client.close();
+  }, 60_000);
+});
