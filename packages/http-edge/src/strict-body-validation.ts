@@ -32,8 +32,9 @@ export function strictBodyValidator(schema: object): (body: unknown) => BodyChec
   const validate = compile({ schema, method: 'POST', url: '', httpPart: 'body' });
   return (body) => {
     if (validate(body)) return { ok: true };
-    const first = validate.errors?.[0];
-    // Fastify's wording of a body's first failure: `body/amount must be string`.
-    return { ok: false, message: `body${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}` };
+    // Fastify's wording (its schemaErrorFormatter): `body/amount must be string, ...`.
+    const errors = validate.errors ?? [];
+    const message = errors.map((error) => `body${error.instancePath} ${error.message}`).join(', ');
+    return { ok: false, message: message || 'body is invalid' };
   };
 }
