@@ -1,4 +1,4 @@
-import { boolean, integer } from '../settings/parse.js';
+import { boolean, ConfigError, integer } from '../settings/parse.js';
 
 /** The live WebSocket feed at `/v3/ws` (src/feed/, docs/feed.md). */
 export interface FeedConfig {
@@ -40,6 +40,13 @@ export interface FeedConfig {
    * with `too_many_operations`. @default 256 (`FEED_MAX_PENDING_OPERATIONS`)
    */
   readonly maxPendingOperations: number;
+  /**
+   * The share of the process's time the feed's writes to its subscribers may take (0.01..1): after
+   * a round of writes that took c of CPU the next waits c x (1 / share - 1), and what committed
+   * meanwhile goes out in it, so order entry keeps the rest whatever the number of subscribers.
+   * 1: no wait. @default 0.2 (`FEED_FANOUT_SHARE`)
+   */
+  readonly fanOutShare: number;
 }
 
 export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
@@ -57,7 +64,18 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     resumeFrames: integer(env, 'FEED_RESUME_FRAMES', 10_000, 0, 1_000_000),
     resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
+    fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.2),
   });
+}
+
+/** A share between 0.01 and 1 (a decimal number), or the setting's error. */
+function share(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^(0(\.\d+)?|1(\.0+)?)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!(value >= 0.01 && value <= 1))
+    throw new ConfigError(name, `expected a share between 0.01 and 1, got "${raw}"`);
+  return value;
 }
 
 /** The feed settings with every default (tests and in-process apps). */

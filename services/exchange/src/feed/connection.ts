@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import type { AuthDeps } from '../auth/authenticate.js';
 import type { CandleChannel } from '../candles/channel.js';
@@ -19,7 +20,9 @@ import {
   type Subscription,
   subscriptionKey,
 } from './protocol.js';
+import { SendQueue } from './send-queue.js';
 import type { TickerRound } from './tickers.js';
+import { textFrame } from './ws-frame.js';
 
 export interface ConnectionLimits {
   /** Subscriptions one connection may hold. */
@@ -50,6 +53,10 @@ export interface ConnectionDeps {
   readonly onError: (error: unknown) => void;
 }
 
+function* framed(payloads: Iterable<Buffer>): Generator<Buffer> {
+  for (const payload of payloads) yield textFrame(payload);
+}
+
 type SubscribeFrame = Extract<ClientFrame, { readonly subscription: Subscription }>;
 
 /** How long a dropped connection may take to close before its socket is destroyed. */
@@ -69,11 +76,20 @@ export class FeedConnection implements Peer, KeyHolder {
   private readonly budget: MessageBudget;
   private closed = false;
   private pendingOperations = 0;
+  /** Frames framed once for many connections, written to the TCP socket under the WebSocket. */
+  private readonly queue: SendQueue | undefined;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly deps: ConnectionDeps,
+    /**
+     * The TCP socket under the WebSocket (the upgraded request's): frames framed once for many
+     * connections (ws-frame.ts) are written to it directly, between the messages `ws` writes itself
+     * (it writes each at once: no compression is negotiated).
+     */
+    raw?: Socket,
   ) {
+    this.queue = raw ? new SendQueue(raw, deps.limits.maxBufferedBytes) : undefined;
     this.budget = new MessageBudget(deps.limits.messagesPerSecond, deps.limits.messageBurst, deps.now());
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('close', () => this.release());
@@ -86,13 +102,32 @@ export class FeedConnection implements Peer, KeyHolder {
       this.deps.hub.dropped.closed += 1;
       return;
     }
-    if (this.socket.bufferedAmount > this.deps.limits.maxBufferedBytes) {
+    if ((this.queue?.pending ?? this.socket.bufferedAmount) > this.deps.limits.maxBufferedBytes) {
       this.deps.hub.dropped.slow_consumer += 1;
       this.drop(CLOSE.slowConsumer, 'slow consumer: send buffer full');
       return;
     }
     // A text frame even when given as bytes (JSON, UTF-8).
     this.socket.send(frame, { binary: false });
+  }
+
+  deliverFramed(frames: readonly Buffer[], payloads: readonly Buffer[]): void {
+    if (!this.queue || this.closed || this.socket.readyState !== this.socket.OPEN) {
+      for (const payload of payloads) this.deliver(payload);
+      return;
+    }
+    if (!this.queue.push(frames)) {
+      this.deps.hub.dropped.slow_consumer += 1;
+      this.drop(CLOSE.slowConsumer, 'slow consumer: send buffer full');
+    }
+  }
+
+  replay(payloads: Iterable<Buffer>): void {
+    if (!this.queue) {
+      for (const payload of payloads) this.deliver(payload);
+      return;
+    }
+    this.queue.replay(framed(payloads));
   }
 
   /** Closes the connection (server shutdown). */

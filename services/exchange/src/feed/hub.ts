@@ -63,13 +63,19 @@ export class FeedHub {
     private readonly orders: OrderService,
     private readonly reference: ReferenceData,
     private readonly journalLimits: JournalLimits = DEFAULT_JOURNAL,
-    /** Socket writes per turn of the event loop (see Outbox). @default 256 */
+    /** The share of the process's time the fan-out's writes may take (see Outbox). @default 1 */
+    fanOutShare = 1,
+    /** Connections written per turn of the event loop (see Outbox). @default 256 */
     sendsPerTurn = 256,
   ) {
     // While the outbox still writes, new batches wait and are coalesced into the next flush.
-    this.outbox = new Outbox(sendsPerTurn, () => {
-      if (this.dirty) this.scheduleFlush();
-    });
+    this.outbox = new Outbox(
+      sendsPerTurn,
+      () => {
+        if (this.dirty) this.scheduleFlush();
+      },
+      fanOutShare,
+    );
   }
 
   /**
@@ -165,10 +171,10 @@ export class FeedHub {
     } else {
       const entries = this.replayable(state, after, channel === 'trades');
       if (!entries) return false;
-      for (const entry of entries) {
-        const frame = framesOf(entry.frames, channel);
-        if (frame) this.outbox.push(frame, [peer]);
-      }
+      this.replay(
+        peer,
+        lazy(entries, (entry) => framesOf(entry.frames, channel)),
+      );
     }
     state.peers[channel].add(peer);
     return true;
@@ -196,17 +202,23 @@ export class FeedHub {
       if (!entries) return false;
       replays.push(entries);
     }
-    for (const entries of replays)
-      for (const entry of entries) {
-        const frame = privateFrames(this.reference, entry.batch, channel, (id) => id === accountId).get(
-          accountId,
-        );
-        if (frame) this.outbox.push(frame, [peer]);
-      }
+    const mine = (id: number) => id === accountId;
+    this.replay(
+      peer,
+      lazy(replays.flat(), (entry) =>
+        privateFrames(this.reference, entry.batch, channel, mine).get(accountId),
+      ),
+    );
     if (ahead.size > 0)
       this.privateGates.set(peer, new Map([...(this.privateGates.get(peer) ?? []), ...ahead]));
     this.addPrivate(peer, channel, accountId);
     return true;
+  }
+
+  /** A resume's frames for one connection: taken as it drains when it can (send-queue.ts), else queued. */
+  private replay(peer: Peer, frames: Iterable<Buffer>): void {
+    if (peer.replay) peer.replay(frames);
+    else for (const frame of frames) this.outbox.push(frame, [peer]);
   }
 
   /**
@@ -360,4 +372,15 @@ export class FeedHub {
 
 function framesOf(frames: BatchFrames, channel: SequencedChannel): Buffer | undefined {
   return channel === 'trades' ? frames.trades : channel === 'book' ? frames.book : frames.l3;
+}
+
+/** The frames of `entries` (those `frameOf` gives), made one at a time as they are taken. */
+function* lazy(
+  entries: readonly JournalEntry[],
+  frameOf: (entry: JournalEntry) => Buffer | undefined,
+): Generator<Buffer> {
+  for (const entry of entries) {
+    const frame = frameOf(entry);
+    if (frame) yield frame;
+  }
 }

@@ -28,10 +28,12 @@ export async function registerFeed(
   /** The REST routes' request limits, which the order operations count against too. */
   requestLimits?: RequestLimitsOptions,
 ): Promise<FeedHub> {
-  const hub = new FeedHub(deps.orders, deps.reference, {
-    frames: config.resumeFrames,
-    maxBytes: config.resumeMaxBytes,
-  });
+  const hub = new FeedHub(
+    deps.orders,
+    deps.reference,
+    { frames: config.resumeFrames, maxBytes: config.resumeMaxBytes },
+    config.fanOutShare,
+  );
   hub.start();
   const candles = new CandleChannel(
     deps.db,
@@ -108,19 +110,23 @@ export async function registerFeed(
         return;
       }
       perAddress.set(address, fromAddress + 1);
-      const connection = new FeedConnection(socket, {
-        hub,
-        tickers,
-        candles,
-        auth: deps.auth,
-        keys,
-        limits,
-        routes: deps,
-        operationLimits: limitOperation,
-        address,
-        now: deps.now,
-        onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
-      });
+      const connection = new FeedConnection(
+        socket,
+        {
+          hub,
+          tickers,
+          candles,
+          auth: deps.auth,
+          keys,
+          limits,
+          routes: deps,
+          operationLimits: limitOperation,
+          address,
+          now: deps.now,
+          onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
+        },
+        request.raw.socket,
+      );
       connections.add(connection);
       socket.on('close', () => {
         connections.delete(connection);

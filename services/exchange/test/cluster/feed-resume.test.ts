@@ -150,13 +150,23 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     const onEntry = await follower(entry.url, traders[0]!);
     const onSteady = await follower(steadyNode.url, traders[0]!);
     clients.push(onOwner.client, onEntry.client, onSteady.client);
-    const maker = await OrderSocket.open(`${entry.url.replace('http', 'ws')}/v3/ws`, traders[1]!.apiKey, traders[1]!.secret);
-    const taker = await OrderSocket.open(`${entry.url.replace('http', 'ws')}/v3/ws`, traders[0]!.apiKey, traders[0]!.secret);
+    const maker = await OrderSocket.open(
+      `${entry.url.replace('http', 'ws')}/v3/ws`,
+      traders[1]!.apiKey,
+      traders[1]!.secret,
+    );
+    const taker = await OrderSocket.open(
+      `${entry.url.replace('http', 'ws')}/v3/ws`,
+      traders[0]!.apiKey,
+      traders[0]!.secret,
+    );
     sockets.push(maker, taker);
     await cross(10, maker, taker);
     let end = await logEnd();
     for (const { client } of [onOwner, onEntry, onSteady]) await reached(client, end);
-    const from = Math.max(...[onOwner, onEntry, onSteady].flatMap(({ starts }) => [...starts.values()].map(startOf)));
+    const from = Math.max(
+      ...[onOwner, onEntry, onSteady].flatMap(({ starts }) => [...starts.values()].map(startOf)),
+    );
     for (const channel of [...PUBLIC, ...PRIVATE]) {
       const frames = [onOwner, onEntry, onSteady].map(({ client }) =>
         batchFrames(client, channel).filter((f) => Number(f.seq) > from),
@@ -172,7 +182,10 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     const last = new Map<Channel, number>(
       [...PUBLIC, ...PRIVATE].map((channel) => [
         channel,
-        Math.max(startOf(onOwner.starts.get(channel)!), ...batchFrames(onOwner.client, channel).map((f) => Number(f.seq))),
+        Math.max(
+          startOf(onOwner.starts.get(channel)!),
+          ...batchFrames(onOwner.client, channel).map((f) => Number(f.seq)),
+        ),
       ]),
     );
     const kept = verify(onOwner.client);
@@ -194,7 +207,9 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     await reached(moved.client, end);
     await reached(onSteady.client, end);
     for (const channel of [...PUBLIC, ...PRIVATE]) {
-      const expected = batchFrames(onSteady.client, channel).filter((f) => Number(f.seq) > last.get(channel)!);
+      const expected = batchFrames(onSteady.client, channel).filter(
+        (f) => Number(f.seq) > last.get(channel)!,
+      );
       expect(expected.length, `${channel} after the kill`).toBeGreaterThan(0);
       expect(batchFrames(moved.client, channel), channel).toEqual(expected);
     }
@@ -214,7 +229,9 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     expect(new Map(rows.map((r) => [Number(r.id), r.account_id]))).toEqual(acked);
     // Candles: the same on both live nodes.
     const candles = await Promise.all(
-      [entry, steadyNode].map(async (node) => (await fetch(`${node.url}/v3/candles/${MARKET}?resolution=1m`)).json()),
+      [entry, steadyNode].map(async (node) =>
+        (await fetch(`${node.url}/v3/candles/${MARKET}?resolution=1m`)).json(),
+      ),
     );
     expect((candles[0] as unknown[]).length).toBeGreaterThan(0);
     expect(candles[1]).toEqual(candles[0]);

@@ -17,6 +17,7 @@ describe('feed settings', () => {
       resumeFrames: 10_000,
       resumeMaxBytes: 67_108_864,
       maxPendingOperations: 256,
+      fanOutShare: 0.2,
     });
     const set = loadConfig(
       {
@@ -33,6 +34,7 @@ describe('feed settings', () => {
         FEED_RESUME_FRAMES: '20000',
         FEED_RESUME_MAX_BYTES: '1048576',
         FEED_MAX_PENDING_OPERATIONS: '16',
+        FEED_FANOUT_SHARE: '1',
       },
       '/srv/app',
     ).feed;
@@ -50,6 +52,7 @@ describe('feed settings', () => {
       resumeFrames: 20_000,
       resumeMaxBytes: 1_048_576,
       maxPendingOperations: 16,
+      fanOutShare: 1,
     });
   });
 
@@ -59,5 +62,7 @@ describe('feed settings', () => {
     );
     expect(() => loadConfig({ FEED_ENABLED: 'maybe' })).toThrow(/FEED_ENABLED/);
     expect(() => loadConfig({ FEED_MAX_CONNECTIONS: '-1' })).toThrow(/FEED_MAX_CONNECTIONS/);
+    for (const wrong of ['0', '1.5', '0.001', 'half', '-0.2'])
+      expect(() => loadConfig({ FEED_FANOUT_SHARE: wrong })).toThrow(/FEED_FANOUT_SHARE/);
   });
 });

@@ -164,6 +164,12 @@ describe('live feed: resume after a cut connection (postgres)', () => {
         last.get(channel),
       );
     }
+    // Each `subscribed` answer came before the first frame it announced.
+    for (const channel of [...PUBLIC, ...PRIVATE]) {
+      const answer = again.frames.indexOf(resumed.get(channel)!);
+      const first = again.frames.findIndex((f) => f.channel === channel && f.event !== 'subscribed');
+      if (first >= 0) expect(first, channel).toBeGreaterThan(answer);
+    }
     await cross(3);
     const end = await logEnd();
     await reached(again, end);
@@ -228,6 +234,59 @@ describe('live feed: resume after a cut connection (postgres)', () => {
     await reached(client, end + 8);
     const seqs = batchFrames(client, 'book').map((f) => Number(f.seq));
     expect(seqs).toEqual([end + 5, end + 6, end + 7, end + 8]);
+    client.close();
+  }, 60_000);
+});
+
+describe('live feed: a resume larger than the send buffer bound (postgres)', () => {
+  // A database of its own: one process writes a database's books.
+  const bounded = useFeedApp(usePostgresTarget(), {
+    maxBufferedBytes: 16_384,
+    resumeFrames: 5_000,
+    messagesPerSecond: 1_000,
+    messageBurst: 1_000,
+  });
+
+  it('is written as the client reads, all of it, not dropped as a slow consumer', async () => {
+    const trader = await bounded.trader();
+    const socket = await OrderSocket.open(bounded.wsUrl(), trader.apiKey, trader.secret);
+    // 300 batches of one order each: far more book and book_l3 frames than 16 KiB.
+    for (let i = 0; i < 300; i += 1) {
+      const answer = await socket.op('order.submit', {
+        symbol: MARKET,
+        type: 'limit',
+        amount: 0.001,
+        price: 20_000 + i,
+      });
+      expect(answer.error).toBeUndefined();
+    }
+    socket.close();
+    const client = await bounded.connect();
+    for (const [id, channel] of [
+      [1, 'book'],
+      [2, 'book_l3'],
+    ] as const)
+      expect(
+        await client.request({ op: 'subscribe', id, channel, market: MARKET, from_seq: 0 }),
+      ).toMatchObject({
+        resumed: true,
+      });
+    await client.until(
+      () =>
+        batchFrames(client, 'book_l3').length >= 300 && batchFrames(client, 'book').length >= 300
+          ? true
+          : undefined,
+      30_000,
+      'the whole replay',
+    );
+    const bytes = client.frames.reduce((sum, f) => sum + JSON.stringify(f).length, 0);
+    expect(bytes).toBeGreaterThan(4 * 16_384);
+    expect(client.closed).toBeUndefined();
+    const l3 = new L3Follower({ price: 2, amount: 6 });
+    l3.apply({ event: 'snapshot', seq: 0, bids: [], asks: [] });
+    for (const frame of batchFrames(client, 'book_l3'))
+      expect(l3.apply(frame as unknown as L3Frame)).toBe('applied');
+    expect(l3.orders('bid')).toHaveLength(300);
     client.close();
   }, 60_000);
 });
