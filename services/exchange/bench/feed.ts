@@ -14,8 +14,8 @@
  * - memory: the server's heap and RSS with the subscribers connected and idle (nothing subscribed),
  *   then subscribed to book and trades of a quiet market, per connection (`--expose-gc`).
  *
- *   npm run bench:feed -w services/exchange [-- --only entry|fanout --rounds 3 --seconds 4
- *     --clients 32 --concurrency 16 --subscribers 1000]
+ *   npm run bench:feed -w services/exchange [-- --only entry|fanout|memory --rounds 3 --seconds 4
+ *     --clients 32 --concurrency 16 --subscribers 1000 --share 0.2]
  */
 
 import { fork } from 'node:child_process';
@@ -35,6 +35,8 @@ const seconds = numberOption('seconds', 4);
 const clients = numberOption('clients', 32);
 const concurrency = numberOption('concurrency', 16);
 const subscribers = numberOption('subscribers', 1000);
+/** FEED_FANOUT_SHARE of the app (its default unless given). */
+const share = numberOption('share', defaultFeedConfig().fanOutShare);
 const MARKET = 'btcuah';
 
 interface Delivery {
@@ -82,7 +84,11 @@ try {
     reference,
     secretBox,
     commits,
-    feed: { ...defaultFeedConfig(), maxConnectionsPerAddress: subscribers + clients + 10 },
+    feed: {
+      ...defaultFeedConfig(),
+      maxConnectionsPerAddress: subscribers + clients + 10,
+      fanOutShare: share,
+    },
   });
   const server = await listenOnFreePort(app);
   const wsUrl = `${server.url.replace('http', 'ws')}/v3/ws`;
@@ -114,7 +120,7 @@ try {
     );
 
   console.log(
-    `PostgreSQL, node ${process.version}, ${rounds} rounds of ${seconds} s per phase, load average at start ${load()}`,
+    `PostgreSQL, node ${process.version}, ${rounds} rounds of ${seconds} s per phase, FEED_FANOUT_SHARE ${share}, load average at start ${load()}`,
   );
   // Warm-up: both paths compiled and the book holds some orders.
   await rest(restKeys.slice(0, clients), 1_000);

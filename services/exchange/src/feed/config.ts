@@ -41,12 +41,14 @@ export interface FeedConfig {
    */
   readonly maxPendingOperations: number;
   /**
-   * The share of the process's time the feed's writes to its subscribers may take (0.01..1): after
-   * a round of writes that took c of CPU the next waits c x (1 / share - 1), and what committed
-   * meanwhile goes out in it, so order entry keeps the rest whatever the number of subscribers.
-   * 1: no wait. @default 0.2 (`FEED_FANOUT_SHARE`)
+   * The share of the process's CPU the feed's writes to its subscribers may take while order entry
+   * keeps it busy (0.01..1): after a round of writes that cost c, the next waits until the process
+   * spent c x (1 / share - 1) on other work, and what committed meanwhile goes out in it
+   * (src/feed/fan-out-pace.ts). 1: no wait. @default 0.1 (`FEED_FANOUT_SHARE`)
    */
   readonly fanOutShare: number;
+  /** The longest that wait (also when the process is idle). @default 250 (`FEED_FANOUT_MAX_DELAY_MS`) */
+  readonly fanOutMaxDelayMs: number;
 }
 
 export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
@@ -64,7 +66,8 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     resumeFrames: integer(env, 'FEED_RESUME_FRAMES', 10_000, 0, 1_000_000),
     resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
-    fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.2),
+    fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.1),
+    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 250, 1, 10_000),
   });
 }
 

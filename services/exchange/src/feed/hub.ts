@@ -3,10 +3,12 @@ import type { TradingMarket } from '../orders/markets.js';
 import type { OrderService } from '../orders/service.js';
 import type { ReferenceData } from '../reference/load.js';
 import { CLOSE } from './errors.js';
+import { FanOutPace, processCpu } from './fan-out-pace.js';
 import { FrameJournal, type JournalEntry, type JournalLimits } from './journal.js';
 import { type BatchFrames, MarketFrames } from './market-frames.js';
 import { Outbox, type QueuedFrame } from './outbox.js';
 import type { Peer } from './peer.js';
+import { PeerSet } from './peer-set.js';
 import { privateFrames } from './private-frames.js';
 import { PRIVATE_CHANNELS, type PrivateChannel, type SequencedChannel } from './protocol.js';
 
@@ -16,7 +18,7 @@ type HubChannel = SequencedChannel | 'ticker';
 interface MarketState {
   readonly frames: MarketFrames;
   readonly journal: FrameJournal;
-  readonly peers: Record<HubChannel, Set<Peer>>;
+  readonly peers: Record<HubChannel, PeerSet>;
   /**
    * Peers that resumed from a sequence number this node had not reached yet (they came from a node
    * ahead of this one): they get only the frames after that number, then the gate goes.
@@ -42,7 +44,7 @@ export const DEFAULT_JOURNAL: JournalLimits = { frames: 10_000, maxBytes: 64 * 1
  */
 export class FeedHub {
   private readonly markets = new Map<string, MarketState>();
-  private readonly privatePeers: Record<PrivateChannel, Map<number, Set<Peer>>> = {
+  private readonly privatePeers: Record<PrivateChannel, Map<number, PeerSet>> = {
     orders: new Map(),
     balances: new Map(),
     fills: new Map(),
@@ -63,8 +65,8 @@ export class FeedHub {
     private readonly orders: OrderService,
     private readonly reference: ReferenceData,
     private readonly journalLimits: JournalLimits = DEFAULT_JOURNAL,
-    /** The share of the process's time the fan-out's writes may take (see Outbox). @default 1 */
-    fanOutShare = 1,
+    /** The share of the process's CPU the fan-out's writes may take, and its longest wait (fan-out-pace.ts). @default no pacing */
+    fanOut: { readonly share: number; readonly maxDelayMs: number } = { share: 1, maxDelayMs: 0 },
     /** Connections written per turn of the event loop (see Outbox). @default 256 */
     sendsPerTurn = 256,
   ) {
@@ -74,7 +76,9 @@ export class FeedHub {
       () => {
         if (this.dirty) this.scheduleFlush();
       },
-      fanOutShare,
+      fanOut.share < 1
+        ? new FanOutPace(fanOut.share, fanOut.maxDelayMs, processCpu, () => performance.now())
+        : undefined,
     );
   }
 
@@ -90,7 +94,7 @@ export class FeedHub {
       this.markets.set(market.id, {
         frames: new MarketFrames(market, writer.view(), writer.committedLive(), seq),
         journal: new FrameJournal(this.journalLimits, seq),
-        peers: { trades: new Set(), book: new Set(), book_l3: new Set(), ticker: new Set() },
+        peers: { trades: new PeerSet(), book: new PeerSet(), book_l3: new PeerSet(), ticker: new PeerSet() },
         gates: { trades: new Map(), book: new Map(), book_l3: new Map() },
         tickerDirty: false,
       });
@@ -234,7 +238,7 @@ export class FeedHub {
 
   addPrivate(peer: Peer, channel: PrivateChannel, accountId: number): void {
     const byAccount = this.privatePeers[channel];
-    const peers = byAccount.get(accountId) ?? new Set();
+    const peers = byAccount.get(accountId) ?? new PeerSet();
     peers.add(peer);
     byAccount.set(accountId, peers);
   }
@@ -309,7 +313,7 @@ export class FeedHub {
     if (peers.size === 0) return;
     const gates = state.gates[channel];
     if (gates.size === 0) {
-      this.outbox.push(frame, peers);
+      this.outbox.push(frame, peers.list());
       return;
     }
     const open: Peer[] = [];
@@ -348,7 +352,10 @@ export class FeedHub {
       const frames = privateFrames(this.reference, batch, channel, (id) => byAccount.has(id));
       for (const [accountId, frame] of frames) {
         const peers = byAccount.get(accountId)!;
-        this.outbox.push(frame, this.privateGates.size === 0 ? peers : this.ungated(peers, channel, batch));
+        this.outbox.push(
+          frame,
+          this.privateGates.size === 0 ? peers.list() : this.ungated(peers, channel, batch),
+        );
       }
     }
   }

@@ -32,7 +32,7 @@ export async function registerFeed(
     deps.orders,
     deps.reference,
     { frames: config.resumeFrames, maxBytes: config.resumeMaxBytes },
-    config.fanOutShare,
+    { share: config.fanOutShare, maxDelayMs: config.fanOutMaxDelayMs },
   );
   hub.start();
   const candles = new CandleChannel(

@@ -17,7 +17,8 @@ describe('feed settings', () => {
       resumeFrames: 10_000,
       resumeMaxBytes: 67_108_864,
       maxPendingOperations: 256,
-      fanOutShare: 0.2,
+      fanOutShare: 0.1,
+      fanOutMaxDelayMs: 250,
     });
     const set = loadConfig(
       {
@@ -35,6 +36,7 @@ describe('feed settings', () => {
         FEED_RESUME_MAX_BYTES: '1048576',
         FEED_MAX_PENDING_OPERATIONS: '16',
         FEED_FANOUT_SHARE: '1',
+        FEED_FANOUT_MAX_DELAY_MS: '50',
       },
       '/srv/app',
     ).feed;
@@ -53,6 +55,7 @@ describe('feed settings', () => {
       resumeMaxBytes: 1_048_576,
       maxPendingOperations: 16,
       fanOutShare: 1,
+      fanOutMaxDelayMs: 50,
     });
   });
 
