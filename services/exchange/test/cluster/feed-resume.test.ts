@@ -6,8 +6,15 @@ import { openStorage } from '../../src/db/open.js';
 import { BookFollower, type BookFrame, L3Follower, type L3Frame } from '../../src/feed/book-follower.js';
 import { syncCurrencies } from '../../src/ledger/store.js';
 import { OrderSocket } from '../feed/order-socket.js';
-import { FeedClient, type Frame } from '../feed/ws-client.js';
-import { clientSignV3, nextNonce } from '../support/signing.js';
+import {
+  batchFrames,
+  lastSeqOf,
+  SEQUENCED,
+  type Sequenced,
+  startOf,
+  subscribeSequenced,
+} from '../feed/sequenced-channels.js';
+import { FeedClient } from '../feed/ws-client.js';
 import { reference } from '../support/targets.js';
 import { fundedTraders, ownerOf, startExchangeCluster, type Trader } from './cluster-support.js';
 
@@ -22,45 +29,14 @@ const database = useTestDatabase('exchange_cluster_feed_resume');
 const MARKET = 'btcuah';
 // btcuah: prices in whole uah, amounts in 10^-6 btc.
 const PRECISION = { price: 0, amount: 6 };
-const PUBLIC = ['trades', 'book', 'book_l3'] as const;
-const PRIVATE = ['orders', 'fills', 'balances'] as const;
-type Channel = (typeof PUBLIC)[number] | (typeof PRIVATE)[number];
-
-const batchFrames = (client: FeedClient, channel: Channel) =>
-  client.frames.filter(
-    (f) => f.channel === channel && f.event !== 'subscribed' && f.event !== 'snapshot' && 'seq' in f,
-  );
+type Channel = Sequenced;
 
 /** A client on `url` as `trader`, every channel of MARKET, from the numbers in `resume` if given. */
 async function follower(url: string, trader: Trader, resume?: ReadonlyMap<Channel, number>) {
   const client = await FeedClient.open(`${url.replace('http', 'ws')}/v3/ws`);
-  const nonce = nextNonce();
-  const auth = await client.request({
-    op: 'auth',
-    id: 1,
-    key: trader.apiKey,
-    nonce,
-    signature: clientSignV3(trader.secret, '/v3/ws', nonce, '{}'),
-  });
-  expect(auth.event).toBe('authenticated');
-  const starts = new Map<Channel, Frame>();
-  let id = 10;
-  for (const channel of [...PUBLIC, ...PRIVATE]) {
-    const after = resume?.get(channel);
-    const extra =
-      after === undefined
-        ? {}
-        : (PUBLIC as readonly string[]).includes(channel)
-          ? { from_seq: after }
-          : { from_seqs: { [MARKET]: after } };
-    const answer = await client.request({ op: 'subscribe', id: id++, channel, market: MARKET, ...extra });
-    expect(answer.event, JSON.stringify(answer)).toBe('subscribed');
-    starts.set(channel, answer);
-  }
-  return { client, starts };
+  await client.authenticate(trader.apiKey, trader.secret);
+  return { client, starts: await subscribeSequenced(client, MARKET, resume) };
 }
-
-const startOf = (answer: Frame) => Number(answer.seq ?? (answer.seqs as Record<string, number>)[MARKET]);
 
 /** Applies the book frames of a client to checksum-checking followers; the outcomes. */
 function verify(client: FeedClient, book = new BookFollower(PRECISION), l3 = new L3Follower(PRECISION)) {
@@ -165,9 +141,11 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     let end = await logEnd();
     for (const { client } of [onOwner, onEntry, onSteady]) await reached(client, end);
     const from = Math.max(
-      ...[onOwner, onEntry, onSteady].flatMap(({ starts }) => [...starts.values()].map(startOf)),
+      ...[onOwner, onEntry, onSteady].flatMap(({ starts }) =>
+        [...starts.values()].map((answer) => startOf(answer, MARKET)),
+      ),
     );
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of SEQUENCED) {
       const frames = [onOwner, onEntry, onSteady].map(({ client }) =>
         batchFrames(client, channel).filter((f) => Number(f.seq) > from),
       );
@@ -180,12 +158,9 @@ describe('exchange cluster: checksummed books, resume on another node after the 
 
     // The owner dies; its client saw every frame up to `last`. Orders go on through the entry node.
     const last = new Map<Channel, number>(
-      [...PUBLIC, ...PRIVATE].map((channel) => [
+      SEQUENCED.map((channel) => [
         channel,
-        Math.max(
-          startOf(onOwner.starts.get(channel)!),
-          ...batchFrames(onOwner.client, channel).map((f) => Number(f.seq)),
-        ),
+        lastSeqOf(onOwner.client, channel, onOwner.starts.get(channel)!, MARKET),
       ]),
     );
     const kept = verify(onOwner.client);
@@ -198,15 +173,15 @@ describe('exchange cluster: checksummed books, resume on another node after the 
     // It resumes on the third node (which followed the market, or writes it now).
     const moved = await follower(steadyNode.url, traders[0]!, last);
     clients.push(moved.client);
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of SEQUENCED) {
       expect(moved.starts.get(channel)!.resumed, channel).toBe(true);
-      expect(startOf(moved.starts.get(channel)!), channel).toBe(last.get(channel));
+      expect(startOf(moved.starts.get(channel)!, MARKET), channel).toBe(last.get(channel));
     }
     await cross(3, maker, taker);
     end = await logEnd();
     await reached(moved.client, end);
     await reached(onSteady.client, end);
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of SEQUENCED) {
       const expected = batchFrames(onSteady.client, channel).filter(
         (f) => Number(f.seq) > last.get(channel)!,
       );

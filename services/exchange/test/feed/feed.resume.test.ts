@@ -1,9 +1,16 @@
 import { startTcpFront, type TcpFront } from '@platform/testkit/front';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BookFollower, type BookFrame, L3Follower, type L3Frame } from '../../src/feed/book-follower.js';
-import { clientSignV3, nextNonce } from '../support/signing.js';
 import { usePostgresTarget } from '../support/targets.js';
 import { OrderSocket } from './order-socket.js';
+import {
+  batchFrames,
+  lastSeqOf,
+  SEQUENCED,
+  type Sequenced,
+  startOf,
+  subscribeSequenced,
+} from './sequenced-channels.js';
 import { type Trader, useFeedApp } from './setup.js';
 import { FeedClient, type Frame } from './ws-client.js';
 
@@ -16,61 +23,20 @@ const target = usePostgresTarget();
 const JOURNAL = 40;
 const feed = useFeedApp(target, { resumeFrames: JOURNAL, messagesPerSecond: 1_000, messageBurst: 1_000 });
 const MARKET = 'btcusdt';
-const PUBLIC = ['trades', 'book', 'book_l3'] as const;
-const PRIVATE = ['orders', 'balances', 'fills'] as const;
-type Channel = (typeof PUBLIC)[number] | (typeof PRIVATE)[number];
+const PUBLIC_AND_PRIVATE = SEQUENCED;
+type Channel = Sequenced;
 
-/** The frames of committed batches a client got on a channel (not answers, not snapshots). */
-const batchFrames = (client: FeedClient, channel: Channel, from = 0) =>
-  client.frames
-    .slice(from)
-    .filter((f) => f.channel === channel && f.event !== 'subscribed' && f.event !== 'snapshot' && 'seq' in f);
-
-/** The number each channel's subscription starts after, from the `subscribed` answers. */
 async function subscribeAll(
   client: FeedClient,
   trader: Trader,
   resume?: ReadonlyMap<Channel, number>,
 ): Promise<Map<Channel, Frame>> {
-  const nonce = nextNonce();
-  const auth = await client.request({
-    op: 'auth',
-    id: 1,
-    key: trader.apiKey,
-    nonce,
-    signature: clientSignV3(trader.secret, '/v3/ws', nonce, '{}'),
-  });
-  expect(auth.event).toBe('authenticated');
-  const answers = new Map<Channel, Frame>();
-  let id = 10;
-  for (const channel of [...PUBLIC, ...PRIVATE]) {
-    const after = resume?.get(channel);
-    const resumeField =
-      after === undefined
-        ? {}
-        : (PUBLIC as readonly string[]).includes(channel)
-          ? { from_seq: after }
-          : { from_seqs: { [MARKET]: after } };
-    const answer = await client.request({
-      op: 'subscribe',
-      id: id++,
-      channel,
-      market: MARKET,
-      ...resumeField,
-    });
-    expect(answer.event, JSON.stringify(answer)).toBe('subscribed');
-    answers.set(channel, answer);
-  }
-  return answers;
+  await client.authenticate(trader.apiKey, trader.secret);
+  return subscribeSequenced(client, MARKET, resume);
 }
 
-/** The last `seq` a client knows of a channel: its last batch frame's, else where it started. */
-function lastSeq(client: FeedClient, channel: Channel, answers: Map<Channel, Frame>): number {
-  const frames = batchFrames(client, channel);
-  const start = answers.get(channel)!;
-  const started = Number(start.seq ?? (start.seqs as Record<string, number>)[MARKET]);
-  return Math.max(started, ...frames.map((f) => Number(f.seq)));
-}
+const lastSeq = (client: FeedClient, channel: Channel, answers: Map<Channel, Frame>) =>
+  lastSeqOf(client, channel, answers.get(channel)!, MARKET);
 
 describe('live feed: resume after a cut connection (postgres)', () => {
   let front: TcpFront;
@@ -145,7 +111,7 @@ describe('live feed: resume after a cut connection (postgres)', () => {
     await reached(moving, await logEnd());
     expect(new Set(feedBooks(moving, 0))).toEqual(new Set(['applied']));
     const last = new Map(
-      [...PUBLIC, ...PRIVATE].map((channel) => [channel, lastSeq(moving, channel, answers)] as const),
+      PUBLIC_AND_PRIVATE.map((channel) => [channel, lastSeq(moving, channel, answers)] as const),
     );
     expect(last.get('book')).toBe(await logEnd());
 
@@ -157,15 +123,13 @@ describe('live feed: resume after a cut connection (postgres)', () => {
 
     const again = await FeedClient.open(`ws://127.0.0.1:${front.port}/v3/ws`);
     const resumed = await subscribeAll(again, maker, last);
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of PUBLIC_AND_PRIVATE) {
       expect(resumed.get(channel)!.resumed, channel).toBe(true);
       const start = resumed.get(channel)!;
-      expect(Number(start.seq ?? (start.seqs as Record<string, number>)[MARKET]), channel).toBe(
-        last.get(channel),
-      );
+      expect(startOf(start, MARKET), channel).toBe(last.get(channel));
     }
     // Each `subscribed` answer came before the first frame it announced.
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of PUBLIC_AND_PRIVATE) {
       const answer = again.frames.indexOf(resumed.get(channel)!);
       const first = again.frames.findIndex((f) => f.channel === channel && f.event !== 'subscribed');
       if (first >= 0) expect(first, channel).toBeGreaterThan(answer);
@@ -174,7 +138,7 @@ describe('live feed: resume after a cut connection (postgres)', () => {
     const end = await logEnd();
     await reached(again, end);
     await reached(steady, end);
-    for (const channel of [...PUBLIC, ...PRIVATE]) {
+    for (const channel of PUBLIC_AND_PRIVATE) {
       const expected = batchFrames(steady, channel).filter((f) => Number(f.seq) > last.get(channel)!);
       expect(expected.length, `${channel} frames after the cut`).toBeGreaterThan(0);
       // Exactly what the steady client got after that number: no frame missing, none twice.
@@ -197,9 +161,9 @@ describe('live feed: resume after a cut connection (postgres)', () => {
     const answers = await subscribeAll(
       client,
       maker,
-      new Map([...PUBLIC, ...PRIVATE].map((channel) => [channel, 0] as const)),
+      new Map(PUBLIC_AND_PRIVATE.map((channel) => [channel, 0] as const)),
     );
-    for (const channel of [...PUBLIC, ...PRIVATE]) expect(answers.get(channel)!.resumed, channel).toBe(false);
+    for (const channel of PUBLIC_AND_PRIVATE) expect(answers.get(channel)!.resumed, channel).toBe(false);
     expect(answers.get('book')!.seq).toBe(await logEnd());
     const snapshot = await client.next((f) => f.channel === 'book' && f.event === 'snapshot');
     expect(snapshot).toMatchObject({ resumed: false, seq: await logEnd() });
@@ -223,13 +187,7 @@ describe('live feed: resume after a cut connection (postgres)', () => {
     expect(answer).toMatchObject({ event: 'subscribed', seq: ahead, resumed: true });
     // One order at a time: batches of one command each, seq end+1, end+2, ...
     for (let i = 0; i < 8; i += 1) {
-      const placed = await makerSocket.op('order.submit', {
-        symbol: MARKET,
-        type: 'limit',
-        amount: 0.001,
-        price: 30_000 + i,
-      });
-      expect(placed.error).toBeUndefined();
+      await makerSocket.submit({ symbol: MARKET, type: 'limit', amount: 0.001, price: 30_000 + i });
     }
     await reached(client, end + 8);
     const seqs = batchFrames(client, 'book').map((f) => Number(f.seq));
@@ -252,13 +210,7 @@ describe('live feed: a resume larger than the send buffer bound (postgres)', () 
     const socket = await OrderSocket.open(bounded.wsUrl(), trader.apiKey, trader.secret);
     // 300 batches of one order each: far more book and book_l3 frames than 16 KiB.
     for (let i = 0; i < 300; i += 1) {
-      const answer = await socket.op('order.submit', {
-        symbol: MARKET,
-        type: 'limit',
-        amount: 0.001,
-        price: 20_000 + i,
-      });
-      expect(answer.error).toBeUndefined();
+      await socket.submit({ symbol: MARKET, type: 'limit', amount: 0.001, price: 20_000 + i });
     }
     socket.close();
     const client = await bounded.connect();

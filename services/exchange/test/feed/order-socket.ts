@@ -1,4 +1,3 @@
-import { clientSignV3, nextNonce } from '../support/signing.js';
 import { FeedClient, type Frame } from './ws-client.js';
 
 /** An order operation's answer: `result` (the REST route's body) or `error` (its code and name). */
@@ -20,15 +19,7 @@ export class OrderSocket {
 
   static async open(url: string, apiKey: string, secret: string): Promise<OrderSocket> {
     const feed = await FeedClient.open(url);
-    const nonce = nextNonce();
-    const answer = await feed.request({
-      op: 'auth',
-      id: 0,
-      key: apiKey,
-      nonce,
-      signature: clientSignV3(secret, '/v3/ws', nonce, '{}'),
-    });
-    if (answer.event !== 'authenticated') throw new Error(`auth refused: ${JSON.stringify(answer)}`);
+    await feed.authenticate(apiKey, secret);
     return new OrderSocket(feed);
   }
 
@@ -43,6 +34,13 @@ export class OrderSocket {
       30_000,
     );
     return frame as unknown as OperationAnswer;
+  }
+
+  /** `order.submit` of `params`; its order, or an error naming the refusal. */
+  async submit(params: Record<string, unknown>): Promise<(string | number | null)[]> {
+    const answer = await this.op('order.submit', params);
+    if (answer.error) throw new Error(`order refused: ${JSON.stringify(answer.error)}`);
+    return answer.result as (string | number | null)[];
   }
 
   close(): void {
