@@ -50,10 +50,25 @@ export function l3Checksum(
   askLevels: readonly (readonly ChecksumEntry[])[],
   bidLevels: readonly (readonly ChecksumEntry[])[],
 ): number {
-  let text = '';
-  for (let i = 0; i < depthOf(askLevels); i += 1) text += textOf(askLevels[i]!, askLevels[i]!.length);
-  for (let i = 0; i < depthOf(bidLevels); i += 1) text += textOf(bidLevels[i]!, bidLevels[i]!.length);
-  return crc32(text);
+  const texts: string[] = [];
+  for (let i = 0; i < depthOf(askLevels); i += 1) texts.push(levelText(askLevels[i]!));
+  for (let i = 0; i < depthOf(bidLevels); i += 1) texts.push(levelText(bidLevels[i]!));
+  return checksumOfTexts(texts);
+}
+
+/** The checksum text of one level's orders (`[price, amount]` each, in queue order). */
+export function levelText(orders: readonly ChecksumEntry[]): string {
+  return textOf(orders, orders.length);
+}
+
+/**
+ * The CRC32 of texts one after the other, as of their concatenation (the CRC continues from one to
+ * the next): a book keeps each level's text until the level changes and joins none of them.
+ */
+export function checksumOfTexts(texts: Iterable<string>): number {
+  let crc = 0;
+  for (const text of texts) crc = crc32(text, crc);
+  return crc;
 }
 
 /**

@@ -67,6 +67,8 @@ export class FeedHub {
     private readonly journalLimits: JournalLimits = DEFAULT_JOURNAL,
     /** The share of the process's CPU the fan-out's writes may take, and its longest wait (fan-out-pace.ts). @default no pacing */
     fanOut: { readonly share: number; readonly maxDelayMs: number } = { share: 1, maxDelayMs: 0 },
+    /** A failure the feed recovered from (logged by the caller). @default none */
+    private readonly onError: (error: unknown) => void = () => {},
     /** Connections written per turn of the event loop (see Outbox). @default 256 */
     sendsPerTurn = 256,
   ) {
@@ -92,7 +94,10 @@ export class FeedHub {
       const writer = this.orders.writer(market.id)!;
       const seq = writer.committedSeq;
       this.markets.set(market.id, {
-        frames: new MarketFrames(market, writer.view(), writer.committedLive(), seq),
+        frames: new MarketFrames(market, writer.view(), writer.committedLive(), seq, {
+          live: () => ({ orders: writer.committedLive(), seq: writer.committedSeq }),
+          onError: this.onError,
+        }),
         journal: new FrameJournal(this.journalLimits, seq),
         peers: { trades: new PeerSet(), book: new PeerSet(), book_l3: new PeerSet(), ticker: new PeerSet() },
         gates: { trades: new Map(), book: new Map(), book_l3: new Map() },

@@ -1,6 +1,6 @@
 import type { SnapshotOrder } from '../matching/snapshot.js';
 import type { EngineEvent, Side } from '../matching/types.js';
-import { type ChecksumEntry, l3Checksum } from './checksum.js';
+import { checksumOfTexts, levelText } from './checksum.js';
 import { bestPrices } from './top-levels.js';
 
 /** One resting order of the order-by-order book: price and remaining amount in minor units. */
@@ -36,6 +36,12 @@ interface Taker {
   done: boolean;
 }
 
+/** One price level: its orders in queue order (a Map keeps insertion order) and its checksum text until it changes. */
+interface Level {
+  readonly orders: Map<number, L3Order>;
+  text: string | undefined;
+}
+
 interface Stop {
   readonly side: Side;
   readonly price: bigint;
@@ -54,7 +60,7 @@ interface Stop {
  * taker ends the turn of the one before; the next command's `accepted` ends the command.
  */
 export class L3Book {
-  private readonly levels: Record<Side, Map<bigint, Map<number, L3Order>>> = {
+  private readonly levels: Record<Side, Map<bigint, Level>> = {
     buy: new Map(),
     sell: new Map(),
   };
@@ -64,6 +70,8 @@ export class L3Book {
   private turn = 0;
   /** Orders the batch touched, as they were before it (null: not in the book before the batch). */
   private readonly before = new Map<number, L3Order | null>();
+  /** The checksum text of orders, kept until they trade (a WeakMap: it goes with the order). */
+  private readonly orderTexts = new WeakMap<L3Order, string>();
   /** Orders that rested during the batch, in the order they joined their levels. */
   private appended: number[] = [];
 
@@ -156,6 +164,8 @@ export class L3Book {
         if (!maker) throw new Error(`L3 book: trade ${event.tradeId} of an unknown maker ${makerId}`);
         this.touch(maker);
         maker.amount -= event.amount;
+        this.orderTexts.delete(maker);
+        this.levels[maker.side].get(maker.price)!.text = undefined;
         return;
       }
       case 'done': {
@@ -209,10 +219,11 @@ export class L3Book {
     const side = this.levels[order.side];
     let level = side.get(order.price);
     if (!level) {
-      level = new Map();
+      level = { orders: new Map(), text: undefined };
       side.set(order.price, level);
     }
-    level.set(order.id, order);
+    level.orders.set(order.id, order);
+    level.text = undefined;
     this.byId.set(order.id, order);
   }
 
@@ -224,8 +235,9 @@ export class L3Book {
     this.touch(order);
     const side = this.levels[order.side];
     const level = side.get(order.price)!;
-    level.delete(order.id);
-    if (level.size === 0) side.delete(order.price);
+    level.orders.delete(order.id);
+    level.text = undefined;
+    if (level.orders.size === 0) side.delete(order.price);
     this.byId.delete(order.id);
   }
 
@@ -234,18 +246,36 @@ export class L3Book {
     const levels = this.levels[side];
     const prices = [...levels.keys()].sort((a, b) => (a === b ? 0 : a < b === (side === 'buy') ? 1 : -1));
     const out: L3Order[] = [];
-    for (const price of prices) for (const order of levels.get(price)!.values()) out.push(order);
+    for (const price of prices) for (const order of levels.get(price)!.orders.values()) out.push(order);
     return out;
   }
 
-  /** Kraken's L3 checksum of the book as it is (checksum.ts). */
+  /**
+   * Kraken's L3 checksum of the book as it is (checksum.ts), from each level's text kept until the
+   * level changes: a batch costs the levels it changed, not every order of the best ten levels
+   * (which on a busy market hold thousands).
+   */
   checksum(): number {
-    const ordersOf = (side: Side): ChecksumEntry[][] => {
+    const texts = (side: Side): string[] => {
       const levels = this.levels[side];
-      return bestPrices(levels.keys(), side === 'buy').map((price) =>
-        [...levels.get(price)!.values()].map((order): ChecksumEntry => [order.price, order.amount]),
-      );
+      return bestPrices(levels.keys(), side === 'buy').map((price) => {
+        const level = levels.get(price)!;
+        if (level.text === undefined) {
+          // Each order's own text is kept too (its amount changes only when it trades).
+          const parts: string[] = [];
+          for (const order of level.orders.values()) {
+            let text = this.orderTexts.get(order);
+            if (text === undefined) {
+              text = levelText([[order.price, order.amount]]);
+              this.orderTexts.set(order, text);
+            }
+            parts.push(text);
+          }
+          level.text = parts.join('');
+        }
+        return level.text;
+      });
     };
-    return l3Checksum(ordersOf('sell'), ordersOf('buy'));
+    return checksumOfTexts([...texts('sell'), ...texts('buy')]);
   }
 }

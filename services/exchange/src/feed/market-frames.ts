@@ -30,12 +30,24 @@ export class MarketFrames {
   readonly book: GroupedLevels;
   readonly l3: L3Book;
 
+  /** After a resync of the order-by-order book: the number it was taken at (batches up to it are in it). */
+  private l3At = -1;
+
   constructor(
     readonly market: TradingMarket,
     view: BookView,
     live: LiveOrders,
     /** The command log's sequence number the books are at. */
     public seq: number,
+    /**
+     * The committed live orders now and their number (MarketWriter.committedLive, committedSeq), to
+     * start the order-by-order book over if the events of a batch ever do not fit it (a bug: it is
+     * reported, and the clients get the whole book as a diff, so they stay exact).
+     */
+    private readonly resync?: {
+      readonly live: () => { readonly orders: LiveOrders; readonly seq: number };
+      readonly onError: (error: unknown) => void;
+    },
   ) {
     this.book = new GroupedLevels(market, view);
     this.l3 = new L3Book(live);
@@ -54,7 +66,7 @@ export class MarketFrames {
     this.book.apply(batch.levels);
     const changed = this.book.takeDiff();
     if (changed) diff = diff ? mergeDiffs(diff, changed) : changed;
-    const l3 = batch.live ? this.replaceL3(batch.live) : this.l3.applyBatch(batch.events);
+    const l3 = this.l3Changes(batch);
     if (batch.seq > this.seq) this.seq = batch.seq;
     if (batch.seq <= prevSeq) return undefined;
     const id = this.market.id;
@@ -129,6 +141,21 @@ export class MarketFrames {
       asks: this.l3.side('sell').map((order) => this.wireOrder(order, false)),
       ...(resumed === false ? { resumed } : {}),
     });
+  }
+
+  private l3Changes(batch: CommittedBatch): L3Change[] {
+    if (batch.live) return this.replaceL3(batch.live);
+    // Already in the book a resync took (it was taken after this batch had committed).
+    if (batch.seq <= this.l3At) return [];
+    try {
+      return this.l3.applyBatch(batch.events);
+    } catch (error) {
+      if (!this.resync) throw error;
+      this.resync.onError(error);
+      const { orders, seq } = this.resync.live();
+      this.l3At = seq;
+      return this.replaceL3(orders);
+    }
   }
 
   /** A rebuilt book (an unknown outcome settled): every order of the old book deleted, the new one added in queue order. */

@@ -33,6 +33,7 @@ export async function registerFeed(
     deps.reference,
     { frames: config.resumeFrames, maxBytes: config.resumeMaxBytes },
     { share: config.fanOutShare, maxDelayMs: config.fanOutMaxDelayMs },
+    (error) => app.log.error({ err: error }, 'feed order-by-order book started over from the engine'),
   );
   hub.start();
   const candles = new CandleChannel(

@@ -2,10 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { L3Follower } from '../../src/feed/book-follower.js';
 import { bookChecksum, type ChecksumEntry, l3Checksum, minorOf } from '../../src/feed/checksum.js';
 import { L3Book, type L3Change } from '../../src/feed/l3-book.js';
+import { MarketFrames } from '../../src/feed/market-frames.js';
 import { MatchingEngine } from '../../src/matching/engine.js';
+import type { SnapshotOrder } from '../../src/matching/snapshot.js';
 import type { EngineEvent } from '../../src/matching/types.js';
+import { EMPTY_VIEW } from '../../src/orders/book-view.js';
+import type { CommittedBatch } from '../../src/orders/commits.js';
+import { DEFAULT_FEES, tradingMarkets } from '../../src/orders/markets.js';
 import { SPEC } from '../matching/fixtures.js';
 import { randomCommands, rng } from '../matching/random-commands.js';
+import { reference } from '../support/targets.js';
 
 /** A decimal text at a fixed precision as minor units (as the server holds it). */
 const minor = (text: string, precision: number): bigint => {
@@ -219,5 +225,64 @@ describe('order-by-order book from the engine’s events (pure)', () => {
       client.apply({ event: 'diff', seq: 1, prev_seq: 0, checksum: book.checksum(), events: altered }),
     ).toBe('mismatch');
     expect(client.lastSeq).toBeUndefined();
+  });
+});
+
+describe('the order-by-order book starts over when events do not fit it', () => {
+  it('reports it, sends the whole book as one diff, and skips the batches that book holds', () => {
+    const btcusdt = tradingMarkets(reference, DEFAULT_FEES).get('btcusdt')!;
+    const errors: unknown[] = [];
+    const resting: SnapshotOrder = {
+      id: 7,
+      account: '1',
+      side: 'buy',
+      price: '3700000',
+      stopPrice: null,
+      remaining: '5000',
+      time: 1,
+    };
+    const frames = new MarketFrames(btcusdt, EMPTY_VIEW, { book: [], stops: [] }, 0, {
+      live: () => ({ orders: { book: [resting], stops: [] }, seq: 5 }),
+      onError: (error) => errors.push(error),
+    });
+    const batch = (seq: number, events: EngineEvent[]): CommittedBatch => ({
+      market: btcusdt,
+      seq,
+      prevSeq: seq - 1,
+      trades: [],
+      orders: [],
+      balances: new Map(),
+      levels: { bids: [], asks: [] },
+      events,
+      lastPrice: null,
+    });
+    // A trade of a maker this book never saw.
+    const stray: EngineEvent = {
+      type: 'trade',
+      seq: 1,
+      time: 1,
+      market: 'btcusdt',
+      tradeId: 1,
+      price: 1n,
+      amount: 1n,
+      quote: 1n,
+      takerSide: 'buy',
+      buyOrderId: 9,
+      buyAccount: '1',
+      sellOrderId: 8,
+      sellAccount: '2',
+      buyerFee: 0n,
+      sellerFee: 0n,
+      buyerRelease: 0n,
+    };
+    const first = JSON.parse(frames.take(batch(4, [stray]))!.l3.toString());
+    expect(errors).toHaveLength(1);
+    expect(first.events).toEqual([
+      { type: 'add', side: 'bid', order_id: 7, price: 37000, amount: 0.005, at: 1 },
+    ]);
+    // Batch 5 is in that book already: no change; batch 6 applies.
+    expect(JSON.parse(frames.take(batch(5, [stray]))!.l3.toString()).events).toEqual([]);
+    expect(frames.l3.side('buy').map((o) => o.id)).toEqual([7]);
+    expect(errors).toHaveLength(1);
   });
 });
