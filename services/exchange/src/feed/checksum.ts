@@ -65,7 +65,7 @@ export function levelText(orders: readonly ChecksumEntry[]): string {
  * The CRC32 of texts one after the other, as of their concatenation (the CRC continues from one to
  * the next): a book keeps each level's text until the level changes and joins none of them.
  */
-export function checksumOfTexts(texts: Iterable<string>): number {
+export function checksumOfTexts(texts: Iterable<string | Buffer>): number {
   let crc = 0;
   for (const text of texts) crc = crc32(text, crc);
   return crc;

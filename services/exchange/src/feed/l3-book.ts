@@ -39,7 +39,8 @@ interface Taker {
 /** One price level: its orders in queue order (a Map keeps insertion order) and its checksum text until it changes. */
 interface Level {
   readonly orders: Map<number, L3Order>;
-  text: string | undefined;
+  /** As bytes: the CRC reads them without converting text again at every batch. */
+  text: Buffer | undefined;
 }
 
 interface Stop {
@@ -256,7 +257,7 @@ export class L3Book {
    * (which on a busy market hold thousands).
    */
   checksum(): number {
-    const texts = (side: Side): string[] => {
+    const texts = (side: Side): Buffer[] => {
       const levels = this.levels[side];
       return bestPrices(levels.keys(), side === 'buy').map((price) => {
         const level = levels.get(price)!;
@@ -271,7 +272,7 @@ export class L3Book {
             }
             parts.push(text);
           }
-          level.text = parts.join('');
+          level.text = Buffer.from(parts.join(''));
         }
         return level.text;
       });
