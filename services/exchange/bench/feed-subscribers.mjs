@@ -19,6 +19,8 @@ let times = [];
 let bookFrames = 0;
 let gaps = 0;
 let recording = false;
+/** Per connection: forgets its book's position (a new subscription waits for its snapshot). */
+const resets = [];
 let cpuStart = process.cpuUsage();
 
 /** Opens one connection and resolves when it is open. */
@@ -26,6 +28,9 @@ function open() {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(job.url);
     let seq;
+    resets.push(() => {
+      seq = undefined;
+    });
     socket.on('message', (data) => {
       if (!recording) return;
       const frame = JSON.parse(data.toString());
@@ -35,8 +40,9 @@ function open() {
       } else if (frame.event === 'snapshot') {
         seq = frame.seq;
       } else if (frame.event === 'diff') {
+        if (seq === undefined) return;
         // Diffs queued before the snapshot and written after it are already in it.
-        if (seq !== undefined && frame.seq <= seq) return;
+        if (frame.seq <= seq) return;
         bookFrames += 1;
         // The log's numbers: each diff starts (prev_seq) where the frame before it ended.
         if (seq !== undefined && frame.prev_seq > seq) gaps += 1;
@@ -59,6 +65,8 @@ process.on('message', (command) => {
   if (command.op === 'subscribe' || command.op === 'unsubscribe') {
     recording = command.op === 'subscribe';
     if (recording) cpuStart = process.cpuUsage();
+    // Frames of the subscription before still on their way: each book waits for its next snapshot.
+    for (const reset of resets) reset();
     for (const socket of sockets) {
       socket.send(JSON.stringify({ op: command.op, channel: 'trades', market: job.market }));
       socket.send(JSON.stringify({ op: command.op, channel: 'book', market: job.market }));

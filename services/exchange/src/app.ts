@@ -20,6 +20,7 @@ import { Registry } from 'prom-client';
 import { accountRoutes } from './accounts/account.js';
 import { v2MemberRoutes } from './accounts/v2-members.js';
 import { ApiKeyCache } from './auth/key-cache.js';
+import { candleRoutes } from './candles/routes.js';
 import type { ClusterConfig } from './cluster/config.js';
 import { registerCluster } from './cluster/register.js';
 import type { FailureLimits } from './codes/limits.js';
@@ -48,6 +49,7 @@ import { marketRoutes } from './market-data/markets.js';
 import { timestampRoutes } from './market-data/timestamp.js';
 import { MarketStats } from './market-stats/market-stats.js';
 import { registerExchangeMetrics } from './metrics/exchange-metrics.js';
+import { clientOrderRoutes } from './orders/client-order-ids.js';
 import { CommitFeed } from './orders/commits.js';
 import type { FeeRates } from './orders/markets.js';
 import { OrderService } from './orders/service.js';
@@ -251,6 +253,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   v2OrderRoutes(app, deps);
   v3OrderRoutes(app, deps);
   marketDataRoutes(app, deps);
+  candleRoutes(app, deps);
+  clientOrderRoutes(app, deps);
   registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
   walletMethodRoutes(app, deps);
   registerWithdrawAddresses(
@@ -261,7 +265,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   linkRoutes(app, links);
   registerFiat(app, fiat);
   const feed = options.feed ?? defaultFeedConfig();
-  const feedHub = feed.enabled ? await registerFeed(app, deps, feed) : undefined;
+  const feedHub = feed.enabled ? await registerFeed(app, deps, feed, options.limits) : undefined;
   registerExchangeMetrics(metrics, {
     db: options.db,
     orders,

@@ -23,6 +23,8 @@ export type ErrorName =
   | 'unknown_key'
   | 'key_disabled'
   | 'scope_missing'
+  // A client_order_id the account used before (orders/client-order-ids.ts).
+  | 'client_order_id_used'
   // Request limits (src/limits/).
   | 'rate_limited'
   // Transfer codes (src/codes), 3100-3199.
@@ -103,6 +105,8 @@ function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
       return { code: 2009, status: 401 };
     case 'scope_missing':
       return { code: 2010, status: 403 };
+    case 'client_order_id_used':
+      return { code: 2030, status: 409 };
     case 'rate_limited':
       return { code: 1012, status: 429 };
     // Transfer codes (src/codes).

@@ -7,7 +7,13 @@ import type { FeedError } from './errors.js';
 export const FEED_SIGNED_PATH = '/v3/ws';
 
 export type FeedAuth =
-  | { readonly ok: true; readonly accountId: number; readonly keyId: number }
+  | {
+      readonly ok: true;
+      readonly accountId: number;
+      readonly keyId: number;
+      /** The key's scopes (order operations need `trade` for what changes orders). */
+      readonly scopes: readonly string[];
+    }
   | { readonly ok: false; readonly error: FeedError };
 
 /**
@@ -31,7 +37,7 @@ export async function authenticateFrame(
     );
     if (!key.scopes.includes('read'))
       return { ok: false, error: { name: 'scope_missing', message: 'this API key lacks the "read" scope' } };
-    return { ok: true, accountId: key.accountId, keyId: key.id };
+    return { ok: true, accountId: key.accountId, keyId: key.id, scopes: key.scopes };
   } catch (error) {
     // verifiedKey refuses with ApiErrors (the REST transport's values); anything else is a real failure.
     if (error instanceof ApiError)

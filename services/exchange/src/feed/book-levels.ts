@@ -2,6 +2,8 @@ import type { BookEntry } from '../matching/book-state.js';
 import { amountToNumber } from '../money/decimal.js';
 import type { TradingMarket } from '../orders/markets.js';
 import type { BookView } from '../orders/writer.js';
+import { bookChecksum, CHECKSUM_DEPTH, type ChecksumEntry } from './checksum.js';
+import { bestPrices } from './top-levels.js';
 
 /** One price level as the feed shows it: grouped price, volume and orders, in engine units. */
 export interface Level {
@@ -87,4 +89,32 @@ export function wireSide(
     const level = side.get(price)!;
     return wireLevel(market, [price, level.volume, level.orders]);
   });
+}
+
+/** Kraken's checksum (checksum.ts) of a grouped book: its best ten groups per side, price and volume. */
+export function groupedChecksum(book: GroupedBook): number {
+  const top = (side: ReadonlyMap<bigint, Level>, highestFirst: boolean): ChecksumEntry[] =>
+    bestPrices(side.keys(), highestFirst).map((price) => [price, side.get(price)!.volume]);
+  return bookChecksum(top(book.asks, false), top(book.bids, true));
+}
+
+/**
+ * The checksum of the book `GET /v3/book/:symbol` shows for `view` (grouped like `groupBook`),
+ * reading only as far as the best ten groups of each side (the view is sorted best first).
+ */
+export function viewChecksum(market: TradingMarket, view: BookView): number {
+  const { quote_precision: qp, display_precision: dp } = market.file;
+  const step = qp > dp ? 10n ** BigInt(qp - dp) : 1n;
+  const top = (entries: readonly BookEntry[], up: boolean): ChecksumEntry[] => {
+    const out: [bigint, bigint][] = [];
+    for (const [price, volume] of entries) {
+      const grouped = up ? ((price + step - 1n) / step) * step : (price / step) * step;
+      const last = out[out.length - 1];
+      if (last && last[0] === grouped) last[1] += volume;
+      else if (out.length === CHECKSUM_DEPTH) break;
+      else out.push([grouped, volume]);
+    }
+    return out;
+  };
+  return bookChecksum(top(view.asks, true), top(view.bids, false));
 }

@@ -1,4 +1,4 @@
-import { boolean, integer } from '../settings/parse.js';
+import { boolean, ConfigError, integer } from '../settings/parse.js';
 
 /** The live WebSocket feed at `/v3/ws` (src/feed/, docs/feed.md). */
 export interface FeedConfig {
@@ -28,6 +28,27 @@ export interface FeedConfig {
   readonly messageBurst: number;
   /** Shortest interval between two ticker frames of a market. @default 1000 (`FEED_TICKER_INTERVAL_MS`) */
   readonly tickerIntervalMs: number;
+  /**
+   * Committed batches whose frames each market keeps for clients that resume (`from_seq`), at least
+   * (unless `resumeMaxBytes` is reached first). @default 10000 (`FEED_RESUME_FRAMES`)
+   */
+  readonly resumeFrames: number;
+  /** Bytes those frames may hold per market at most. @default 67108864 (`FEED_RESUME_MAX_BYTES`, 64 MiB) */
+  readonly resumeMaxBytes: number;
+  /**
+   * Order operations (`order.submit`...) of one connection in progress at once; one more is refused
+   * with `too_many_operations`. @default 256 (`FEED_MAX_PENDING_OPERATIONS`)
+   */
+  readonly maxPendingOperations: number;
+  /**
+   * The share of the process's CPU the feed's writes to its subscribers may take while order entry
+   * keeps it busy (0.01..1): after a round of writes that cost c, the next waits until the process
+   * spent c x (1 / share - 1) on other work, and what committed meanwhile goes out in it
+   * (src/feed/fan-out-pace.ts). 1: no wait. @default 0.1 (`FEED_FANOUT_SHARE`)
+   */
+  readonly fanOutShare: number;
+  /** The longest that wait (also when the process is idle). @default 250 (`FEED_FANOUT_MAX_DELAY_MS`) */
+  readonly fanOutMaxDelayMs: number;
 }
 
 export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
@@ -42,7 +63,22 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     messagesPerSecond: integer(env, 'FEED_MESSAGES_PER_SECOND', 10, 1, 100_000),
     messageBurst: integer(env, 'FEED_MESSAGE_BURST', 50, 1, 100_000),
     tickerIntervalMs: integer(env, 'FEED_TICKER_INTERVAL_MS', 1_000, 50, 3_600_000),
+    resumeFrames: integer(env, 'FEED_RESUME_FRAMES', 10_000, 0, 1_000_000),
+    resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
+    maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
+    fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.1),
+    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 250, 1, 10_000),
   });
+}
+
+/** A share between 0.01 and 1 (a decimal number), or the setting's error. */
+function share(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^(0(\.\d+)?|1(\.0+)?)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!(value >= 0.01 && value <= 1))
+    throw new ConfigError(name, `expected a share between 0.01 and 1, got "${raw}"`);
+  return value;
 }
 
 /** The feed settings with every default (tests and in-process apps). */

@@ -1,54 +1,95 @@
+import type { Socket } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import type { AuthDeps } from '../auth/authenticate.js';
+import type { CandleChannel } from '../candles/channel.js';
+import { databaseUnreachable } from '../db/unreachable.js';
+import { ApiError } from '../errors.js';
+import type { RouteDeps } from '../http/deps.js';
 import { authenticateFrame } from './auth.js';
 import { type AnyFeedErrorName, CLOSE, type FeedError, feedErrorCode } from './errors.js';
 import type { FeedHub } from './hub.js';
 import type { KeyHolder, KeyWatch } from './key-watch.js';
 import { MessageBudget } from './message-budget.js';
+import { OPERATIONS } from './operations.js';
 import type { OutgoingFrame, Peer } from './peer.js';
-import { type ClientFrame, parseClientFrame, type Subscription, subscriptionKey } from './protocol.js';
+import {
+  type ClientFrame,
+  isSequenced,
+  type OperationId,
+  parseClientFrame,
+  type Subscription,
+  subscriptionKey,
+} from './protocol.js';
+import { SendQueue } from './send-queue.js';
 import type { TickerRound } from './tickers.js';
+import { textFrame } from './ws-frame.js';
 
 export interface ConnectionLimits {
   /** Subscriptions one connection may hold. */
   readonly maxSubscriptions: number;
   /** Bytes queued for a connection beyond which it is dropped as a slow consumer. */
   readonly maxBufferedBytes: number;
-  /** Sustained client frames per second, and how many may come at once. */
+  /** Sustained client frames per second, and how many may come at once (order operations aside). */
   readonly messagesPerSecond: number;
   readonly messageBurst: number;
+  /** Order operations of one connection answered at once at most (more: `too_many_operations`). */
+  readonly maxPendingOperations: number;
 }
 
 export interface ConnectionDeps {
   readonly hub: FeedHub;
   readonly tickers: TickerRound;
+  readonly candles: CandleChannel;
   readonly auth: AuthDeps;
   readonly keys: KeyWatch;
   readonly limits: ConnectionLimits;
+  /** What the order operations' handlers take (the REST routes' dependencies). */
+  readonly routes: RouteDeps;
+  /** The request limits of a route for an operation (operation-limits.ts). */
+  readonly operationLimits: (route: string, address: string, keyId: number) => Promise<ApiError | undefined>;
+  /** The client's address (the HTTP request's `ip`): the per-address request limits. */
+  readonly address: string;
   readonly now: () => number;
   readonly onError: (error: unknown) => void;
 }
+
+function* framed(payloads: Iterable<Buffer>): Generator<Buffer> {
+  for (const payload of payloads) yield textFrame(payload);
+}
+
+type SubscribeFrame = Extract<ClientFrame, { readonly subscription: Subscription }>;
 
 /** How long a dropped connection may take to close before its socket is destroyed. */
 const CLOSE_GRACE_MS = 1_000;
 
 /**
  * One client of the feed: its subscriptions, its authenticated account, the budget of frames it may
- * send, and the bounded queue of frames sent to it (a client that does not read is dropped once
- * `maxBufferedBytes` are queued, so it never holds more memory than that).
+ * send, its order operations, and the bounded queue of frames sent to it (a client that does not
+ * read is dropped once `maxBufferedBytes` are queued, so it never holds more memory than that).
  */
 export class FeedConnection implements Peer, KeyHolder {
   private readonly subscriptions = new Map<string, Subscription>();
   private accountId: number | undefined;
   private keyId: number | undefined;
+  private scopes: readonly string[] = [];
   private authenticating = false;
   private readonly budget: MessageBudget;
   private closed = false;
+  private pendingOperations = 0;
+  /** Frames framed once for many connections, written to the TCP socket under the WebSocket. */
+  private readonly queue: SendQueue | undefined;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly deps: ConnectionDeps,
+    /**
+     * The TCP socket under the WebSocket (the upgraded request's): frames framed once for many
+     * connections (ws-frame.ts) are written to it directly, between the messages `ws` writes itself
+     * (it writes each at once: no compression is negotiated).
+     */
+    raw?: Socket,
   ) {
+    this.queue = raw ? new SendQueue(raw, deps.limits.maxBufferedBytes) : undefined;
     this.budget = new MessageBudget(deps.limits.messagesPerSecond, deps.limits.messageBurst, deps.now());
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('close', () => this.release());
@@ -61,13 +102,32 @@ export class FeedConnection implements Peer, KeyHolder {
       this.deps.hub.dropped.closed += 1;
       return;
     }
-    if (this.socket.bufferedAmount > this.deps.limits.maxBufferedBytes) {
+    if ((this.queue?.pending ?? this.socket.bufferedAmount) > this.deps.limits.maxBufferedBytes) {
       this.deps.hub.dropped.slow_consumer += 1;
       this.drop(CLOSE.slowConsumer, 'slow consumer: send buffer full');
       return;
     }
     // A text frame even when given as bytes (JSON, UTF-8).
     this.socket.send(frame, { binary: false });
+  }
+
+  deliverFramed(frames: readonly Buffer[], payloads: readonly Buffer[]): void {
+    if (!this.queue || this.closed || this.socket.readyState !== this.socket.OPEN) {
+      for (const payload of payloads) this.deliver(payload);
+      return;
+    }
+    if (!this.queue.push(frames)) {
+      this.deps.hub.dropped.slow_consumer += 1;
+      this.drop(CLOSE.slowConsumer, 'slow consumer: send buffer full');
+    }
+  }
+
+  replay(payloads: Iterable<Buffer>): void {
+    if (!this.queue) {
+      for (const payload of payloads) this.deliver(payload);
+      return;
+    }
+    this.queue.replay(framed(payloads));
   }
 
   /** Closes the connection (server shutdown). */
@@ -95,7 +155,7 @@ export class FeedConnection implements Peer, KeyHolder {
   /**
    * The key of this connection's `auth` was disabled or revoked (KeyWatch): its private channels
    * close, the client hears `key_disabled`, and it may `auth` again with another key. Public channels
-   * stay.
+   * stay; order operations need a new `auth`.
    */
   keyWithdrawn(): void {
     if (this.closed || this.accountId === undefined) return;
@@ -108,6 +168,7 @@ export class FeedConnection implements Peer, KeyHolder {
     }
     this.accountId = undefined;
     this.keyId = undefined;
+    this.scopes = [];
     this.error({
       name: 'key_disabled',
       message: `the API key of this connection was disabled or revoked; private channels closed: ${closed.join(', ') || 'none'}`,
@@ -130,35 +191,55 @@ export class FeedConnection implements Peer, KeyHolder {
     this.deliver(JSON.stringify(id === undefined ? body : { ...body, id }));
   }
 
+  /** An order operation's refusal: `{"id","error":{"code","name","message"}}` with the REST code. */
+  private operationError(id: OperationId | undefined, error: FeedError): void {
+    this.deliver(
+      JSON.stringify({
+        ...(id === undefined ? {} : { id }),
+        error: { code: feedErrorCode(error.name), name: error.name, message: error.message },
+      }),
+    );
+  }
+
   private receive(data: RawData, isBinary: boolean): void {
     if (this.closed) return;
-    if (!this.budget.take(this.deps.now())) {
-      this.error({
-        name: 'too_many_messages',
-        message: `more than ${this.deps.limits.messagesPerSecond} frames per second`,
-      });
-      this.drop(CLOSE.policy, 'too many messages');
-      return;
-    }
     if (isBinary) {
+      if (!this.spend()) return;
       this.error({ name: 'malformed_frame', message: 'frames are JSON text' });
       return;
     }
     const parsed = parseClientFrame(data.toString());
+    // Order operations count against the routes' request limits instead of the frame budget.
+    const operation = parsed.ok ? parsed.frame.op === 'order' : parsed.operation === true;
+    if (!operation && !this.spend()) return;
     if (!parsed.ok) {
-      this.error(parsed.error, parsed.id);
+      if (parsed.operation) this.operationError(parsed.id, parsed.error);
+      else this.error(parsed.error, typeof parsed.id === 'number' ? parsed.id : undefined);
       return;
     }
-    this.handle(parsed.frame).catch((error: unknown) => {
+    const frame = parsed.frame;
+    if (frame.op === 'order') {
+      this.operate(frame);
+      return;
+    }
+    this.handle(frame).catch((error: unknown) => {
       this.deps.onError(error);
-      this.error(
-        { name: 'unavailable', message: 'the request could not be served; try again' },
-        parsed.frame.id,
-      );
+      this.error({ name: 'unavailable', message: 'the request could not be served; try again' }, frame.id);
     });
   }
 
-  private async handle(frame: ClientFrame): Promise<void> {
+  /** Takes a frame from the budget; over it, the client hears why and is closed (1008). */
+  private spend(): boolean {
+    if (this.budget.take(this.deps.now())) return true;
+    this.error({
+      name: 'too_many_messages',
+      message: `more than ${this.deps.limits.messagesPerSecond} frames per second`,
+    });
+    this.drop(CLOSE.policy, 'too many messages');
+    return false;
+  }
+
+  private async handle(frame: Exclude<ClientFrame, { op: 'order' }>): Promise<void> {
     switch (frame.op) {
       case 'ping':
         this.reply({ event: 'pong' }, frame.id);
@@ -166,7 +247,7 @@ export class FeedConnection implements Peer, KeyHolder {
       case 'auth':
         return this.authenticate(frame);
       case 'subscribe':
-        return this.subscribe(frame.subscription, frame.id);
+        return this.subscribe(frame);
       case 'unsubscribe': {
         const key = subscriptionKey(frame.subscription);
         const held = this.subscriptions.get(key);
@@ -198,6 +279,7 @@ export class FeedConnection implements Peer, KeyHolder {
       if (this.closed) return;
       this.accountId = outcome.accountId;
       this.keyId = outcome.keyId;
+      this.scopes = outcome.scopes;
       this.deps.keys.add(outcome.keyId, this);
       this.reply({ event: 'authenticated' }, frame.id);
     } finally {
@@ -205,7 +287,61 @@ export class FeedConnection implements Peer, KeyHolder {
     }
   }
 
-  private async subscribe(subscription: Subscription, id: number | undefined): Promise<void> {
+  /**
+   * An order operation (operations.ts): its route's scope, request limits and body check, then its
+   * handler; answered `{"id","result"}` or `{"id","error"}` when it is done, in the order operations
+   * finish (each answer names its operation).
+   */
+  private operate(frame: Extract<ClientFrame, { op: 'order' }>): void {
+    const refuse = (name: AnyFeedErrorName, message: string) =>
+      this.operationError(frame.id, { name, message });
+    const operation = Object.hasOwn(OPERATIONS, frame.name) ? OPERATIONS[frame.name] : undefined;
+    if (!operation) {
+      refuse('unknown_op', `unknown operation ${frame.name}; known: ${Object.keys(OPERATIONS).join(', ')}`);
+      return;
+    }
+    const accountId = this.accountId;
+    const keyId = this.keyId;
+    if (accountId === undefined || keyId === undefined) {
+      refuse('not_authenticated', `${frame.name} needs an auth frame first`);
+      return;
+    }
+    if (!this.scopes.includes(operation.scope)) {
+      refuse('scope_missing', `this API key lacks the "${operation.scope}" scope`);
+      return;
+    }
+    if (this.pendingOperations >= this.deps.limits.maxPendingOperations) {
+      refuse(
+        'too_many_operations',
+        `at most ${this.deps.limits.maxPendingOperations} operations of one connection are answered at once`,
+      );
+      return;
+    }
+    this.pendingOperations += 1;
+    void (async () => {
+      try {
+        const limited = await this.deps.operationLimits(operation.route, this.deps.address, keyId);
+        if (limited) throw limited;
+        const checked = operation.check(frame.params);
+        if (!checked.ok) throw new ApiError('validation_failed', checked.message);
+        const result = await operation.run(this.deps.routes, { accountId }, frame.params);
+        this.deliver(JSON.stringify({ id: frame.id, result }));
+      } catch (error) {
+        if (error instanceof ApiError) refuse(error.errorName, error.message);
+        else if (databaseUnreachable(error))
+          refuse('unavailable', 'the database is out of reach; try again shortly');
+        else {
+          this.deps.onError(error);
+          refuse('internal', 'internal error');
+        }
+      } finally {
+        this.pendingOperations -= 1;
+      }
+    })();
+  }
+
+  private async subscribe(frame: SubscribeFrame): Promise<void> {
+    const { subscription, id } = frame;
     const refuse = (name: AnyFeedErrorName, message: string) => this.error({ name, message }, id);
     const key = subscriptionKey(subscription);
     const again = this.subscriptions.has(key);
@@ -224,32 +360,71 @@ export class FeedConnection implements Peer, KeyHolder {
     } else if (this.accountId === undefined) {
       refuse('not_authenticated', `channel ${subscription.channel} needs an auth frame first`);
       return;
+    } else if (frame.fromSeqs) {
+      const unknown = Object.keys(frame.fromSeqs).find((market) => !this.deps.hub.market(market));
+      if (unknown !== undefined) {
+        refuse('unknown_market', `unknown market "${unknown}" in from_seqs`);
+        return;
+      }
     }
-    if (!again) {
-      this.subscriptions.set(key, subscription);
-      this.join(subscription);
-    }
-    // Where the subscription starts in the committed log: every frame with a greater `seq` follows.
-    let position: Record<string, unknown> = {};
-    if (subscription.channel === 'trades' || subscription.channel === 'book')
-      position = { seq: this.deps.hub.position(subscription.market) };
-    else if (!('market' in subscription)) position = { seqs: this.deps.hub.positions() };
-    this.reply({ event: 'subscribed', ...subscription, ...position }, id);
+    const resuming = frame.fromSeq !== undefined || frame.fromSeqs !== undefined;
+    // A resume starts the subscription over: the frames after the number come from the journal.
+    if (again && resuming) this.leave(subscription);
+    this.subscriptions.set(key, subscription);
+    let resumed: boolean | undefined;
+    if (resuming) resumed = this.resume(frame);
+    if (!resumed && (!again || resuming)) this.join(subscription);
+    this.reply({ event: 'subscribed', ...subscription, ...this.position(frame, resumed) }, id);
     // Subscribing again to a book is how a client resyncs after a gap: a fresh snapshot each time.
-    if (subscription.channel === 'book') this.deps.hub.sendSnapshot(this, subscription.market);
+    if ((subscription.channel === 'book' || subscription.channel === 'book_l3') && !resumed)
+      this.deps.hub.sendSnapshot(
+        this,
+        subscription.market,
+        subscription.channel,
+        resuming ? false : undefined,
+      );
     if (subscription.channel === 'ticker') {
       const text = await this.deps.tickers.current(subscription.market);
       if (this.subscriptions.has(key)) this.deliver(text);
     }
   }
 
+  /** Where the subscription starts (`subscribed` answer): `seq`, or `seqs` per market, and `resumed`. */
+  private position(frame: SubscribeFrame, resumed: boolean | undefined): Record<string, unknown> {
+    const subscription = frame.subscription;
+    const flag = resumed === undefined ? {} : { resumed };
+    if ('market' in subscription) {
+      if (!isSequenced(subscription.channel)) return {};
+      return { seq: resumed ? frame.fromSeq : this.deps.hub.position(subscription.market), ...flag };
+    }
+    return { seqs: { ...this.deps.hub.positions(), ...(resumed ? frame.fromSeqs : {}) }, ...flag };
+  }
+
+  /** A subscription with `from_seq`/`from_seqs`: whether the frames after it could all be queued. */
+  private resume(frame: SubscribeFrame): boolean {
+    const subscription = frame.subscription;
+    if ('market' in subscription) {
+      if (!isSequenced(subscription.channel) || frame.fromSeq === undefined) return false;
+      return this.deps.hub.resume(this, subscription.channel, subscription.market, frame.fromSeq);
+    }
+    if (frame.fromSeqs === undefined) return false;
+    return this.deps.hub.resumePrivate(this, subscription.channel, this.accountId!, frame.fromSeqs);
+  }
+
   private join(subscription: Subscription): void {
-    if ('market' in subscription) this.deps.hub.addPublic(this, subscription.channel, subscription.market);
+    if (subscription.channel === 'candles') {
+      const market = this.deps.hub.market(subscription.market)!;
+      this.deps.candles.add(this, market, subscription.resolution);
+    } else if ('market' in subscription)
+      this.deps.hub.addPublic(this, subscription.channel, subscription.market);
     else this.deps.hub.addPrivate(this, subscription.channel, this.accountId!);
   }
 
   private leave(subscription: Subscription): void {
-    if ('market' in subscription) this.deps.hub.removePublic(this, subscription.channel, subscription.market);
+    if (subscription.channel === 'candles')
+      this.deps.candles.remove(this, subscription.market, subscription.resolution);
+    else if ('market' in subscription)
+      this.deps.hub.removePublic(this, subscription.channel, subscription.market);
     else this.deps.hub.removePrivate(this, subscription.channel, this.accountId!);
   }
 }

@@ -13,6 +13,7 @@ export type FeedErrorName =
   | 'not_authenticated'
   | 'already_authenticated'
   | 'too_many_messages'
+  | 'too_many_operations'
   | 'unavailable';
 
 export type AnyFeedErrorName = FeedErrorName | ErrorName;
@@ -25,6 +26,7 @@ const FEED_CODES: Record<FeedErrorName, number> = {
   not_authenticated: 3304,
   already_authenticated: 3305,
   too_many_messages: 3306,
+  too_many_operations: 3307,
   unavailable: 1011,
 };
 

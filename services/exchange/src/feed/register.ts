@@ -1,12 +1,15 @@
 import websocket from '@fastify/websocket';
+import { CandleChannel } from '../candles/channel.js';
 import type { FeedConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import type { App } from '../http/typed.js';
+import type { RequestLimitsOptions } from '../limits/register.js';
 import { FeedConnection } from './connection.js';
 import { CLOSE } from './errors.js';
 import { FeedHub } from './hub.js';
 import { KeyWatch } from './key-watch.js';
+import { operationLimits } from './operation-limits.js';
 import { TickerRound } from './tickers.js';
 
 export const FEED_PATH = '/v3/ws';
@@ -18,9 +21,30 @@ const TRY_AGAIN_LATER = 1013;
  * Serves the live feed at `/v3/ws` (docs/feed.md). Call after the order service started and before
  * any order is taken, so the feed's books start from the committed ones.
  */
-export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig): Promise<FeedHub> {
-  const hub = new FeedHub(deps.orders, deps.reference);
+export async function registerFeed(
+  app: App,
+  deps: RouteDeps,
+  config: FeedConfig,
+  /** The REST routes' request limits, which the order operations count against too. */
+  requestLimits?: RequestLimitsOptions,
+): Promise<FeedHub> {
+  const hub = new FeedHub(
+    deps.orders,
+    deps.reference,
+    { frames: config.resumeFrames, maxBytes: config.resumeMaxBytes },
+    { share: config.fanOutShare, maxDelayMs: config.fanOutMaxDelayMs },
+    (error) => app.log.error({ err: error }, 'feed order-by-order book started over from the engine'),
+  );
   hub.start();
+  const candles = new CandleChannel(
+    deps.db,
+    deps.orders.commits,
+    deps.now,
+    (frame, peers) => hub.send(frame, peers as Iterable<FeedConnection>),
+    (error) => app.log.error({ err: error }, 'feed candle read failed'),
+  );
+  candles.start();
+  const limitOperation = operationLimits(requestLimits);
   const tickers = new TickerRound(
     hub,
     (now) => deps.marketStats.summaries(now),
@@ -46,6 +70,7 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
     },
   });
   app.addHook('onClose', async () => {
+    candles.stop();
     tickers.stop();
     keys.stop();
     hub.stop();
@@ -55,6 +80,7 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
     maxBufferedBytes: config.maxBufferedBytes,
     messagesPerSecond: config.messagesPerSecond,
     messageBurst: config.messageBurst,
+    maxPendingOperations: config.maxPendingOperations,
   };
   app.get(
     FEED_PATH,
@@ -62,7 +88,8 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
       websocket: true,
       schema: {
         tags: ['feed'],
-        summary: 'Live feed (WebSocket): trades, book diffs, tickers, own orders and balances',
+        summary:
+          'Live feed (WebSocket, docs/feed.md): trades, book and order-by-order book with checksums, tickers, candles, own orders, balances and fills, resume by sequence number, order entry',
       },
       // Refused before the upgrade, as a plain HTTP error in the documented shape.
       preValidation: async (request) => {
@@ -84,15 +111,23 @@ export async function registerFeed(app: App, deps: RouteDeps, config: FeedConfig
         return;
       }
       perAddress.set(address, fromAddress + 1);
-      const connection = new FeedConnection(socket, {
-        hub,
-        tickers,
-        auth: deps.auth,
-        keys,
-        limits,
-        now: deps.now,
-        onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
-      });
+      const connection = new FeedConnection(
+        socket,
+        {
+          hub,
+          tickers,
+          candles,
+          auth: deps.auth,
+          keys,
+          limits,
+          routes: deps,
+          operationLimits: limitOperation,
+          address,
+          now: deps.now,
+          onError: (error) => app.log.error({ err: error }, 'feed frame failed'),
+        },
+        request.raw.socket,
+      );
       connections.add(connection);
       socket.on('close', () => {
         connections.delete(connection);

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ApiError } from '../errors.js';
+import { viewChecksum } from '../feed/book-levels.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, v2Paths } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
@@ -78,12 +79,30 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
         summary:
           'Order book: [price, volume, orders]; volume > 0 bid, < 0 ask; grouped per display_precision',
         params: Type.Object({ symbol: Type.String({ maxLength: 24 }) }),
-        response: { 200: Type.Array(Type.Array(Type.Number())), ...errorResponses },
+        response: {
+          200: {
+            ...Type.Array(Type.Array(Type.Number())),
+            headers: Type.Object({
+              'x-book-seq': Type.String({
+                description:
+                  "the command log sequence number the book is at (the live feed's `seq`, docs/feed.md)",
+              }),
+              'x-book-checksum': Type.String({
+                description:
+                  "CRC32 of the best 10 asks then the best 10 bids, Kraken's scheme (docs/feed.md, Checksums): the `checksum` of the feed's book frames",
+              }),
+            }),
+          },
+          ...errorResponses,
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const m = market(request.params.symbol);
-      return v3Book(deps.marketStats.book(m.id), m);
+      const { book, seq } = deps.marketStats.bookAt(m.id);
+      void reply.header('x-book-seq', String(seq));
+      void reply.header('x-book-checksum', String(viewChecksum(m, book)));
+      return v3Book(book, m);
     },
   );
   for (const url of v2Paths('/api/v2/tickers')) {

@@ -22,6 +22,8 @@ interface Tracked {
   reread?: { batches: CommittedBatch[]; again: boolean };
   /** The committed book as the last committed batch left it, kept from the batches' level changes. */
   readonly book: LevelBook;
+  /** The command log's sequence number of that batch (the book's `x-book-seq`). */
+  seq: number;
   /**
    * Grows whenever what this market shows may have changed (a batch committed, a trade left the
    * window), so that a reader can keep something derived from it (a serialised ticker) until then.
@@ -54,6 +56,7 @@ export class MarketStats {
         market,
         day: new RollingDay(windowMs),
         book: new LevelBook(orders.writer(market.id)!.view()),
+        seq: orders.writer(market.id)!.committedSeq,
         version: 0,
       });
     }
@@ -112,6 +115,7 @@ export class MarketStats {
     else this.addTrades(entry.day, batch);
     if (batch.book) entry.book.replace(batch.book);
     else entry.book.apply(batch.levels, batch.lastPrice);
+    if (batch.seq > entry.seq) entry.seq = batch.seq;
     entry.version += 1;
   }
 
@@ -180,6 +184,12 @@ export class MarketStats {
   /** The committed book of a market. */
   book(id: string): BookView {
     return this.entry(id).book.view();
+  }
+
+  /** The committed book of a market and the command log's sequence number it is at. */
+  bookAt(id: string): { readonly book: BookView; readonly seq: number } {
+    const entry = this.entry(id);
+    return { book: entry.book.view(), seq: entry.seq };
   }
 
   /** Rolling statistics of a market at `now`, undefined without trades in the window. */

@@ -2,7 +2,7 @@ import { CANCELLED, ClosedOrders, FILLED } from './closed-orders.js';
 import { OrderIndex } from './order-index.js';
 import { type Level, NIL, OrderStore } from './order-list.js';
 import { PriceLadder } from './price-ladder.js';
-import { captureOrders, type EngineSnapshot, restoreOrders } from './snapshot.js';
+import { captureOrders, type EngineSnapshot, restoreOrders, type SnapshotOrder } from './snapshot.js';
 import type { MarketSpec, OrderId, Side } from './types.js';
 import { type Market, resolveMarket } from './validate.js';
 
@@ -106,6 +106,19 @@ export abstract class BookState {
   /** Number of live orders (resting plus waiting stops). */
   get openOrders(): number {
     return this.live.size;
+  }
+
+  /**
+   * The live orders in priority order, as `snapshot()` lists them (`book`, `stops`), without the
+   * closed ids: what a follower of the book order by order starts from (src/feed/l3-book.ts).
+   */
+  liveOrders(): { book: SnapshotOrder[]; stops: SnapshotOrder[] } {
+    return captureOrders(this.store, {
+      bids: this.bids,
+      asks: this.asks,
+      buyStops: this.buyStops,
+      sellStops: this.sellStops,
+    });
   }
 
   snapshot(): EngineSnapshot {

@@ -121,6 +121,8 @@ function applyOne(
   const entry = lockEntry(market, request.accountId, lock.asset, lock.amount, id, false);
   if (entry) work.post(entry);
   record(ctx, market, command, result.events, work);
+  if (request.clientOrderId !== undefined)
+    work.clientOrders.push([request.accountId, request.clientOrderId, id]);
   return id;
 }
 
@@ -133,6 +135,7 @@ function record(
   work: BatchWork,
 ): void {
   work.commands.push(command);
+  for (const event of events) work.events.push(event);
   for (const event of events) {
     switch (event.type) {
       case 'accepted':

@@ -1,15 +1,19 @@
 import type { JournalEntry } from '../ledger/entry.js';
-import type { Command } from '../matching/types.js';
+import type { Command, EngineEvent } from '../matching/types.js';
 import { balanceKey } from './batch-inputs.js';
 import type { NonceUse, OrderDelta, OrderRow, TradeRow } from './store.js';
 
 /** The effects of one batch, collected while the engine runs and written at its end. */
 export class BatchWork {
   readonly commands: Command[] = [];
+  /** The engine's events of the batch's commands, in order (the live feed's order-by-order book). */
+  readonly events: EngineEvent[] = [];
   readonly created = new Map<number, OrderRow>();
   readonly changed = new Map<number, OrderDelta>();
   readonly trades: TradeRow[] = [];
   readonly entries: JournalEntry[] = [];
+  /** Orders placed under a client order id: account, client order id, order id (client-order-ids.ts). */
+  readonly clientOrders: [accountId: number, clientOrderId: string, orderId: number][] = [];
   /** The nonces the batch accepted, per API key. */
   readonly nonces = new Map<number, NonceUse>();
   /** Available funds of the balances the batch checks, by `account:currency`. */

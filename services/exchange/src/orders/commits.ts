@@ -1,4 +1,5 @@
-import type { BookView } from './book-view.js';
+import type { EngineEvent } from '../matching/types.js';
+import type { BookView, LiveOrders } from './book-view.js';
 import type { LevelChanges } from './level-book.js';
 import type { TradingMarket } from './markets.js';
 import type { OrderRow, TradeRow } from './store.js';
@@ -30,8 +31,15 @@ export interface CommittedBatch {
   readonly levels: LevelChanges;
   /** The last trade price as the batch left it. */
   readonly lastPrice: bigint | null;
+  /**
+   * The matching engine's events of the batch's commands, in order (the live feed's order-by-order
+   * book); empty when `book` is given instead.
+   */
+  readonly events: readonly EngineEvent[];
   /** The whole committed book, instead of `levels`, when the levels changed are not known (recovered). */
   readonly book?: BookView;
+  /** With `book`: the live orders of that book, instead of `events`. */
+  readonly live?: LiveOrders;
   /**
    * The batch's statement failed without an answer (the connection broke) and the rebuild that
    * followed found it logged: it committed after all. Its trades and book are exact; `orders` holds

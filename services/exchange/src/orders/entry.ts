@@ -1,6 +1,6 @@
 import type { DeferredNonce } from '../http/request-context.js';
 import { parseDecimal } from './decimal-input.js';
-import type { EntryOutcome, InputRefusal, OrderOutcome, OrderRequest } from './requests.js';
+import type { EntryOutcome, InputRefusal, NewOrderRequest, OrderOutcome } from './requests.js';
 import type { OrderService } from './service.js';
 
 /** An order as the HTTP edge received it (v2 form fields or the v3 submit body), still text. */
@@ -14,6 +14,12 @@ export interface OrderInput {
   readonly stopPrice?: unknown;
 }
 
+/** Who calls an order route: the account of the verified key, and the nonce its batch records (REST). */
+export interface OrderCaller {
+  readonly accountId: number;
+  readonly nonce?: DeferredNonce | undefined;
+}
+
 type Parsed = { readonly ok: true; readonly value: bigint } | InputRefusal;
 
 /** The request an input asks for, in the market's precision, or why it cannot be one (first bad field). */
@@ -21,7 +27,7 @@ export function orderRequest(
   orders: OrderService,
   accountId: number,
   input: OrderInput,
-): { readonly ok: true; readonly market: string; readonly request: OrderRequest } | InputRefusal {
+): { readonly ok: true; readonly market: string; readonly request: NewOrderRequest } | InputRefusal {
   const market = orders.market(input.market);
   if (!market) return { ok: false, code: 'UNKNOWN_MARKET', message: `unknown market "${input.market}"` };
   const { base_precision: amountPrecision, quote_precision: pricePrecision } = market.file;

@@ -1,7 +1,10 @@
 import type { MatchingErrorCode } from '../matching/errors.js';
 import type { OrderRow } from './store.js';
 
-/** What a client asks the order service; amounts in the market's engine units. */
+/**
+ * What a client asks the order service; amounts in the market's engine units. `clientOrderId`: the
+ * client's id of the order, reserved before (client-order-ids.ts), recorded by the order's batch.
+ */
 export type OrderRequest =
   | {
       readonly type: 'limit' | 'limit_stop_loss';
@@ -10,20 +13,26 @@ export type OrderRequest =
       readonly price: bigint;
       readonly stopPrice?: bigint;
       readonly amount: bigint;
+      readonly clientOrderId?: string;
     }
   | {
       readonly type: 'market';
       readonly accountId: number;
       readonly side: 'buy' | 'sell';
       readonly amount: bigint;
+      readonly clientOrderId?: string;
     }
   | {
       readonly type: 'market_by_quote';
       readonly accountId: number;
       readonly side: 'buy' | 'sell';
       readonly quote: bigint;
+      readonly clientOrderId?: string;
     }
   | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
+
+/** A request that places an order. */
+export type NewOrderRequest = Exclude<OrderRequest, { readonly type: 'cancel' }>;
 
 export type OrderRefusal =
   | {

@@ -139,6 +139,8 @@ export interface BatchEffects {
   readonly changed: readonly OrderDelta[];
   readonly trades: readonly TradeRow[];
   readonly nonces: ReadonlyMap<number, NonceUse>;
+  /** Orders placed under a client order id (client-order-ids.ts): the reservations get their order. */
+  readonly clientOrders?: readonly (readonly [accountId: number, clientOrderId: string, orderId: number])[];
   /** The batch chain (007_batch_chain.sql): the value the batch before left, and the one this one leaves. */
   readonly chain: { readonly prev: number; readonly next: number };
   /**
@@ -233,9 +235,17 @@ const CLUSTER_CHAIN = `h AS (
      )`;
 const CLUSTER_FENCE = 'WHEN NOT EXISTS (SELECT 1 FROM f) THEN to_json(cluster_fenced($13::text)) ';
 
+/** The reservations of the batch's client order ids get their orders (parameters from `$first`). */
+const clientOrdersCte = (first: number) => `, x AS (
+       UPDATE client_order_ids c SET order_id = v.order_id
+         FROM unnest($${first}::int[], $${first + 1}::text[], $${first + 2}::bigint[]) AS v(account_id, client_order_id, order_id)
+        WHERE c.account_id = v.account_id AND c.client_order_id = v.client_order_id
+     )`;
+
 export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWritten> {
   // Keys in id order, so that concurrent statements lock them in one order.
   const nonces = [...batch.nonces.entries()].sort(([a], [b]) => a - b);
+  const clientOrders = batch.clientOrders ?? [];
   const { rows } = await db.query<{
     result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
   }>(
@@ -258,7 +268,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}
+     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}${clientOrders.length > 0 ? clientOrdersCte(batch.fence ? 62 : 58) : ''}
      SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
@@ -289,6 +299,9 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       batch.chain.next,
       ...(batch.fence
         ? [batch.fence.node, batch.fence.epoch, batch.fence.lastOrderId, batch.fence.lastTradeId]
+        : []),
+      ...(clientOrders.length > 0
+        ? [clientOrders.map((c) => c[0]), clientOrders.map((c) => c[1]), clientOrders.map((c) => c[2])]
         : []),
     ],
   );

@@ -1,16 +1,17 @@
 import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
 import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { announcePage, NEXT_BEFORE_ID, pageOf } from '../http/paging.js';
 import { errorResponses, PageHeaders, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
-import { cancelOrder, placeOrder } from '../orders/entry.js';
-import { cancelledOrder, v3Order, v3Trade } from '../orders/format.js';
+import { cancelOrder, type OrderCaller, placeOrder } from '../orders/entry.js';
+import { cancelledOrder, type V3Order, v3Order, v3Trade } from '../orders/format.js';
 import type { TradingMarket } from '../orders/markets.js';
 import { listOrders, orderById, tradesOfOrder } from '../orders/store.js';
+import { ClientOrderIdSchema, placeWithClientId } from './client-order-ids.js';
 import { acceptedOrder } from './order-outcome.js';
 
 const TWO_WEEKS_MS = 14 * 86_400_000;
@@ -80,13 +81,66 @@ function orderIdsOf(value: unknown): number[] {
   });
 }
 
+/** The body of `POST /v3/auth/w/order/submit` (and of the feed's `order.submit`). */
+export const V3SubmitBody = Type.Object({
+  symbol: Type.String(),
+  type: Type.Union(['limit', 'market', 'market_by_quote', 'limit_stop_loss'].map((t) => Type.Literal(t))),
+  amount: Type.Union([Type.Number(), Type.String()]),
+  price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+  stop_price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+  client_order_id: Type.Optional(ClientOrderIdSchema),
+});
+
+/** The body of `POST /v3/order/cancel` (and of the feed's `order.cancel`). */
+export const V3CancelBody = Type.Object({ order_id: IdInput });
+
+function marketOf(deps: RouteDeps, id: string): TradingMarket {
+  const found = deps.orders.market(id);
+  if (!found) throw new ApiError('unknown_market', `unknown market "${id}"`);
+  return found;
+}
+
+/** The handler of `POST /v3/auth/w/order/submit`: the order as stored once its batch committed. */
+export async function submitV3Order(
+  deps: RouteDeps,
+  caller: OrderCaller,
+  body: Static<typeof V3SubmitBody>,
+): Promise<V3Order> {
+  const text = decimalText(body.amount);
+  if (text === undefined)
+    throw new ApiError('validation_failed', 'amount must be a JSON number or a plain decimal string');
+  const sell = text.startsWith('-');
+  const input = {
+    market: body.symbol,
+    side: sell ? ('sell' as const) : ('buy' as const),
+    type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
+    amount: sell ? text.slice(1) : text,
+    price: body.price,
+    stopPrice: body.stop_price,
+  };
+  const outcome =
+    body.client_order_id === undefined
+      ? await placeOrder(deps.orders, caller.accountId, input, caller.nonce)
+      : await placeWithClientId(deps, caller, input, body.client_order_id);
+  const order = acceptedOrder(outcome);
+  return v3Order(marketOf(deps, order.market), order);
+}
+
+/** The handler of `POST /v3/order/cancel`. */
+export async function cancelV3Order(
+  deps: RouteDeps,
+  caller: OrderCaller,
+  body: Static<typeof V3CancelBody>,
+): Promise<ReturnType<typeof cancelledOrder>> {
+  const order = acceptedOrder(
+    await cancelOrder(deps.orders, caller.accountId, orderIdOf(body.order_id), caller.nonce),
+  );
+  return cancelledOrder(marketOf(deps, order.market), order);
+}
+
 /** v3 private order methods: submit, active and executed lists, trades of an order, cancels. */
 export function v3OrderRoutes(app: App, deps: RouteDeps): void {
-  const market = (id: string): TradingMarket => {
-    const found = deps.orders.market(id);
-    if (!found) throw new ApiError('unknown_market', `unknown market "${id}"`);
-    return found;
-  };
+  const market = (id: string): TradingMarket => marketOf(deps, id);
   const signed = (scope: 'read' | 'trade', summary: string) => ({
     preValidation: v3Auth(deps.auth, scope),
     tags: ['v3 private'],
@@ -104,41 +158,12 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
         summary: 'Create an order; amount < 0 sells (for market_by_quote it is the quote amount)',
         security: v3Security,
         headers: V3AuthHeaders,
-        body: Type.Object({
-          symbol: Type.String(),
-          type: Type.Union(
-            ['limit', 'market', 'market_by_quote', 'limit_stop_loss'].map((t) => Type.Literal(t)),
-          ),
-          amount: Type.Union([Type.Number(), Type.String()]),
-          price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
-          stop_price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
-        }),
+        body: V3SubmitBody,
         response: { 200: V3OrderSchema, ...errorResponses },
       },
     },
-    async (request) => {
-      const body = request.body;
-      const text = decimalText(body.amount);
-      if (text === undefined)
-        throw new ApiError('validation_failed', 'amount must be a JSON number or a plain decimal string');
-      const sell = text.startsWith('-');
-      const order = acceptedOrder(
-        await placeOrder(
-          deps.orders,
-          request.auth!.accountId,
-          {
-            market: body.symbol,
-            side: sell ? 'sell' : 'buy',
-            type: body.type as 'limit' | 'market' | 'market_by_quote' | 'limit_stop_loss',
-            amount: sell ? text.slice(1) : text,
-            price: body.price,
-            stopPrice: body.stop_price,
-          },
-          request.deferredNonce,
-        ),
-      );
-      return v3Order(market(order.market), order);
-    },
+    (request) =>
+      submitV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
   );
 
   for (const url of ['/v3/auth/r/orders', '/v3/auth/r/orders/:market']) {
@@ -280,21 +305,12 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
         summary: 'Cancel an order',
         security: v3Security,
         headers: V3AuthHeaders,
-        body: Type.Object({ order_id: IdInput }),
+        body: V3CancelBody,
         response: { 200: CancelledSchema, ...errorResponses },
       },
     },
-    async (request) => {
-      const order = acceptedOrder(
-        await cancelOrder(
-          deps.orders,
-          request.auth!.accountId,
-          orderIdOf(request.body.order_id),
-          request.deferredNonce,
-        ),
-      );
-      return cancelledOrder(market(order.market), order);
-    },
+    (request) =>
+      cancelV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
   );
 
   for (const url of ['/v3/order/cancel/multy', '/v3/order/cancel/multi']) {

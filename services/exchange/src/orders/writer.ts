@@ -2,13 +2,13 @@ import type { Database } from '../db/database.js';
 import type { DeferredNonce } from '../http/request-context.js';
 import { netEntry } from '../ledger/entry.js';
 import { MatchingEngine } from '../matching/engine.js';
-import type { Command } from '../matching/types.js';
+import type { Command, EngineEvent } from '../matching/types.js';
 import type { BookSnapshots, Restored } from '../snapshots/book-snapshots.js';
 import { type ComputeContext, computeBatch } from './batch-compute.js';
 import type { BatchFeed } from './batch-feed.js';
 import type { BatchInputs } from './batch-inputs.js';
 import { BatchWork } from './batch-work.js';
-import { type BookView, captureView, EMPTY_VIEW } from './book-view.js';
+import { type BookView, captureView, EMPTY_VIEW, type LiveOrders } from './book-view.js';
 import { CHECKPOINT_EVERY, Checkpoints } from './checkpoints.js';
 import type { CommitFeed } from './commits.js';
 import { answerLanded, type Flight } from './flight.js';
@@ -167,6 +167,12 @@ export class MarketWriter {
     return this.committedView;
   }
 
+  /** The live orders of the book `view()` shows, in priority order (the feed's order-by-order book). */
+  committedLive(): LiveOrders {
+    if (this.flying === 0 && this.failures.length === 0 && !this.stale) return this.engine.liveOrders();
+    return this.checkpoints.committedEngine().liveOrders();
+  }
+
   private keepView(view: BookView, seq: number): void {
     this.committedView = view;
     this.committedViewSeq = seq;
@@ -251,10 +257,13 @@ export class MarketWriter {
       if (row.seq <= this.seq) continue;
       const first = row.seq - row.commands.length + 1;
       if (first !== this.seq + 1) break;
+      const followed = this.ctx.commits?.followed === true;
+      const events: EngineEvent[] = [];
       for (const command of row.commands) {
         const result = this.engine.apply(command);
         if (!result.ok)
           throw new Error(`market ${this.market.id}: logged command refused on follow (${result.code})`);
+        if (followed) for (const event of result.events) events.push(event);
       }
       this.seq = row.seq;
       this.checkpoints.committed(
@@ -274,6 +283,7 @@ export class MarketWriter {
           orders: feed?.orders ?? [],
           balances: feed?.balances ?? new Map(),
           levels,
+          events,
           lastPrice: this.engine.lastPrice,
           ...(feed ? {} : { feedMissing: true as const }),
         });
@@ -525,6 +535,7 @@ export class MarketWriter {
       changed: [...work.changed.values()],
       trades: work.trades,
       nonces: work.nonces,
+      ...(work.clientOrders.length > 0 ? { clientOrders: work.clientOrders } : {}),
       ...(this.ctx.clusterNode !== undefined && lease
         ? {
             fence: {
@@ -575,6 +586,7 @@ export class MarketWriter {
         orders: [...rows.values()],
         balances: written.balances,
         levels: flight.levels,
+        events: flight.work.events,
         lastPrice: flight.lastPrice,
       });
     }
@@ -591,6 +603,7 @@ export class MarketWriter {
     this.keepView(book, this.seq);
     const commits = this.ctx.commits;
     if (!commits?.followed) return;
+    const live = this.engine.liveOrders();
     for (const batch of batches) {
       commits.publish({
         market: this.market,
@@ -600,8 +613,10 @@ export class MarketWriter {
         orders: [],
         balances: new Map(),
         levels: { bids: [], asks: [] },
+        events: [],
         lastPrice: book.lastPrice,
         book,
+        live,
         recovered: true,
       });
     }

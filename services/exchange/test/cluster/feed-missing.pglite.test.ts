@@ -63,6 +63,7 @@ describe('a followed batch without its feed', () => {
       orders: [],
       balances: new Map(),
       levels: { bids: [], asks: [] },
+      events: [],
       lastPrice: null,
       feedMissing: true,
     };

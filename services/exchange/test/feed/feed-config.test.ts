@@ -14,6 +14,11 @@ describe('feed settings', () => {
       messagesPerSecond: 10,
       messageBurst: 50,
       tickerIntervalMs: 1_000,
+      resumeFrames: 10_000,
+      resumeMaxBytes: 67_108_864,
+      maxPendingOperations: 256,
+      fanOutShare: 0.1,
+      fanOutMaxDelayMs: 250,
     });
     const set = loadConfig(
       {
@@ -27,6 +32,11 @@ describe('feed settings', () => {
         FEED_MESSAGES_PER_SECOND: '7',
         FEED_MESSAGE_BURST: '8',
         FEED_TICKER_INTERVAL_MS: '250',
+        FEED_RESUME_FRAMES: '20000',
+        FEED_RESUME_MAX_BYTES: '1048576',
+        FEED_MAX_PENDING_OPERATIONS: '16',
+        FEED_FANOUT_SHARE: '1',
+        FEED_FANOUT_MAX_DELAY_MS: '50',
       },
       '/srv/app',
     ).feed;
@@ -41,6 +51,11 @@ describe('feed settings', () => {
       messagesPerSecond: 7,
       messageBurst: 8,
       tickerIntervalMs: 250,
+      resumeFrames: 20_000,
+      resumeMaxBytes: 1_048_576,
+      maxPendingOperations: 16,
+      fanOutShare: 1,
+      fanOutMaxDelayMs: 50,
     });
   });
 
@@ -50,5 +65,7 @@ describe('feed settings', () => {
     );
     expect(() => loadConfig({ FEED_ENABLED: 'maybe' })).toThrow(/FEED_ENABLED/);
     expect(() => loadConfig({ FEED_MAX_CONNECTIONS: '-1' })).toThrow(/FEED_MAX_CONNECTIONS/);
+    for (const wrong of ['0', '1.5', '0.001', 'half', '-0.2'])
+      expect(() => loadConfig({ FEED_FANOUT_SHARE: wrong })).toThrow(/FEED_FANOUT_SHARE/);
   });
 });

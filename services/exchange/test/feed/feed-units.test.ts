@@ -122,6 +122,30 @@ describe('parseClientFrame', () => {
       frame: { op: 'subscribe', subscription: { channel: 'orders' } },
     });
     expect(parseClientFrame('{"op":"ping"}')).toEqual({ ok: true, frame: { op: 'ping' } });
+    expect(
+      parseClientFrame('{"op":"subscribe","channel":"book_l3","market":"btcusdt","from_seq":12}'),
+    ).toEqual({
+      ok: true,
+      frame: { op: 'subscribe', subscription: { channel: 'book_l3', market: 'btcusdt' }, fromSeq: 12 },
+    });
+    expect(parseClientFrame('{"op":"subscribe","channel":"fills","from_seqs":{"BTCUSDT":7}}')).toEqual({
+      ok: true,
+      frame: { op: 'subscribe', subscription: { channel: 'fills' }, fromSeqs: { btcusdt: 7 } },
+    });
+    expect(
+      parseClientFrame('{"op":"subscribe","channel":"candles","market":"btcusdt","resolution":"1m"}'),
+    ).toEqual({
+      ok: true,
+      frame: { op: 'subscribe', subscription: { channel: 'candles', market: 'btcusdt', resolution: '1m' } },
+    });
+    // An order operation: its id (integer or string) and params; an amount the JSON number reading
+    // of a double would round stays its text, as in a REST body.
+    expect(
+      parseClientFrame('{"op":"order.submit","id":"a-1","params":{"amount":0.99999999999999999}}'),
+    ).toEqual({
+      ok: true,
+      frame: { op: 'order', name: 'order.submit', id: 'a-1', params: { amount: '0.99999999999999999' } },
+    });
   });
 
   it('refuses malformed frames, unknown ops and channels, with the id when there is one', () => {
@@ -134,7 +158,25 @@ describe('parseClientFrame', () => {
     expect(name('null')).toBe('malformed_frame');
     expect(name('{"op":"ping","id":"x"}')).toBe('malformed_frame');
     expect(name('{"op":"dance"}')).toBe('unknown_op');
-    expect(name('{"op":"subscribe","channel":"candles","market":"btcusdt"}')).toBe('unknown_channel');
+    expect(name('{"op":"subscribe","channel":"depth","market":"btcusdt"}')).toBe('unknown_channel');
+    expect(name('{"op":"subscribe","channel":"candles","market":"btcusdt"}')).toBe('malformed_frame');
+    expect(name('{"op":"subscribe","channel":"candles","market":"btcusdt","resolution":"2m"}')).toBe(
+      'malformed_frame',
+    );
+    expect(name('{"op":"subscribe","channel":"ticker","market":"btcusdt","from_seq":3}')).toBe(
+      'malformed_frame',
+    );
+    expect(name('{"op":"subscribe","channel":"book","market":"btcusdt","from_seq":-1}')).toBe(
+      'malformed_frame',
+    );
+    expect(name('{"op":"subscribe","channel":"book","market":"btcusdt","from_seqs":{"btcusdt":1}}')).toBe(
+      'malformed_frame',
+    );
+    expect(name('{"op":"subscribe","channel":"orders","from_seq":1}')).toBe('malformed_frame');
+    expect(name('{"op":"subscribe","channel":"orders","from_seqs":{}}')).toBe('malformed_frame');
+    expect(name('{"op":"subscribe","channel":"fills","from_seqs":{"btcusdt":"1"}}')).toBe('malformed_frame');
+    expect(name('{"op":"order.submit","params":{}}')).toBe('malformed_frame');
+    expect(name('{"op":"order.submit","id":1,"params":[]}')).toBe('malformed_frame');
     expect(name('{"op":"subscribe","channel":"book"}')).toBe('malformed_frame');
     expect(name('{"op":"auth","key":"k","nonce":"1"}')).toBe('missing_credentials');
     expect(parseClientFrame('{"op":"subscribe","channel":"x","id":9}')).toMatchObject({ ok: false, id: 9 });

@@ -28,7 +28,7 @@ describe('live feed: bad input and limits (postgres)', () => {
     expect(await client.next((f) => f.event === 'error', binary)).toMatchObject({ name: 'malformed_frame' });
     expect(await client.request({ op: 'hello', id: 1 })).toMatchObject({ code: 3301, name: 'unknown_op' });
     expect(
-      await client.request({ op: 'subscribe', channel: 'candles', market: 'btcusdt', id: 2 }),
+      await client.request({ op: 'subscribe', channel: 'depth', market: 'btcusdt', id: 2 }),
     ).toMatchObject({
       code: 3302,
       name: 'unknown_channel',

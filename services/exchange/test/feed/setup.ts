@@ -1,7 +1,7 @@
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { type AppOptions, buildApp } from '../../src/app.js';
 import { defaultFeedConfig, type FeedConfig } from '../../src/config.js';
 import type { App } from '../../src/http/typed.js';
 import { accountWithKey, credit } from '../support/accounts.js';
@@ -22,6 +22,8 @@ export function useFeedApp(
   feed: Partial<FeedConfig> = {},
   now?: () => number,
   metrics?: Registry,
+  /** More app options (request limits...). */
+  options: Partial<AppOptions> = {},
 ) {
   let app: App;
   let running: RunningApp;
@@ -34,6 +36,7 @@ export function useFeedApp(
       feed: { ...defaultFeedConfig(), ...feed },
       ...(now ? { now } : {}),
       ...(metrics ? { metrics } : {}),
+      ...options,
     });
     running = await listenOnFreePort(app);
   });
@@ -45,9 +48,9 @@ export function useFeedApp(
     wsUrl: () => `${running.url.replace('http', 'ws')}/v3/ws`,
     url: () => running.url,
     connect: () => FeedClient.open(`${running.url.replace('http', 'ws')}/v3/ws`),
-    /** A new account with a read+trade key and 10 btc, 100 eth and 1,000,000 usdt. */
-    async trader(): Promise<Trader> {
-      const { account, apiKey, secret } = await accountWithKey(target.db(), ['read', 'trade']);
+    /** A new account with a read+trade key (or `scopes`) and 10 btc, 100 eth and 1,000,000 usdt. */
+    async trader(scopes: ('read' | 'trade' | 'withdraw')[] = ['read', 'trade']): Promise<Trader> {
+      const { account, apiKey, secret } = await accountWithKey(target.db(), scopes);
       await credit(target.db(), account.id, 'btc', 10n * 10n ** 10n);
       await credit(target.db(), account.id, 'usdt', 1_000_000n * 10n ** 8n);
       await credit(target.db(), account.id, 'eth', 100n * 10n ** 8n);

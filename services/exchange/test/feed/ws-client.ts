@@ -1,4 +1,5 @@
 import { type ClientOptions, WebSocket } from 'ws';
+import { clientSignV3, nextNonce } from '../support/signing.js';
 
 /** A frame the feed sent, parsed. */
 export type Frame = Record<string, unknown> & { event: string };
@@ -81,6 +82,19 @@ export class FeedClient {
       }, timeoutMs);
       this.waiters.add(check);
     });
+  }
+
+  /** Sends `auth` signed with the key like a v3 request (`/v3/ws`, body `{}`); fails unless `authenticated`. */
+  async authenticate(apiKey: string, secret: string): Promise<void> {
+    const nonce = nextNonce();
+    const answer = await this.request({
+      op: 'auth',
+      id: 0,
+      key: apiKey,
+      nonce,
+      signature: clientSignV3(secret, '/v3/ws', nonce, '{}'),
+    });
+    if (answer.event !== 'authenticated') throw new Error(`auth refused: ${JSON.stringify(answer)}`);
   }
 
   close(): void {
