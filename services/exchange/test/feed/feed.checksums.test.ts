@@ -63,17 +63,24 @@ describe('live feed: every book frame carries a checksum a client can verify (po
       const l3 = new L3Follower(PRECISION);
       const bookWatch = watch(observer, 'book', book);
       const l3Watch = watch(observer, 'book_l3', l3);
-      // A client whose 40th book diff is altered on the way (a level's volume changed).
+      // A client whose 40th book diff is altered on the way: the volume of its best bid (or best
+      // ask) as the client holds it changes by one unit. The checksum covers the best ten levels
+      // only, so the altered level must be one of them: altering a level the diff happens to carry
+      // first can hit a deep level, caught only frames later, once it rises into the best ten.
       const tampered = await feed.connect();
       const victim = new BookFollower(PRECISION);
       const victimWatch = watch(tampered, 'book', victim, (frame, index) => {
         if (index !== 40 || frame.event !== 'diff') return frame;
-        const bids = frame.bids as number[][];
-        const asks = frame.asks as number[][];
-        const level = bids[0] ?? asks[0];
-        // An empty diff gets a level of its own, which the checksum does not cover either.
-        const changed = level ? [[level[0], level[1]! + 0.000001, level[2]]] : [[37_000, 0.5, 1]];
-        return bids[0] ? { ...frame, bids: changed } : { ...frame, asks: changed };
+        const held = victim.restBook();
+        const bestBid = held.find((level) => level[1] > 0);
+        const bestAsk = held.find((level) => level[1] < 0);
+        const side = bestBid || !bestAsk ? 'bids' : 'asks';
+        const [price, volume, orders] = bestBid ?? bestAsk ?? [37_000, 0.5, 1];
+        const levels = frame[side] as number[][];
+        // The diff's own change of that level, when it has one, is the one altered.
+        const own = levels.find((level) => level[0] === price) ?? [price, Math.abs(volume), orders];
+        const altered = [price, own[1]! + 0.000001, Math.max(1, own[2]!)];
+        return { ...frame, [side]: [...levels.filter((level) => level[0] !== price), altered] };
       });
       for (const client of [observer, tampered])
         for (const [id, channel] of [
