@@ -93,3 +93,21 @@ export function runService<Config>(spec: {
     process.exit(1);
   });
 }
+
+/**
+ * One start step of a service whose main is top-level code rather than `runService` (exchange,
+ * paygate): a failure the operator fixes by a setting, such as a port in use
+ * (`METRICS_PORT 9501 is in use: set METRICS_PORT or METRICS_PORT=0`), is printed as
+ * `<name>: could not start: <message>`, one line, and the process exits 1, as `runService` does,
+ * instead of an uncaught rejection's stack trace that buries the message.
+ */
+export async function startStep<T>(name: string, step: Promise<T>): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    process.stderr.write(
+      `${name}: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  }
+}

@@ -6,7 +6,7 @@ import './telemetry.js';
  * listens, and on SIGTERM/SIGINT stops accepting, lets in-flight requests finish, then closes.
  */
 import { createLogger, type Logger } from '@platform/logging/logger';
-import { startMetricsListener } from '@platform/observability/metrics-listener';
+import { MetricsListenError, startMetricsListener } from '@platform/observability/metrics-listener';
 import { createMetricsRegistry } from '@platform/observability/registry';
 import { LockHeldError } from '@platform/sql-storage/process-lock';
 import { buildApp } from './app.js';
@@ -110,6 +110,11 @@ main().catch((error: unknown) => {
   if (error instanceof LockHeldError) {
     process.stderr.write(`events: ${error.message}\n`);
     process.exit(2);
+  }
+  // A port in use names its setting (METRICS_PORT, PORT): one line too.
+  if (error instanceof MetricsListenError || (error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    process.stderr.write(`events: could not start: ${(error as Error).message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`events: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);

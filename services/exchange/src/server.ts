@@ -1,6 +1,6 @@
 // First: tracing patches http and pg as they load (off unless OTEL_* asks for it).
 import './telemetry.js';
-import { closeOnSignals } from '@platform/http-edge/lifecycle';
+import { closeOnSignals, startStep } from '@platform/http-edge/lifecycle';
 import { withListeningPort } from '@platform/http-edge/listening-url';
 import { createLogger } from '@platform/logging/logger';
 import { startMetricsListener } from '@platform/observability/metrics-listener';
@@ -128,6 +128,6 @@ await startOperatorService(app, {
   paygate: config.paygate,
   dataDir: config.dataDir,
 });
-const metricsListener = await startMetricsListener(metrics, config.metrics, app.log);
-await app.listen({ port: config.port, host: config.host });
+const metricsListener = await startStep('exchange', startMetricsListener(metrics, config.metrics, app.log));
+await startStep('exchange', app.listen({ port: config.port, host: config.host }));
 if (config.mail.publicUrlFromListener) linkBase = withListeningPort(linkBase, app.server);
