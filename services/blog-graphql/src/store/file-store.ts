@@ -87,17 +87,40 @@ function journalLine(value: unknown): JournalLine | undefined {
     : undefined;
 }
 
+/**
+ * A change refused because an earlier one could not be written (disk full): memory held changes the
+ * files do not, so it is read back from them before any change is taken again.
+ */
+export class StoreWriteError extends Error {
+  override readonly name = 'StoreWriteError';
+}
+
+/** What the files hold, read as `open` reads them. */
+interface Loaded {
+  readonly state: BlogState;
+  readonly answers: IdempotencyRecords;
+  readonly journal: Journal;
+  readonly seq: number;
+  readonly snapshotText: string | undefined;
+  readonly replayed: number;
+  readonly tornBytes: number;
+}
+
 export class BlogStore {
   private writing: Promise<void> = Promise.resolve();
   private seq: number;
   private snapshotBytes: number;
+  /**
+   * Set when a journal line could not be written: from then on every change is refused until the
+   * memory, which held that change (and any computed on top of it), is read back from the files.
+   */
+  private failedWrite: { readonly seq: number; recovering: boolean } | undefined;
 
   private constructor(
     private readonly file: string,
     private state: BlogState,
-    /** The stored answers of idempotent mutations (read them with `answers.get`). */
-    readonly answers: IdempotencyRecords,
-    private readonly journal: Journal,
+    private records: IdempotencyRecords,
+    private journal: Journal,
     private readonly options: StoreOptions & { compactBytes: number },
     seq: number,
     snapshotBytes: number,
@@ -107,6 +130,11 @@ export class BlogStore {
     this.snapshotBytes = snapshotBytes;
   }
 
+  /** The stored answers of idempotent mutations (read them with `answers.get`). */
+  get answers(): IdempotencyRecords {
+    return this.records;
+  }
+
   /**
    * Loads the snapshot (or creates it from `seed()` when there is none) and replays the journal. A
    * snapshot or journal line that does not parse is an error naming the file.
@@ -114,11 +142,36 @@ export class BlogStore {
   static async open(dataDir: string, seed: () => BlogState, options: StoreOptions): Promise<BlogStore> {
     await mkdir(dataDir, { recursive: true });
     const file = path.join(dataDir, 'blog.json');
-    const journalFile = path.join(dataDir, 'blog.journal');
     // Snapshots a killed process was writing (never renamed into place).
     for (const name of await readdir(dataDir)) {
       if (/^blog\.json\.\d+\.tmp$/.test(name)) await rm(path.join(dataDir, name), { force: true });
     }
+    const loaded = await BlogStore.read(file, seed, options);
+    const { snapshotText: text, replayed, tornBytes, answers } = loaded;
+    const store = new BlogStore(
+      file,
+      loaded.state,
+      answers,
+      loaded.journal,
+      { ...options, compactBytes: options.compactBytes ?? 1024 * 1024 },
+      loaded.seq,
+      text === undefined ? 0 : Buffer.byteLength(text),
+      { replayed, tornBytes },
+    );
+    // Bounds or a TTL lowered since the records were written, and records expired meanwhile.
+    const dropped = [...answers.expire(options.now()), ...answers.enforce()];
+    if (text === undefined || replayed > 0 || tornBytes > 0 || dropped.length > 0 || !loaded.journalSeqKnown)
+      await store.compactNow();
+    return store;
+  }
+
+  /** Reads the snapshot (or `seed()` when there is none) and replays the journal onto it. */
+  private static async read(
+    file: string,
+    seed: () => BlogState,
+    options: StoreOptions,
+  ): Promise<Loaded & { readonly journalSeqKnown: boolean }> {
+    const journalFile = `${file.slice(0, -'.json'.length)}.journal`;
     let text: string | undefined;
     try {
       text = await readFile(file, 'utf8');
@@ -160,21 +213,16 @@ export class BlogStore {
       seq = line.seq;
       replayed += 1;
     }
-    const store = new BlogStore(
-      file,
+    return {
       state,
       answers,
       journal,
-      { ...options, compactBytes: options.compactBytes ?? 1024 * 1024 },
       seq,
-      text === undefined ? 0 : Buffer.byteLength(text),
-      { replayed, tornBytes },
-    );
-    // Bounds or a TTL lowered since the records were written, and records expired meanwhile.
-    const dropped = [...answers.expire(options.now()), ...answers.enforce()];
-    if (text === undefined || replayed > 0 || tornBytes > 0 || dropped.length > 0 || journalSeq === undefined)
-      await store.compactNow();
-    return store;
+      snapshotText: text,
+      replayed,
+      tornBytes,
+      journalSeqKnown: journalSeq !== undefined,
+    };
   }
 
   private static replay(state: BlogState, answers: IdempotencyRecords, changes: readonly Change[]): void {
@@ -200,6 +248,7 @@ export class BlogStore {
     change: (draft: BlogState) => T,
     reserve?: Reservation,
   ): Promise<T> {
+    this.refuseAfterFailedWrite();
     const draft = structuredClone(this.state);
     const outcome = change(draft);
     if (!outcome.ok) return outcome;
@@ -212,6 +261,7 @@ export class BlogStore {
 
   /** Stores the answer of an idempotent request (and drops what the bounds say), journalled. */
   async storeAnswer(key: string, record: IdempotentAnswer): Promise<void> {
+    this.refuseAfterFailedWrite();
     await this.append(this.putAnswer(key, record));
   }
 
@@ -224,12 +274,68 @@ export class BlogStore {
   private append(changes: readonly Change[]): Promise<void> {
     this.seq += 1;
     const line: JournalLine = { seq: this.seq, changes };
-    const written = this.writing.then(() => this.journal.append(line));
+    const written = this.writing.then(() => this.write(line));
     this.writing = written.then(
       () => this.compactWhenDue(),
-      () => undefined,
+      () => this.recoverWhenLast(line.seq),
     );
     return written;
+  }
+
+  /**
+   * Writes a line, unless an earlier one failed: a line queued after it was computed on a memory
+   * holding the failed change, so it is refused too (its request gets an error, nothing is kept).
+   */
+  private async write(line: JournalLine): Promise<void> {
+    if (this.failedWrite !== undefined) throw this.refusal();
+    try {
+      await this.journal.append(line);
+    } catch (error) {
+      this.failedWrite = { seq: line.seq, recovering: false };
+      throw error;
+    }
+  }
+
+  private refusal(): StoreWriteError {
+    return new StoreWriteError(
+      'the blog could not write a change to its journal (disk full?); changes are refused until its data is read back from the files',
+    );
+  }
+
+  /** A change while memory is not known to match the files is refused before it is computed. */
+  private refuseAfterFailedWrite(): void {
+    if (this.failedWrite === undefined) return;
+    if (!this.failedWrite.recovering) this.writing = this.writing.then(() => this.recover());
+    throw this.refusal();
+  }
+
+  /** After a failed or refused line: the last line queued reads memory back from the files. */
+  private async recoverWhenLast(seq: number): Promise<void> {
+    if (this.failedWrite !== undefined && seq === this.seq) await this.recover();
+  }
+
+  /**
+   * Replaces memory with what the files hold (the failed line was cut back by the journal), so no
+   * change that was never written stays visible. When the files cannot be read either, changes stay
+   * refused and the next one tries again.
+   */
+  private async recover(): Promise<void> {
+    const failed = this.failedWrite;
+    if (failed === undefined || failed.recovering) return;
+    failed.recovering = true;
+    try {
+      await this.journal.close().catch(() => undefined);
+      const loaded = await BlogStore.read(this.file, () => structuredClone(this.state), this.options);
+      this.state = loaded.state;
+      this.records = loaded.answers;
+      this.journal = loaded.journal;
+      // Numbers stay increasing: a line number never written is skipped, never reused.
+      this.seq = Math.max(this.seq, loaded.seq);
+      this.failedWrite = undefined;
+    } catch (error) {
+      failed.recovering = false;
+      this.options.onCompactionError?.(error);
+    }
   }
 
   /** Folds the journal into a new snapshot once it outgrew it (and `compactBytes`); never fails the queue. */
