@@ -2,11 +2,15 @@
  * End to end order entry on PostgreSQL: signed v3 order submissions (`/v3/auth/w/order/submit`)
  * over HTTP, each durable before its answer (group commit), against an anchor route on the same app,
  * database and concurrency that authenticates the same way and then does one INSERT + COMMIT per
- * request. Phases alternate (anchor, orders, anchor, orders) for a few seconds each; the ratio is the
- * best orders phase against the best anchor phase (the machine's noise moves rates by a third between
- * phases; the best of each is the least disturbed). Needs PostgreSQL (DATABASE_URL or the testkit default 127.0.0.1:5432).
+ * request. For each concurrency, `--rounds` rounds of one phase of each side, alternated ABBA
+ * (anchor first in even rounds, orders first in odd ones) so that a drift of the machine weighs on
+ * both; the figure is the median of the rounds' ratios (each round's orders phase against its own
+ * anchor phase), printed with their range, the machine's load, and the median CPU per request of
+ * server + PostgreSQL on each side, which depends far less on what else runs here (issue 46: two runs
+ * of the former best-of-two-phases said 0.78x and 1.66x minutes apart). Needs PostgreSQL
+ * (DATABASE_URL or the testkit default 127.0.0.1:5432).
  *
- *   npm run bench:e2e -w services/exchange [-- --concurrency 32 --seconds 3 --pool 10 --depth 1]
+ *   npm run bench:e2e -w services/exchange [-- --concurrency 32,128 --rounds 6 --seconds 3 --pool 10 --depth 1]
  *
  * `--depth` is ORDER_PIPELINE_DEPTH: order batch statements in flight at once.
  *
@@ -19,6 +23,7 @@
  */
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { listenOnFreePort } from '@platform/testkit/app';
 import { buildApp } from '../src/app.js';
 import { v3Auth } from '../src/auth/authenticate.js';
@@ -27,17 +32,23 @@ import { reconcile } from '../src/ledger/reconcile.js';
 import { compareMetricsCost } from './metrics-cost.js';
 import { openBenchDatabase } from './support/database.js';
 import { fundedKeys } from './support/keys.js';
-import { numberOption } from './support/options.js';
+import { numberOption, stringOption } from './support/options.js';
 import { type OrderLoadResult, runOrderLoad } from './support/order-load.js';
 
-const concurrency = numberOption('concurrency', 32);
+const concurrencies = stringOption('concurrency', '32,128').split(',').map(Number);
+const concurrency = Math.max(...concurrencies);
+const rounds = numberOption('rounds', 6);
 const seconds = numberOption('seconds', 3);
 const poolSize = numberOption('pool', 10);
 const depth = numberOption('depth', 1);
 
 type Result = OrderLoadResult;
 
-/** CPU seconds used so far by every PostgreSQL process of this machine (Linux /proc, 100 ticks/s). */
+/**
+ * CPU seconds used so far by every PostgreSQL process of this machine (Linux /proc, 100 ticks/s),
+ * with the time of its children that ended (a backend that exits moves its time to the postmaster's
+ * cutime/cstime; without them the sum went down, a negative CPU per request, when one ended).
+ */
 function postgresCpuSeconds(): number {
   let ticks = 0;
   for (const pid of readdirSync('/proc')) {
@@ -47,7 +58,7 @@ function postgresCpuSeconds(): number {
       const close = stat.lastIndexOf(')');
       if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
       const fields = stat.slice(close + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // The process ended while we read it.
     }
@@ -106,13 +117,17 @@ try {
   );
   const server = await listenOnFreePort(app);
   // Each phase gets its own keys half so that nonces from one phase never trail another's.
-  const phase = async (kind: 'order' | 'anchor', ms: number): Promise<Result & { cpu: PhaseCpu }> => {
+  const phase = async (
+    kind: 'order' | 'anchor',
+    clients: number,
+    ms: number,
+  ): Promise<Result & { cpu: PhaseCpu }> => {
     const serverStart = process.cpuUsage();
     const postgresStart = postgresCpuSeconds();
     const result = await runOrderLoad(
       server.url,
       kind === 'order' ? '/v3/auth/w/order/submit' : '/bench/anchor',
-      kind === 'order' ? keys.slice(0, concurrency) : keys.slice(concurrency),
+      kind === 'order' ? keys.slice(0, clients) : keys.slice(concurrency, concurrency + clients),
       ms,
     );
     const server_ = process.cpuUsage(serverStart);
@@ -131,28 +146,54 @@ try {
       `  ${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}  ` +
         `CPU µs/req: server ${r.cpu.server.toFixed(0)}, PostgreSQL ${r.cpu.postgres.toFixed(0)}, client ${r.cpu.client.toFixed(0)}`,
     );
+  const median = (list: readonly number[]) => {
+    const sorted = [...list].sort((x, y) => x - y);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
+  const load = () =>
+    loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ');
+  const targets: Record<number, number> = { 32: 2, 128: 2.5 };
   console.log(
-    `PostgreSQL, concurrency ${concurrency}, pool ${poolSize}, ${depth} order batch(es) in flight, ${seconds} s per phase`,
+    `PostgreSQL, pool ${poolSize}, ${depth} order batch(es) in flight, ${rounds} rounds of ${seconds} s per side, load ${load()}`,
   );
-  await phase('anchor', 1_000);
-  await phase('order', 1_000);
-  const anchors: Result[] = [];
-  const orders: Result[] = [];
-  for (let round = 0; round < 2; round += 1) {
-    const a = await phase('anchor', seconds * 1000);
-    show('anchor: auth + INSERT + COMMIT', a);
-    anchors.push(a);
-    const o = await phase('order', seconds * 1000);
-    show('orders: auth + match + group commit', o);
-    orders.push(o);
+  const summary: string[] = [];
+  for (const clients of concurrencies) {
+    console.log(`concurrency ${clients}`);
+    await phase('anchor', clients, 1_000);
+    await phase('order', clients, 1_000);
+    const anchors: (Result & { cpu: PhaseCpu })[] = [];
+    const orders: (Result & { cpu: PhaseCpu })[] = [];
+    const ratios: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const sides = round % 2 === 0 ? (['anchor', 'order'] as const) : (['order', 'anchor'] as const);
+      const measured: Partial<Record<'anchor' | 'order', Result & { cpu: PhaseCpu }>> = {};
+      for (const side of sides) {
+        const r = await phase(side, clients, seconds * 1000);
+        show(side === 'anchor' ? 'anchor: auth + INSERT + COMMIT' : 'orders: auth + match + group commit', r);
+        measured[side] = r;
+      }
+      anchors.push(measured.anchor!);
+      orders.push(measured.order!);
+      ratios.push(measured.order!.perSecond / measured.anchor!.perSecond);
+    }
+    const cpu = (list: readonly (Result & { cpu: PhaseCpu })[]) =>
+      median(list.map((r) => r.cpu.server + r.cpu.postgres));
+    const target = targets[clients];
+    const line =
+      `concurrency ${clients}: orders/anchor median of ${rounds} rounds ${median(ratios).toFixed(2)}x ` +
+      `(rounds ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x${target ? `; target ${target}x` : ''}); ` +
+      `median req/s ${median(orders.map((r) => r.perSecond)).toFixed(0)} / ${median(anchors.map((r) => r.perSecond)).toFixed(0)}; ` +
+      `CPU per request, server + PostgreSQL: ${cpu(orders).toFixed(0)} / ${cpu(anchors).toFixed(0)} µs = ` +
+      `${(cpu(anchors) / cpu(orders)).toFixed(2)}x fewer for orders; ` +
+      `p99 ${median(orders.map((r) => r.p99)).toFixed(1)} / ${median(anchors.map((r) => r.p99)).toFixed(1)} ms; load ${load()}`;
+    console.log(`  ${line}`);
+    summary.push(line);
   }
-  const median = (list: Result[], f: (r: Result) => number) =>
-    list.map(f).sort((x, y) => x - y)[Math.floor(list.length / 2)]!;
-  const ratio = Math.max(...orders.map((r) => r.perSecond)) / Math.max(...anchors.map((r) => r.perSecond));
-  console.log(`  ratio orders/anchor (best of each)  ${ratio.toFixed(2)}x  (target 1.5x)`);
-  console.log(
-    `  p99 orders ${median(orders, (r) => r.p99).toFixed(1)} ms, anchor ${median(anchors, (r) => r.p99).toFixed(1)} ms`,
-  );
+  console.log('\nsummary');
+  for (const line of summary) console.log(`  ${line}`);
   const trades = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM trades');
   const report = await reconcile(db);
   console.log(
