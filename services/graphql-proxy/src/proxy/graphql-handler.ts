@@ -248,7 +248,9 @@ export class GraphQLHandler {
         headers['cache-control'] =
           `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${Math.floor(ttlMs / 1000)}`;
         headers['age'] = '0';
-        headers['etag'] = this.deps.cache.peek(key)?.etag ?? etagOf(outcome.text);
+        // The file store's index already holds this answer (put is synchronous there); a shared
+        // store's near copy may still hold an older read of the key, so its ETag is computed.
+        headers['etag'] = (cache.shared ? undefined : cache.peek(key)?.etag) ?? etagOf(outcome.text);
       }
       return { headers, body: outcome.text };
     }
