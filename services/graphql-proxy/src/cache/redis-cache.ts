@@ -163,6 +163,8 @@ export class RedisResponseCache implements AnswerCache {
   private readonly sizesKey: string;
   private readonly channel: string;
   private readonly near: NearCache;
+  /** Moves at every change of the fleet channel's link: an epoch read for an older link is not used. */
+  private link = 0;
 
   constructor(private readonly options: RedisCacheOptions) {
     this.near = new NearCache(options.near ?? { maxEntries: 0, maxBytes: 0, maxAgeMs: 0 });
@@ -178,7 +180,10 @@ export class RedisResponseCache implements AnswerCache {
     });
     options.events?.onLink((subscribed) => {
       if (subscribed) void this.resumeNear();
-      else this.near.suspend();
+      else {
+        this.link += 1;
+        this.near.suspend();
+      }
     });
     options.client.on('ready', () => {
       if (this.owedInvalidation) void this.invalidate(new Set(['*']));
@@ -190,11 +195,14 @@ export class RedisResponseCache implements AnswerCache {
   /** The channel is subscribed (again): the near copy is used from the epoch Redis has now. */
   private async resumeNear(): Promise<void> {
     if (this.options.near === undefined || this.options.near.maxBytes <= 0) return;
+    this.link += 1;
+    const link = this.link;
     this.near.suspend();
     try {
       const epoch = Number((await this.options.client.get(this.epochKey)) ?? '0');
-      // The subscription may have dropped while the epoch was read.
-      if (this.options.events?.subscribed) this.near.resume(epoch);
+      // The subscription may have dropped (and come back) while the epoch was read: announcements
+      // may have been lost after this epoch, so only the newest link's reading counts.
+      if (link === this.link && this.options.events?.subscribed) this.near.resume(epoch);
     } catch (error) {
       this.options.logger.debug({ err: error }, 'could not read the cache epoch; near copy unused');
     }
