@@ -48,6 +48,11 @@ const QUEUE_ITEMS = Number(process.env['BENCH_QUEUE_ITEMS'] ?? 10_000);
 const ONLY = new Set(
   (process.env['BENCH_ONLY'] ?? 'hit,hit-redis,miss,hang,queue').split(',').map((part) => part.trim()),
 );
+/**
+ * BENCH_ONLY=...,hit-paired: after each cache-hit comparison, the proxy and the bare server also
+ * loaded at once, both pinned to core 0 (as the metrics comparison does), median of per-round ratios.
+ */
+const PAIRED = ONLY.has('hit-paired');
 /** BENCH_ONLY=metrics-same: the metrics comparison with metrics off on both sides, its noise floor (A/A). */
 const SAME = ONLY.has('metrics-same');
 /** BENCH_PROXY_ROOT: the checkout whose proxy is measured (another commit, for a before/after). */
@@ -372,6 +377,41 @@ async function cacheHits(
     `  CPU per request  proxy${storePid === undefined ? '' : ' + Redis'} ${middle(cpu.proxy).toFixed(0)} us / bare ` +
       `${middle(cpu.bare).toFixed(0)} us (medians) = ${(middle(cpu.bare) / Math.max(1e-9, middle(cpu.proxy))).toFixed(2)}x ` +
       '(the ratio a machine with a core for each side would show)',
+  );
+  if (PAIRED) await pairedHits(label, proxy.url, proxyPid, bare.url, bare.pid, hitBody);
+}
+
+/**
+ * The proxy and the bare server loaded at once by their own wrk, both pinned to core 0 (the Redis
+ * server left where it is): whatever else the machine runs slows both alike, and the side whose
+ * requests cost more answers fewer, so the ratio reads the CPU each request costs. Which wrk starts
+ * first alternates by round.
+ */
+async function pairedHits(
+  label: string,
+  proxyUrl: string,
+  proxyPid: number | undefined,
+  bareUrl: string,
+  barePid: number | undefined,
+  hitBody: string,
+): Promise<void> {
+  for (const pid of [proxyPid, barePid]) if (pid !== undefined) pinToCore(pid, 0);
+  const loadBefore = load();
+  const ratios: number[] = [];
+  const rates = { proxy: [] as number[], bare: [] as number[] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const sides = [
+      async () => rates.proxy.push((await wrk(`${proxyUrl}/graphql`, hitBody)).rps),
+      async () => rates.bare.push((await wrk(`${bareUrl}/graphql`, hitBody)).rps),
+    ];
+    await Promise.all((round % 2 === 0 ? sides : sides.reverse()).map((side) => side()));
+    ratios.push((rates.proxy[round] as number) / (rates.bare[round] as number));
+  }
+  const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)] ?? 0;
+  console.log(
+    `  paired, ${label}, proxy and bare at once on core 0 (load average ${loadBefore} -> ${load()}): ` +
+      `proxy ${rates.proxy.map((r) => r.toFixed(0)).join(' ')} | bare ${rates.bare.map((r) => r.toFixed(0)).join(' ')} req/s | ` +
+      `per-round ratios ${ratios.map((r) => r.toFixed(2)).join(' ')} | median ${median.toFixed(2)}x`,
   );
 }
 
