@@ -218,7 +218,7 @@ export class GraphQLHandler {
       metrics.hits += 1;
       return this.cachedAnswer(key, scope, known, known.body, false);
     }
-    // A shared (Redis) cache has no local index: every lookup asks it (one round trip).
+    // A shared (Redis) cache has no local index: what its near copy cannot answer asks it (one round trip).
     const cached = known || cache.shared ? await cache.get(key) : undefined;
     const now = clock();
     const ttl = cached?.ttlMs ?? cacheTtlMs;
