@@ -12,6 +12,7 @@ describe('fleet settings', () => {
       redisKeyPrefix: 'graphql-proxy',
       redisTimeoutMs: 1000,
       queueLeaseMs: 10_000,
+      near: { maxBytes: 16 * 1024 * 1024, maxEntries: 1000, maxAgeMs: 1000 },
     });
     expect(fleet.instanceId).toMatch(/-\d+-[0-9a-f]{4}$/);
   });
@@ -24,6 +25,8 @@ describe('fleet settings', () => {
     [{ REDIS_TYPE: 'replica' }, 'REDIS_TYPE'],
     [{ REDIS_KEY_PREFIX: 'a b' }, 'REDIS_KEY_PREFIX'],
     [{ QUEUE_LEASE_MS: '10' }, 'QUEUE_LEASE_MS'],
+    [{ CACHE_NEAR_MAX_BYTES: '-1' }, 'CACHE_NEAR_MAX_BYTES'],
+    [{ CACHE_NEAR_MAX_AGE_MS: 'soon' }, 'CACHE_NEAR_MAX_AGE_MS'],
     [{ INSTANCE_ID: 'x'.repeat(101) }, 'INSTANCE_ID'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env, '/tmp')).toThrow(ConfigError);

@@ -106,6 +106,8 @@ describe('a fleet of three proxies on one Redis', () => {
     expect(await purged.json()).toEqual({ purged: 1 });
     expect((await gql(p1.url, POSTS)).headers.get('x-cache')).toBe('MISS');
     expect((await gql(p2.url, POSTS)).headers.get('x-cache')).toBe('HIT');
+    // p0 reads the entry too: it is now in p0's near copy (issue 46), which p2's mutation must empty.
+    expect((await gql(p0.url, POSTS)).headers.get('x-cache')).toBe('HIT');
 
     const created = await gql(p2.url, CREATE, { input: { title: 'fleet-online' } });
     expect(created.headers.get('x-mutation')).toBe('executed');

@@ -207,6 +207,33 @@ describe('cache scope by a JWT claim', () => {
   });
 });
 
+describe('exact-bytes fast path over HTTP (issue 46)', () => {
+  it('answers the same body bytes from each caller its own entry', async () => {
+    const query = '{ posts { nodes { id title fastPath: slug } } }';
+    const dave = { authorization: `Bearer ${jwt({ sub: 'dave' })}` };
+    const erin = { authorization: 'Bearer an-opaque-token-for-erin' };
+    const first = await gql(url, query, undefined, dave);
+    expect((await gql(url, query, undefined, dave)).headers.get('x-cache')).toBe('HIT');
+    const other = await gql(url, query, undefined, erin);
+    expect(other.headers.get('x-cache')).toBe('MISS');
+    const anonymous = await gql(url, query);
+    expect(anonymous.headers.get('x-cache')).toBe('MISS');
+    const keys = new Set([first, other, anonymous].map((answer) => answer.headers.get('x-cache-key')));
+    expect(keys.size).toBe(3);
+    for (const [who, expected] of [
+      [dave, first],
+      [erin, other],
+      [{}, anonymous],
+      [dave, first],
+    ] as const) {
+      const again = await gql(url, query, undefined, who);
+      expect(again.headers.get('x-cache')).toBe('HIT');
+      expect(again.headers.get('x-cache-key')).toBe(expected.headers.get('x-cache-key'));
+      expect(again.body).toEqual(expected.body);
+    }
+  });
+});
+
 describe('purge API and metrics', () => {
   it('purges by key, by type, by type and id, and everything; only for the admin', async () => {
     const a = await gql(url, '{ posts { nodes { id title purgeA: slug } } }');

@@ -30,8 +30,9 @@ export function purgeMatches(
  */
 export interface AnswerCache {
   /**
-   * True when entries live outside the process: `peek` knows nothing and every lookup is a `get`
-   * (one Redis round trip).
+   * True when entries live outside the process: `peek` knows only the near copy of recent reads
+   * (emptied by every invalidation in the fleet), and a lookup it cannot answer is a `get` (one Redis
+   * round trip).
    */
   readonly shared: boolean;
   /** Changes whenever this instance learns of an invalidation or purge (its own or another instance's). */

@@ -3,14 +3,17 @@ import type { FleetEvents } from '../fleet/events.js';
 import { FleetKeys, type RedisClient } from '../fleet/redis.js';
 import { RedisScript } from '../fleet/script.js';
 import type { AnswerCache, PurgeSelector } from './answer-cache.js';
+import { NearCache, type NearCacheLimits } from './near-cache.js';
 import { type CachedAnswer, etagOf } from './response-cache.js';
 
 /**
  * The response cache of a fleet, in Redis (CACHE_STORE=redis). Same keys, scopes, tags, lifetimes
  * and HTTP semantics as the file store; every instance reads and writes the same entries, so a hit
  * on one instance is a hit on all, and a purge or a mutation's invalidation acts on all at once.
- * There is no in-process copy of the entries: a lookup is one EVALSHA (entry + invalidation epoch),
- * so no instance can serve an entry another one purged.
+ * A lookup is one EVALSHA (entry + invalidation epoch). Entries read recently are also kept in a
+ * bounded in-process copy (`NearCache`, CACHE_NEAR_*), which answers hits without the round trip and
+ * is emptied by every invalidation and purge of the fleet, announced on the fleet channel with the
+ * new epoch, and unused while that channel is not subscribed (see near-cache.ts).
  *
  * Keys (`{prefix}` is a cluster hash tag: one slot, so scripts may touch several keys):
  * - `{prefix}:e:<key>` hash: `b` body, `s` storedAt, `t` tags (JSON), `i` invalidated (0/1), `l` own
@@ -92,7 +95,7 @@ else
 end
 local epoch = redis.call('INCR', KEYS[2])
 redis.call('PUBLISH', KEYS[3], cjson.encode({kind = 'cache', from = ARGV[2], epoch = epoch}))
-return count
+return {count, epoch}
 `);
 
 // KEYS: entry-of-key-or-unused, idx, epoch, sizes, channel. ARGV: base, instance, mode, a, b
@@ -116,7 +119,7 @@ for _, k in ipairs(victims) do
 end
 local epoch = redis.call('INCR', KEYS[3])
 redis.call('PUBLISH', KEYS[5], cjson.encode({kind = 'cache', from = ARGV[2], epoch = epoch}))
-return count
+return {count, epoch}
 `);
 
 // KEYS: unused, idx, unused, sizes. ARGV: base, now
@@ -141,6 +144,8 @@ export interface RedisCacheOptions {
   readonly staleMs: number;
   readonly clock: () => number;
   readonly logger: Logger;
+  /** The in-process copy of recent reads; absent or maxBytes 0: every lookup asks Redis. */
+  readonly near?: NearCacheLimits;
 }
 
 type Fields = [Buffer | null, Buffer | null, Buffer | null, Buffer | null, Buffer | null, Buffer | null];
@@ -157,19 +162,55 @@ export class RedisResponseCache implements AnswerCache {
   private readonly epochKey: string;
   private readonly sizesKey: string;
   private readonly channel: string;
+  private readonly near: NearCache;
+  /** Moves at every change of the fleet channel's link: an epoch read for an older link is not used. */
+  private link = 0;
 
   constructor(private readonly options: RedisCacheOptions) {
+    this.near = new NearCache(options.near ?? { maxEntries: 0, maxBytes: 0, maxAgeMs: 0 });
     this.keys = new FleetKeys(options.prefix);
     this.idx = this.keys.key('idx');
     this.epochKey = this.keys.key('epoch');
     this.sizesKey = this.keys.key('sz');
     this.channel = this.keys.key('events');
     options.events?.on((message) => {
-      if (message.kind === 'cache') this.localEpoch += 1;
+      if (message.kind !== 'cache') return;
+      this.localEpoch += 1;
+      this.near.invalidated(typeof message.epoch === 'number' ? message.epoch : undefined);
+    });
+    options.events?.onLink((subscribed) => {
+      if (subscribed) void this.resumeNear();
+      else {
+        this.link += 1;
+        this.near.suspend();
+      }
     });
     options.client.on('ready', () => {
       if (this.owedInvalidation) void this.invalidate(new Set(['*']));
+      // Subscribed while commands could not be sent: the epoch is read now.
+      if (options.events?.subscribed && !this.near.enabled) void this.resumeNear();
     });
+  }
+
+  /** The channel is subscribed (again): the near copy is used from the epoch Redis has now. */
+  private async resumeNear(): Promise<void> {
+    if (this.options.near === undefined || this.options.near.maxBytes <= 0) return;
+    this.link += 1;
+    const link = this.link;
+    this.near.suspend();
+    try {
+      const epoch = Number((await this.options.client.get(this.epochKey)) ?? '0');
+      // The subscription may have dropped (and come back) while the epoch was read: announcements
+      // may have been lost after this epoch, so only the newest link's reading counts.
+      if (link === this.link && this.options.events?.subscribed) this.near.resume(epoch);
+    } catch (error) {
+      this.options.logger.debug({ err: error }, 'could not read the cache epoch; near copy unused');
+    }
+  }
+
+  /** Entries held in the in-process copy (tests, diagnostics). */
+  get nearEntries(): number {
+    return this.near.size;
   }
 
   /** True when an invalidation is owed to Redis (it was down when a mutation succeeded). */
@@ -181,8 +222,9 @@ export class RedisResponseCache implements AnswerCache {
     return this.localEpoch;
   }
 
-  peek(_key: string): CachedAnswer | undefined {
-    return undefined;
+  /** The near copy's entry, when read recently and nothing was invalidated since (else undefined). */
+  peek(key: string): CachedAnswer | undefined {
+    return this.near.get(key, this.options.clock());
   }
 
   async get(key: string): Promise<CachedAnswer | undefined> {
@@ -198,8 +240,9 @@ export class RedisResponseCache implements AnswerCache {
       return undefined;
     }
     const [[body, storedAt, tags, invalidated, ttl, etag], epoch] = reply;
+    const epochText = epoch.toString();
     if (this.seenEpochs.size > 10_000) this.seenEpochs.clear();
-    this.seenEpochs.set(key, epoch.toString());
+    this.seenEpochs.set(key, epochText);
     if (body === null || storedAt === null || tags === null) return undefined;
     let tagList: string[];
     try {
@@ -207,7 +250,7 @@ export class RedisResponseCache implements AnswerCache {
     } catch {
       return undefined;
     }
-    return {
+    const answer: CachedAnswer = {
       key,
       storedAt: Number(storedAt.toString()),
       tags: tagList,
@@ -217,6 +260,12 @@ export class RedisResponseCache implements AnswerCache {
       size: body.length,
       body,
     };
+    // Only an entry that can answer as fresh is worth a copy (the handler checks freshness again).
+    const now = this.options.clock();
+    if (now - answer.storedAt < (answer.ttlMs ?? this.options.defaultTtlMs)) {
+      this.near.offer(answer, Number(epochText), now);
+    }
+    return answer;
   }
 
   async put(
@@ -227,6 +276,7 @@ export class RedisResponseCache implements AnswerCache {
     invalidated = false,
     ttlMs?: number,
   ): Promise<void> {
+    this.near.forget(key);
     const lifetime = (ttlMs ?? this.options.defaultTtlMs) + this.options.staleMs + 1000;
     const size = Buffer.byteLength(body);
     try {
@@ -257,13 +307,16 @@ export class RedisResponseCache implements AnswerCache {
 
   async invalidate(mutationTags: ReadonlySet<string>): Promise<number> {
     this.localEpoch += 1;
+    this.near.invalidated();
     try {
       const tags = this.owedInvalidation ? ['*'] : [...mutationTags];
-      const count = (await INVALIDATE.run(
+      const [count, epoch] = (await INVALIDATE.run(
         this.options.client,
         [this.idx, this.epochKey, this.channel],
         [this.keys.base, this.options.instanceId, ...tags],
-      )) as number;
+      )) as [number, number];
+      // Lookups answered between the clear above and the invalidation in Redis read the old epoch.
+      this.near.invalidated(epoch);
       this.owedInvalidation = false;
       return count;
     } catch (error) {
@@ -280,17 +333,20 @@ export class RedisResponseCache implements AnswerCache {
   /** Throws when Redis cannot be reached (the purge API answers 503). */
   async purgeBy(selector: PurgeSelector): Promise<number> {
     this.localEpoch += 1;
+    this.near.invalidated();
     const [mode, a, b] =
       selector.kind === 'all'
         ? ['all', '', '']
         : selector.kind === 'key'
           ? ['key', selector.key, '']
           : ['type', selector.type, selector.id ?? ''];
-    return (await PURGE.run(
+    const [count, epoch] = (await PURGE.run(
       this.options.client,
       [this.keys.key(`e:${a}`), this.idx, this.epochKey, this.sizesKey, this.channel],
       [this.keys.base, this.options.instanceId, mode, a, b],
-    )) as number;
+    )) as [number, number];
+    this.near.invalidated(epoch);
+    return count;
   }
 
   async sizes(): Promise<{ entries: number; bytes: number }> {

@@ -22,6 +22,8 @@ export type FleetMessage =
  */
 export class FleetEvents {
   private readonly listeners: Array<(message: FleetMessage) => void> = [];
+  private readonly linkListeners: Array<(subscribed: boolean) => void> = [];
+  private linked = false;
 
   constructor(
     subscriber: RedisClient,
@@ -48,15 +50,46 @@ export class FleetEvents {
     });
     // (Re)subscribes on every connection: ioredis re-subscribes by itself after a reconnect, but a
     // client that never connected at start has nothing to re-subscribe yet.
-    subscriber.on('ready', () => {
-      subscriber.subscribe(channel).catch((error: unknown) => {
-        this.logger.warn({ err: error }, 'could not subscribe to the fleet channel');
-      });
-    });
+    const subscribe = () => {
+      subscriber.subscribe(channel).then(
+        () => this.link(true),
+        (error: unknown) => {
+          this.logger.warn({ err: error }, 'could not subscribe to the fleet channel');
+        },
+      );
+    };
+    subscriber.on('ready', subscribe);
+    if (subscriber.status === 'ready') subscribe();
+    // Messages published while the connection is down are lost to this instance: listeners that keep
+    // state by them (the cache's near copy) are told at once.
+    for (const event of ['close', 'end', 'reconnecting']) subscriber.on(event, () => this.link(false));
+  }
+
+  /** True while the channel is subscribed: no message published now can be missed. */
+  get subscribed(): boolean {
+    return this.linked;
   }
 
   on(listener: (message: FleetMessage) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Told each time the subscription is confirmed (true) and each time its connection drops (false). */
+  onLink(listener: (subscribed: boolean) => void): void {
+    this.linkListeners.push(listener);
+    if (this.linked) listener(true);
+  }
+
+  private link(subscribed: boolean): void {
+    if (!subscribed && !this.linked) return;
+    this.linked = subscribed;
+    for (const listener of this.linkListeners) {
+      try {
+        listener(subscribed);
+      } catch (error) {
+        this.logger.error({ err: error }, 'fleet link listener failed');
+      }
+    }
   }
 
   /** Publishes a message (scripts publish their own from inside Redis). */

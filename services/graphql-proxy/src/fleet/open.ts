@@ -57,6 +57,7 @@ export function openFleet(config: ProxyConfig, logger: Logger, clock: () => numb
           staleMs: Math.max(config.staleIfErrorMs, config.staleWhileRevalidateMs),
           clock,
           logger,
+          near: settings.near,
         })
       : undefined;
   return {

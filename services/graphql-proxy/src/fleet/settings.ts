@@ -31,6 +31,13 @@ export interface FleetSettings {
   readonly instanceId: string;
   /** QUEUE_LEASE_MS: how long the replay lease lasts without renewal (a dead replayer is replaced after it). @default 10000 */
   readonly queueLeaseMs: number;
+  /**
+   * The in-process copy of recently read Redis cache entries (cache/near-cache.ts), emptied by every
+   * invalidation of the fleet: CACHE_NEAR_MAX_BYTES (0: off) @default 16777216 (16 MiB);
+   * CACHE_NEAR_MAX_ENTRIES @default 1000; CACHE_NEAR_MAX_AGE_MS, how long a copy is used after it was
+   * read @default 1000.
+   */
+  readonly near: { readonly maxBytes: number; readonly maxEntries: number; readonly maxAgeMs: number };
 }
 
 export class FleetSettingError extends Error {}
@@ -99,5 +106,10 @@ export function parseFleetSettings(env: NodeJS.ProcessEnv): FleetSettings {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 1000, 10, 60_000),
     instanceId,
     queueLeaseMs: integer(env, 'QUEUE_LEASE_MS', 10_000, 200, 3_600_000),
+    near: Object.freeze({
+      maxBytes: integer(env, 'CACHE_NEAR_MAX_BYTES', 16 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+      maxEntries: integer(env, 'CACHE_NEAR_MAX_ENTRIES', 1000, 0, 10_000_000),
+      maxAgeMs: integer(env, 'CACHE_NEAR_MAX_AGE_MS', 1000, 0, 3_600_000),
+    }),
   });
 }

@@ -23,6 +23,7 @@ import {
   type UpstreamOutcome,
 } from '../upstream/client.js';
 import { parseRequest } from './request.js';
+import { type RecalledQuery, RequestMemo } from './request-memo.js';
 
 /** A POST /graphql request as the transport hands it over. */
 export interface ProxyRequest {
@@ -31,6 +32,8 @@ export interface ProxyRequest {
   readonly idempotencyKey: string | undefined;
   /** GET serves queries only (GraphQL over HTTP); POST everything. @default 'POST' */
   readonly method?: 'GET' | 'POST';
+  /** The POST body's text `body` was parsed from: a query passing every check is remembered by it. */
+  readonly text?: string;
 }
 
 export interface ProxyAnswer {
@@ -116,8 +119,35 @@ export class GraphQLHandler {
   /** Queries on their way upstream, by cache key, with the cache epoch they started in. */
   private readonly inFlight = new Map<string, { promise: Promise<FetchResult>; epoch: number }>();
   private readonly keys = new CacheKeyMemo();
+  private readonly requests = new RequestMemo();
 
   constructor(private readonly deps: GraphQLHandlerDeps) {}
+
+  /** A query remembered by the exact text of its POST body (see RequestMemo), for `handleRecalled`. */
+  recall(text: string): RecalledQuery | undefined {
+    return this.requests.recall(text);
+  }
+
+  /**
+   * A remembered query answered from a fresh entry in memory, without a promise or an await (the
+   * hottest path: a repeated query that is a hit); undefined when the full query path must run.
+   */
+  hitNow(recalled: RecalledQuery, authorization: string | undefined): ProxyAnswer | undefined {
+    const { cache, clock, cacheTtlMs, staleIfErrorMs, metrics } = this.deps;
+    const scope = this.deps.scopes.scopeOf(authorization);
+    const key = this.keyFor(recalled.operation, recalled.payload, scope, recalled);
+    const known = cache.peek(key);
+    if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {
+      metrics.hits += 1;
+      return this.cachedAnswer(key, scope, known, known.body, false);
+    }
+    return undefined;
+  }
+
+  /** A remembered query through the query path (cache, upstream, stale, local answers). */
+  handleRecalled(recalled: RecalledQuery, authorization: string | undefined): Promise<ProxyAnswer> {
+    return this.query(recalled.operation, recalled.payload, authorization, recalled);
+  }
 
   async handle(request: ProxyRequest): Promise<ProxyAnswer> {
     const { guard } = this.deps;
@@ -132,6 +162,9 @@ export class GraphQLHandler {
     const analysis = this.deps.analyser.analyse(query, operationName);
     if (!analysis.ok) return error(analysis.code, analysis.message);
     const payload: QueuedPayload = { query, variables, operationName };
+    if (request.text !== undefined && request.method !== 'GET') {
+      this.requests.remember(request.text, request.body, analysis.operation, payload);
+    }
     if (request.method === 'GET' && analysis.operation.kind !== 'query') {
       return {
         ...error('METHOD_NOT_ALLOWED', 'Only queries can be sent with GET; send mutations with POST'),
@@ -153,22 +186,39 @@ export class GraphQLHandler {
     return this.deps.authToken ? `Bearer ${this.deps.authToken}` : undefined;
   }
 
+  /** The cache key of a query in a scope; a remembered query keeps the key of the last scope it met. */
+  private keyFor(
+    operation: AnalysedOperation,
+    payload: QueuedPayload,
+    scope: string,
+    recalled?: RecalledQuery,
+  ): string {
+    if (recalled !== undefined && recalled.lastScope === scope) return recalled.lastKey;
+    const key = this.keys.keyOf(operation.normalised, operation.operationName, payload.variables, scope);
+    if (recalled !== undefined) {
+      recalled.lastScope = scope;
+      recalled.lastKey = key;
+    }
+    return key;
+  }
+
   private async query(
     operation: AnalysedOperation,
     payload: QueuedPayload,
     authorization: string | undefined,
+    recalled?: RecalledQuery,
   ): Promise<ProxyAnswer> {
     const { cache, clock, cacheTtlMs, staleIfErrorMs, metrics } = this.deps;
     const swrMs = this.deps.staleWhileRevalidateMs ?? 0;
     const scope = this.deps.scopes.scopeOf(authorization);
-    const key = this.keys.keyOf(operation.normalised, operation.operationName, payload.variables, scope);
+    const key = this.keyFor(operation, payload, scope, recalled);
     // Fast path: a fresh entry whose body is in memory needs no await at all.
     const known = cache.peek(key);
     if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {
       metrics.hits += 1;
       return this.cachedAnswer(key, scope, known, known.body, false);
     }
-    // A shared (Redis) cache has no local index: every lookup asks it (one round trip).
+    // A shared (Redis) cache has no local index: what its near copy cannot answer asks it (one round trip).
     const cached = known || cache.shared ? await cache.get(key) : undefined;
     const now = clock();
     const ttl = cached?.ttlMs ?? cacheTtlMs;
@@ -198,7 +248,9 @@ export class GraphQLHandler {
         headers['cache-control'] =
           `${ScopeResolver.isShared(scope) ? 'public' : 'private'}, max-age=${Math.floor(ttlMs / 1000)}`;
         headers['age'] = '0';
-        headers['etag'] = this.deps.cache.peek(key)?.etag ?? etagOf(outcome.text);
+        // The file store's index already holds this answer (put is synchronous there); a shared
+        // store's near copy may still hold an older read of the key, so its ETag is computed.
+        headers['etag'] = (cache.shared ? undefined : cache.peek(key)?.etag) ?? etagOf(outcome.text);
       }
       return { headers, body: outcome.text };
     }

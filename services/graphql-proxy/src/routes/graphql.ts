@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { graphqlErrorBody } from '../errors.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { GraphQLHandler, ProxyAnswer } from '../proxy/graphql-handler.js';
+import type { RecalledQuery } from '../proxy/request-memo.js';
 
 /**
  * POST /graphql on plain node:http, in front of Fastify (which serves every other route, and the
@@ -112,28 +113,59 @@ export function createGraphQLListener(
     answered?.(request.method ?? 'POST', status, (performance.now() - started) / 1000);
   };
 
+  const reply = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+    pending: Promise<ProxyAnswer>,
+    method: 'GET' | 'POST',
+  ) => {
+    pending.then(
+      (result: ProxyAnswer) => send(request, response, started, result.headers, result.body, result.status),
+      (error: unknown) => {
+        logger.error({ err: error }, `${method} /graphql failed`);
+        send(request, response, started, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
+      },
+    );
+  };
+
   const answer = (
     request: IncomingMessage,
     response: ServerResponse,
     started: number,
     body: unknown,
     method: 'GET' | 'POST',
+    text?: string,
   ) => {
     const key = request.headers['idempotency-key'];
-    handler
-      .handle({
-        body,
-        authorization: request.headers.authorization,
-        idempotencyKey: typeof key === 'string' ? key : undefined,
-        method,
-      })
-      .then(
-        (result: ProxyAnswer) => send(request, response, started, result.headers, result.body, result.status),
-        (error: unknown) => {
-          logger.error({ err: error }, `${method} /graphql failed`);
-          send(request, response, started, {}, graphqlErrorBody('INTERNAL_ERROR', 'Internal proxy error'));
-        },
-      );
+    const pending = handler.handle({
+      body,
+      authorization: request.headers.authorization,
+      idempotencyKey: typeof key === 'string' ? key : undefined,
+      method,
+      ...(text === undefined ? {} : { text }),
+    });
+    reply(request, response, started, pending, method);
+  };
+
+  // The exact-bytes fast path (proxy/request-memo.ts): a body whose text is a query seen before is
+  // not parsed or checked again; a fresh hit in memory is then written without a promise.
+  const answerRecalled = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+    recalled: RecalledQuery,
+  ) => {
+    const authorization = request.headers.authorization;
+    let hit: ProxyAnswer | undefined;
+    try {
+      hit = handler.hitNow(recalled, authorization);
+    } catch (error) {
+      reply(request, response, started, Promise.reject(error), 'POST');
+      return;
+    }
+    if (hit !== undefined) send(request, response, started, hit.headers, hit.body, hit.status);
+    else reply(request, response, started, handler.handleRecalled(recalled, authorization), 'POST');
   };
 
   // 413 with a GraphQL body. The rest of the body is read and thrown away rather than the connection
@@ -215,18 +247,21 @@ export function createGraphQLListener(
     });
     request.on('end', () => {
       if (refused) return;
+      const text =
+        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      const recalled = handler.recall(text);
+      if (recalled !== undefined) {
+        answerRecalled(request, response, started, recalled);
+        return;
+      }
       let body: unknown;
       try {
-        body = JSON.parse(
-          chunks.length === 1
-            ? (chunks[0] as Buffer).toString('utf8')
-            : Buffer.concat(chunks).toString('utf8'),
-        );
+        body = JSON.parse(text);
       } catch {
         send(request, response, started, {}, graphqlErrorBody('BAD_REQUEST', 'The body is not valid JSON'));
         return;
       }
-      answer(request, response, started, body, 'POST');
+      answer(request, response, started, body, 'POST', text);
     });
     request.on('error', () => response.destroy());
   };
