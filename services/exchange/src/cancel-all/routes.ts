@@ -67,6 +67,10 @@ export function cancelAllRoutes(app: App, deps: RouteDeps): void {
       schema: {
         tags: ['v3 private'],
         summary: 'Cancel every open order of the account (all its API keys), of one market or all',
+        description:
+          "Answers the cancelled order objects as /v3/order/cancel/multy does. ccxt's cancelAllOrders " +
+          '({"all": 1} on /v3/order/cancel/multy or /multi) does the same over every market.\n\n' +
+          'Try it: `npm run -s call -w services/exchange -- POST /v3/order/cancel/all \'{"market":"btcuah"}\'`',
         security: v3Security,
         headers: V3AuthHeaders,
         body: CancelAllBody,
@@ -84,6 +88,11 @@ export function cancelAllRoutes(app: App, deps: RouteDeps): void {
         tags: ['v3 private'],
         summary:
           "Dead-man's switch of this API key (Kraken's CancelAllOrdersAfter): unless renewed within timeout seconds, every open order placed with this key is cancelled",
+        description:
+          'Each call replaces the trigger; 0 disables it (trigger_time "0"). When no call renews it before ' +
+          'trigger_time, every open order placed with this key is cancelled once, within 1 s of the trigger ' +
+          '(the trigger is stored: it survives restarts; in a cluster one node fires it).\n\n' +
+          'Try it: `npm run -s call -w services/exchange -- POST /v3/order/cancel-all-after \'{"timeout":60}\'`',
         security: v3Security,
         headers: V3AuthHeaders,
         body: Type.Object({

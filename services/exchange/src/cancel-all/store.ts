@@ -31,7 +31,7 @@ export async function armSwitch(
     `INSERT INTO cancel_after (api_key_id, account_id, trigger_at, armed_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (api_key_id) DO UPDATE
         SET trigger_at = EXCLUDED.trigger_at, armed_at = EXCLUDED.armed_at,
-            fired_at = NULL, claimed_by = NULL, claimed_until = NULL`,
+            fired_at = NULL, fired_by = NULL, claimed_by = NULL, claimed_until = NULL`,
     [keyId, accountId, trigger, now],
   );
 }
@@ -79,7 +79,7 @@ export async function markFired(
   now: number,
 ): Promise<boolean> {
   const { rows } = await db.query(
-    `UPDATE cancel_after SET fired_at = $4, claimed_by = NULL, claimed_until = NULL
+    `UPDATE cancel_after SET fired_at = $4, fired_by = $3, claimed_by = NULL, claimed_until = NULL
       WHERE api_key_id = $1 AND trigger_at = $2 AND claimed_by = $3 AND fired_at IS NULL RETURNING 1`,
     [claimed.keyId, claimed.triggerAt, node, now],
   );

@@ -130,6 +130,12 @@ export function cancelAllContract(target: Target): void {
         [ofA],
       );
       expect(rows[0]!.n).toBe(3);
+      const fired = await server.metrics.getSingleMetric('exchange_cancel_after_fired_total')?.get();
+      expect(fired?.values[0]?.value).toBeGreaterThanOrEqual(1);
+      const cancelled = await server.metrics
+        .getSingleMetric('exchange_cancel_after_orders_cancelled_total')
+        ?.get();
+      expect(cancelled?.values[0]?.value).toBeGreaterThanOrEqual(3);
     });
 
     it('a renewal moves the trigger; timeout 0 disables the switch', async () => {

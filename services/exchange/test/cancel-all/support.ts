@@ -1,4 +1,5 @@
 import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll } from 'vitest';
 import { issueApiKey, type Scope } from '../../src/apikeys/store.js';
 import { buildApp } from '../../src/app.js';
@@ -13,14 +14,15 @@ import { httpClient } from '../withdraw-addresses/support.js';
 export function useServer(target: Target) {
   let app: App | undefined;
   let running: RunningApp | undefined;
+  const metrics = new Registry();
   beforeAll(async () => {
-    app = await buildApp({ db: target.db(), reference, secretBox, nonceWindowMs: 86_400_000 });
+    app = await buildApp({ db: target.db(), reference, secretBox, nonceWindowMs: 86_400_000, metrics });
     running = await listenOnFreePort(app);
   });
   afterAll(async () => {
     await running?.close();
   });
-  return { url: () => running!.url, app: () => app! };
+  return { url: () => running!.url, app: () => app!, metrics };
 }
 
 /** A fresh account with 1 BTC, 10 ETH and 100,000 UAH. */

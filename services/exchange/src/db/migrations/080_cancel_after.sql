@@ -17,6 +17,8 @@ CREATE TABLE cancel_after (
   armed_at      bigint NOT NULL,
   claimed_by    text,
   claimed_until bigint,
-  fired_at      bigint
+  fired_at      bigint,
+  -- The node that fired it (a cluster's NODE_ID, `single` for one process).
+  fired_by      text
 );
 CREATE INDEX cancel_after_due ON cancel_after (trigger_at) WHERE trigger_at IS NOT NULL AND fired_at IS NULL;
