@@ -103,7 +103,7 @@ export function cancelAllContract(target: Target): void {
       const trigger = Date.parse(armed.body.trigger_time);
       // Placed after arming: the switch cancels what is open when it fires.
       ofA.push(await restingBuy(a.call, 'btcuah', '300'));
-      await sleep(Math.max(0, trigger - Date.now() - 150));
+      await sleep(Math.max(0, trigger - Date.now() - 400));
       expect(Object.values(await statesOf(db(), ofA))).toEqual(['wait', 'wait', 'wait']);
       await until(async () => Object.values(await statesOf(db(), ofA)).every((s) => s === 'cancel'), 2_000);
       const late = Number(await updatedAt(ofA)) - trigger;
