@@ -49,6 +49,8 @@ describe("dead-man's switch on a three-node cluster whose market owner is SIGKIL
     const ids: number[] = [];
     for (const price of ['100', '101', '102']) {
       const placed = await call('/v3/auth/w/order/submit', {
+        // One under a client order id: the owner's fenced batch statement records it with the key.
+        ...(price === '100' ? { client_order_id: 'switch-1' } : {}),
         symbol: 'btcuah',
         type: 'limit',
         amount: '0.01',
@@ -57,6 +59,15 @@ describe("dead-man's switch on a three-node cluster whose market owner is SIGKIL
       expect(placed.status, JSON.stringify(placed.body)).toBe(200);
       ids.push(placed.body[0] as number);
     }
+    const recorded = await db.query<{ order_id: string; key: number; owned: number }>(
+      `SELECT c.order_id::text, o.api_key_id AS key, k.id AS owned FROM client_order_ids c
+         JOIN orders o ON o.id = c.order_id JOIN api_keys k ON k.public_key = $2
+        WHERE c.account_id = $1 AND c.client_order_id = 'switch-1'`,
+      [trader.accountId, trader.apiKey],
+    );
+    expect(recorded.rows.map((row) => [Number(row.order_id), row.key])).toEqual([
+      [ids[0], recorded.rows[0]?.owned],
+    ]);
     const armed = await call('/v3/order/cancel-all-after', { timeout: TIMEOUT_S });
     expect(armed.status).toBe(200);
     const trigger = Date.parse(armed.body.trigger_time);
