@@ -144,16 +144,20 @@ export function cancelAllContract(target: Target): void {
       const b = await tradingKey(db(), account.id, server.url);
       const ofA = await restingBuy(a.call);
       const ofB = await restingBuy(b.call);
-      await a.call('/v3/order/cancel-all-after', { timeout: 1 });
-      await b.call('/v3/order/cancel-all-after', { timeout: 1 });
-      await sleep(600);
-      const renewed = await a.call('/v3/order/cancel-all-after', { timeout: 2 });
+      const first = Date.parse(
+        (await a.call('/v3/order/cancel-all-after', { timeout: 2 })).body.trigger_time,
+      );
+      await b.call('/v3/order/cancel-all-after', { timeout: 2 });
+      await sleep(800);
+      const renewed = await a.call('/v3/order/cancel-all-after', { timeout: 3 });
       const trigger = Date.parse(renewed.body.trigger_time);
-      await b.call('/v3/order/cancel-all-after', { timeout: 0 });
-      await sleep(1_000);
+      const disabled = await b.call('/v3/order/cancel-all-after', { timeout: 0 });
+      // Both calls came before the first trigger (a loaded machine could delay them past it).
+      expect(Date.parse(disabled.body.current_time)).toBeLessThan(first);
+      await sleep(Math.max(0, first + 600 - Date.now()));
       // Past the first trigger: neither fired.
       expect(await statesOf(db(), [ofA, ofB])).toEqual({ [ofA]: 'wait', [ofB]: 'wait' });
-      await until(async () => (await statesOf(db(), [ofA]))[ofA] === 'cancel', 2_500);
+      await until(async () => (await statesOf(db(), [ofA]))[ofA] === 'cancel', 4_000);
       expect(Number(await updatedAt([ofA])) - trigger).toBeLessThan(1_000);
       expect((await statesOf(db(), [ofB]))[ofB]).toBe('wait');
     });
