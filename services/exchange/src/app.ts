@@ -20,6 +20,8 @@ import { Registry } from 'prom-client';
 import { accountRoutes } from './accounts/account.js';
 import { v2MemberRoutes } from './accounts/v2-members.js';
 import { ApiKeyCache } from './auth/key-cache.js';
+import { type CancelAfterConfig, DEFAULT_CANCEL_AFTER } from './cancel-all/config.js';
+import { registerCancelAll } from './cancel-all/register.js';
 import { candleRoutes } from './candles/routes.js';
 import type { ClusterConfig } from './cluster/config.js';
 import { registerCluster } from './cluster/register.js';
@@ -116,6 +118,8 @@ export interface AppOptions {
    * served by the metrics listener). Without it nothing is recorded per request. @default none
    */
   readonly metrics?: Registry;
+  /** The dead-man's switch scheduler (src/cancel-all/). @default checks every 200 ms, claims for 5 s */
+  readonly cancelAfter?: CancelAfterConfig;
 }
 
 /**
@@ -255,6 +259,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   marketDataRoutes(app, deps);
   candleRoutes(app, deps);
   clientOrderRoutes(app, deps);
+  registerCancelAll(app, deps, {
+    config: options.cancelAfter ?? DEFAULT_CANCEL_AFTER,
+    metrics,
+    ...(options.cluster ? { node: options.cluster.nodeId } : {}),
+  });
   registerTransferCodes(app, deps, options.codeFailureLimits ? { limits: options.codeFailureLimits } : {});
   walletMethodRoutes(app, deps);
   registerWithdrawAddresses(

@@ -5,6 +5,7 @@ import { dataPath } from '@platform/logging/data-dir';
 import { type LogSettings, parseLogSettings } from '@platform/logging/settings';
 import { type MetricsSettings, parseMetricsSettings } from '@platform/observability/settings';
 import type { StorageConfig } from '@platform/sql-storage/open';
+import { type CancelAfterConfig, cancelAfterConfig } from './cancel-all/config.js';
 import { type ClusterConfig, clusterConfig } from './cluster/config.js';
 import { codeFailureLimitsConfig } from './codes/config.js';
 import type { FailureLimits } from './codes/limits.js';
@@ -79,6 +80,8 @@ export interface Config {
   readonly wallet: WalletConfig;
   /** The withdrawal address book (src/withdraw-addresses/). @default lock 86400 s (`WITHDRAW_ADDRESS_LOCK_S`) */
   readonly withdrawAddresses: WithdrawAddressConfig;
+  /** The dead-man's switch scheduler (src/cancel-all/). @default `CANCEL_AFTER_CHECK_MS` 200, `CANCEL_AFTER_CLAIM_MS` 5000 */
+  readonly cancelAfter: CancelAfterConfig;
   readonly mail: MailConfig;
   /** The payment gateway for fiat deposits and withdrawals (src/fiat/). */
   readonly paygate: PaygateConfig;
@@ -153,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     codeFailureLimits: codeFailureLimitsConfig(env),
     wallet: walletConfig(env, cwd),
     withdrawAddresses: withdrawAddressConfig(env),
+    cancelAfter: cancelAfterConfig(env),
     mail,
     paygate: paygateSettings,
     feed: feedConfig(env),

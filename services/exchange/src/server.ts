@@ -53,6 +53,7 @@ const app = await buildApp({
   bookSnapshots: config.bookSnapshots,
   codeFailureLimits: config.codeFailureLimits,
   withdrawAddresses: config.withdrawAddresses,
+  cancelAfter: config.cancelAfter,
   paygate: config.paygate,
   feed: config.feed,
   fiat: { confirmationTtlMs: config.wallet.confirmationTtlMs, failpoint: config.wallet.failpoint },

@@ -1,5 +1,6 @@
 import { type BodyCheck, strictBodyValidator } from '@platform/http-edge/strict-body-validation';
 import type { Static, TSchema } from 'typebox';
+import { CancelAllBody, cancelAllOrders } from '../cancel-all/routes.js';
 import type { RouteDeps } from '../http/deps.js';
 import { getOrder, OrderGetBody } from '../orders/client-order-ids.js';
 import type { OrderCaller } from '../orders/entry.js';
@@ -13,8 +14,7 @@ import { cancelV3Order, submitV3Order, V3CancelBody, V3SubmitBody } from '../ord
  * market's owner exactly as the route's does (OrderService.place).
  *
  * Adding an operation is one entry here mapped to its route's handler. Not here yet: `order.amend`
- * (POST /v3/order/amend) and `order.cancel_all` (POST /v3/order/cancel/all), whose routes come with
- * issue 43.
+ * (POST /v3/order/amend), whose route comes with issue 43.
  */
 export interface Operation {
   /** The REST route it is (its request limits and its documentation). */
@@ -46,4 +46,5 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'order.submit': operation('/v3/auth/w/order/submit', 'trade', V3SubmitBody, submitV3Order),
   'order.cancel': operation('/v3/order/cancel', 'trade', V3CancelBody, cancelV3Order),
   'order.get': operation('/v3/auth/r/order/by-client-id', 'read', OrderGetBody, getOrder),
+  'order.cancel_all': operation('/v3/order/cancel/all', 'trade', CancelAllBody, cancelAllOrders),
 };

@@ -37,7 +37,13 @@ export function computeBatch(
     const refused = pending.nonce
       ? checkNonce(ctx.inputs.key(pending.nonce.keyId), pending.nonce, work)
       : undefined;
-    return refused ?? applyOne(ctx, market, engine, pending.request, work);
+    if (refused) return refused;
+    const result = applyOne(ctx, market, engine, pending.request, work);
+    // The key an order was placed with: the feed names it, REST's is the nonce's (src/cancel-all/).
+    const keyId =
+      pending.request.type === 'cancel' ? undefined : (pending.request.keyId ?? pending.nonce?.keyId);
+    if (typeof result === 'number' && keyId !== undefined) work.orderKeys.set(result, keyId);
+    return result;
   });
 }
 

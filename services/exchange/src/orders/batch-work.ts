@@ -14,6 +14,8 @@ export class BatchWork {
   readonly entries: JournalEntry[] = [];
   /** Orders placed under a client order id: account, client order id, order id (client-order-ids.ts). */
   readonly clientOrders: [accountId: number, clientOrderId: string, orderId: number][] = [];
+  /** The API key each order of the batch was placed with, by order id (src/cancel-all/). */
+  readonly orderKeys = new Map<number, number>();
   /** The nonces the batch accepted, per API key. */
   readonly nonces = new Map<number, NonceUse>();
   /** Available funds of the balances the batch checks, by `account:currency`. */

@@ -5,7 +5,7 @@ import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { errorResponses, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
-import { type OrderCaller, type OrderInput, orderRequest } from './entry.js';
+import { keyOf, type OrderCaller, type OrderInput, orderRequest } from './entry.js';
 import { type V3Order, v3Order } from './format.js';
 import type { EntryOutcome } from './requests.js';
 import { orderById } from './store.js';
@@ -42,7 +42,11 @@ export async function placeWithClientId(
       'client_order_id_used',
       `client_order_id "${clientOrderId}" was used before by this account; ask for its order with order.get or POST /v3/auth/r/order/by-client-id`,
     );
-  const outcome = await deps.orders.place(parsed.market, { ...parsed.request, clientOrderId }, caller.nonce);
+  const outcome = await deps.orders.place(
+    parsed.market,
+    { ...parsed.request, clientOrderId, ...keyOf(caller) },
+    caller.nonce,
+  );
   if (!outcome.ok) {
     // Best effort: without the note, the id reads as "never placed", which is as true for the client.
     await deps.db

@@ -18,6 +18,13 @@ export interface OrderInput {
 export interface OrderCaller {
   readonly accountId: number;
   readonly nonce?: DeferredNonce | undefined;
+  /** The API key when no nonce names it (the feed's socket): recorded on the order (src/cancel-all/). */
+  readonly keyId?: number | undefined;
+}
+
+/** The request field naming the caller's key, when the caller has one but no nonce. */
+export function keyOf(caller: OrderCaller): { readonly keyId?: number } {
+  return caller.keyId !== undefined && caller.nonce === undefined ? { keyId: caller.keyId } : {};
 }
 
 type Parsed = { readonly ok: true; readonly value: bigint } | InputRefusal;
@@ -83,10 +90,12 @@ export async function placeOrder(
   accountId: number,
   input: OrderInput,
   nonce?: DeferredNonce,
+  keyId?: number,
 ): Promise<EntryOutcome> {
   const parsed = orderRequest(orders, accountId, input);
   if (!parsed.ok) return parsed;
-  return orders.place(parsed.market, parsed.request, nonce);
+  const request = keyId === undefined ? parsed.request : { ...parsed.request, keyId };
+  return orders.place(parsed.market, request, nonce);
 }
 
 /**

@@ -14,6 +14,8 @@ export type OrderRequest =
       readonly stopPrice?: bigint;
       readonly amount: bigint;
       readonly clientOrderId?: string;
+      /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
+      readonly keyId?: number;
     }
   | {
       readonly type: 'market';
@@ -21,6 +23,8 @@ export type OrderRequest =
       readonly side: 'buy' | 'sell';
       readonly amount: bigint;
       readonly clientOrderId?: string;
+      /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
+      readonly keyId?: number;
     }
   | {
       readonly type: 'market_by_quote';
@@ -28,6 +32,8 @@ export type OrderRequest =
       readonly side: 'buy' | 'sell';
       readonly quote: bigint;
       readonly clientOrderId?: string;
+      /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
+      readonly keyId?: number;
     }
   | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
 

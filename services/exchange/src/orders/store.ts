@@ -141,6 +141,8 @@ export interface BatchEffects {
   readonly nonces: ReadonlyMap<number, NonceUse>;
   /** Orders placed under a client order id (client-order-ids.ts): the reservations get their order. */
   readonly clientOrders?: readonly (readonly [accountId: number, clientOrderId: string, orderId: number])[];
+  /** The API key of each created order, by order id (orders.api_key_id, src/cancel-all/). */
+  readonly orderKeys?: ReadonlyMap<number, number>;
   /** The batch chain (007_batch_chain.sql): the value the batch before left, and the one this one leaves. */
   readonly chain: { readonly prev: number; readonly next: number };
   /**
@@ -246,15 +248,17 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
   // Keys in id order, so that concurrent statements lock them in one order.
   const nonces = [...batch.nonces.entries()].sort(([a], [b]) => a - b);
   const clientOrders = batch.clientOrders ?? [];
+  // After the fence's parameters: the created orders' API keys, then the client order ids.
+  const keysAt = batch.fence ? 62 : 58;
   const { rows } = await db.query<{
     result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
   }>(
     `WITH ${postingCtes(1)}, ${batch.fence ? '' : SINGLE_LOG}o AS (
        INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
-                           funds, trades_count, state, created_at, updated_at)
+                           funds, trades_count, state, created_at, updated_at, api_key_id)
        SELECT * FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
                             $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[],
-                            $27::int[], $28::text[], $29::bigint[], $30::bigint[])
+                            $27::int[], $28::text[], $29::bigint[], $30::bigint[], $${keysAt}::int[])
      ), t AS (
        INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
                            buy_account, sell_account, buyer_fee, seller_fee, created_at)
@@ -268,7 +272,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}${clientOrders.length > 0 ? clientOrdersCte(batch.fence ? 62 : 58) : ''}
+     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}${clientOrders.length > 0 ? clientOrdersCte(keysAt + 1) : ''}
      SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
@@ -300,6 +304,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       ...(batch.fence
         ? [batch.fence.node, batch.fence.epoch, batch.fence.lastOrderId, batch.fence.lastTradeId]
         : []),
+      batch.created.map((o) => batch.orderKeys?.get(o.id) ?? null),
       ...(clientOrders.length > 0
         ? [clientOrders.map((c) => c[0]), clientOrders.map((c) => c[1]), clientOrders.map((c) => c[2])]
         : []),

@@ -2,12 +2,13 @@ import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
 import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
 import { type Static, Type } from 'typebox';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
+import { cancelAllOrders } from '../cancel-all/routes.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
 import { announcePage, NEXT_BEFORE_ID, pageOf } from '../http/paging.js';
 import { errorResponses, PageHeaders, V3AuthHeaders, v3Security } from '../http/schemas.js';
 import type { App } from '../http/typed.js';
-import { cancelOrder, type OrderCaller, placeOrder } from '../orders/entry.js';
+import { cancelOrder, keyOf, type OrderCaller, placeOrder } from '../orders/entry.js';
 import { cancelledOrder, type V3Order, v3Order, v3Trade } from '../orders/format.js';
 import type { TradingMarket } from '../orders/markets.js';
 import { listOrders, orderById, tradesOfOrder } from '../orders/store.js';
@@ -26,7 +27,7 @@ const V3TradeSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.
   description:
     '[trade id, market, time ms, order id, amount, rate, null, null, 1 maker | -1 taker, fee, fee currency]',
 });
-const CancelledSchema = Type.Object({
+export const CancelledSchema = Type.Object({
   id: Type.Integer(),
   side: Type.String(),
   type: Type.String(),
@@ -120,7 +121,7 @@ export async function submitV3Order(
   };
   const outcome =
     body.client_order_id === undefined
-      ? await placeOrder(deps.orders, caller.accountId, input, caller.nonce)
+      ? await placeOrder(deps.orders, caller.accountId, input, caller.nonce, keyOf(caller).keyId)
       : await placeWithClientId(deps, caller, input, body.client_order_id);
   const order = acceptedOrder(outcome);
   return v3Order(marketOf(deps, order.market), order);
@@ -324,11 +325,19 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
             'Cancel several orders; answers with the cancelled ones (ids that could not be cancelled are left out)',
           security: v3Security,
           headers: V3AuthHeaders,
-          body: Type.Object({ order_ids: Type.Union([Type.Array(IdInput), Type.String()]) }),
+          body: Type.Object({
+            order_ids: Type.Optional(Type.Union([Type.Array(IdInput), Type.String()])),
+            // ccxt's cancelAllOrders for this API style (bitfinex2) sends {all: 1} here (src/cancel-all/).
+            all: Type.Optional(
+              Type.Literal(1, { description: '1: every open order, as /v3/order/cancel/all' }),
+            ),
+          }),
           response: { 200: Type.Array(CancelledSchema), ...errorResponses },
         },
       },
       async (request) => {
+        if (request.body.all === 1 && request.body.order_ids === undefined)
+          return cancelAllOrders(deps, { accountId: request.auth!.accountId }, {});
         const ids = orderIdsOf(request.body.order_ids);
         const accountId = request.auth!.accountId;
         const outcomes = await Promise.all(ids.map((id) => deps.orders.cancel(accountId, id)));

@@ -536,6 +536,7 @@ export class MarketWriter {
       trades: work.trades,
       nonces: work.nonces,
       ...(work.clientOrders.length > 0 ? { clientOrders: work.clientOrders } : {}),
+      ...(work.orderKeys.size > 0 ? { orderKeys: work.orderKeys } : {}),
       ...(this.ctx.clusterNode !== undefined && lease
         ? {
             fence: {

@@ -98,9 +98,46 @@ describe('live feed: order entry over the socket (postgres)', () => {
       code: 2003,
       name: 'cancel_failed',
     });
-    // Operations the table does not hold (amend and cancel_all come with their routes): unknown_op.
-    for (const name of ['order.amend', 'order.cancel_all', 'order.dance'])
+    // Operations the table does not hold (amend comes with its route): unknown_op.
+    for (const name of ['order.amend', 'order.dance'])
       expect((await socket.op(name, {})).error).toMatchObject({ code: 3301, name: 'unknown_op' });
+    socket.close();
+  });
+
+  it('order.cancel_all cancels the account’s open orders as POST /v3/order/cancel/all; socket orders carry the socket’s key', async () => {
+    const trader = await feed.trader();
+    const socket = await OrderSocket.open(feed.wsUrl(), trader.apiKey, trader.secret);
+    const ids: number[] = [];
+    for (const price of ['20000', '20001']) {
+      const placed = await socket.op('order.submit', {
+        symbol: MARKET,
+        type: 'limit',
+        amount: '0.001',
+        price,
+      });
+      ids.push((placed.result as number[])[0]!);
+    }
+    const byRest = await trader.http.v3('/v3/auth/w/order/submit', {
+      symbol: MARKET,
+      type: 'limit',
+      amount: '0.001',
+      price: '20002',
+    });
+    ids.push((byRest.json() as number[])[0]!);
+    // The dead-man's switch of the key finds them: the socket's orders are the auth key's.
+    const { rows } = await target.db().query<{ id: string; key: string }>(
+      `SELECT o.id::text, k.public_key AS key FROM orders o JOIN api_keys k ON k.id = o.api_key_id
+        WHERE o.id = ANY($1::bigint[]) ORDER BY o.id`,
+      [ids],
+    );
+    expect(rows.map((row) => [Number(row.id), row.key])).toEqual(ids.map((id) => [id, trader.apiKey]));
+    expect((await socket.op('order.cancel_all', { market: 'nope' })).error).toMatchObject({
+      code: 1007,
+      name: 'unknown_market',
+    });
+    const cancelled = await socket.op('order.cancel_all', { market: MARKET });
+    expect((cancelled.result as { id: number }[]).map((o) => o.id).sort()).toEqual([...ids].sort());
+    expect((await socket.op('order.cancel_all', {})).result).toEqual([]);
     socket.close();
   });
 
