@@ -25,11 +25,12 @@ import { createValidatorCompiler } from './http/validator.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import type { EventStore } from './storage/event-store.js';
+import { createPgClient } from './storage/pg-client.js';
 import type { SqlClient } from './storage/sql-client.js';
 import { syncRoutes } from './sync/routes.js';
 import { createDispatcher, type Dispatcher, type WebhookCounters } from './webhooks/dispatcher.js';
 import { createHttpSender } from './webhooks/http-sender.js';
-import { createLocalLocks, createPgLocks } from './webhooks/locks.js';
+import { createLocalLocks, createPgLocks, LOCK_APPLICATION_NAME } from './webhooks/locks.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { createSubscriptionStore } from './webhooks/subscription-store.js';
 import { wakeOnWrite } from './webhooks/wake-on-write.js';
@@ -68,7 +69,8 @@ export interface FeaturesOptions {
   settings: FeatureSettings;
   /**
    * PostgreSQL URL of the webhook senders' lock connection (one sender per subscription across
-   * instances); omitted with PGlite, where this process alone opens the database.
+   * instances) and of their own pool (commits without a WAL flush); omitted with PGlite, where this
+   * process alone opens the database.
    */
   lockUrl?: string;
   /** Counted into when given (the metrics). */
@@ -177,9 +179,24 @@ function startDispatcher(
 ): Dispatcher | undefined {
   const webhooks = features.settings.webhooks;
   if (!webhooks.dispatch) return undefined;
-  return createDispatcher({
-    sql: features.sql,
-    store: createSubscriptionStore(features.sql),
+  // On PostgreSQL the sender has a pool of its own whose commits do not wait for a WAL flush. Writes
+  // are serialised through the change log's head row up to their commit's flush, so every flush of
+  // the sender's (a cursor moved, a delivery recorded) stood in that queue: measured with 10
+  // subscriptions, writers waited on WALSync behind the sender's commits. A sender's commit lost at
+  // a crash only moves its cursor back: those messages are sent again (at least once), none lost.
+  const senderSql =
+    features.lockUrl === undefined
+      ? features.sql
+      : createPgClient({
+          url: features.lockUrl,
+          poolMax: webhooks.concurrency + 1,
+          synchronousCommit: false,
+          applicationName: `${LOCK_APPLICATION_NAME}-pool:${process.pid}`,
+          onIdleError: (error) => logger?.warn({ err: error }, 'webhook sender connection failed'),
+        });
+  const dispatcher = createDispatcher({
+    sql: senderSql,
+    store: createSubscriptionStore(senderSql),
     locks:
       features.lockUrl === undefined
         ? createLocalLocks()
@@ -196,6 +213,14 @@ function startDispatcher(
     ...(logger ? { logger } : {}),
     ...(features.webhookCounters ? { counters: features.webhookCounters } : {}),
   });
+  if (senderSql === features.sql) return dispatcher;
+  return {
+    wake: dispatcher.wake,
+    async close() {
+      await dispatcher.close();
+      await senderSql.close();
+    },
+  };
 }
 
 async function registerFeatures(
