@@ -77,6 +77,10 @@ interface PhaseCost {
   commits: number;
   /** Deliveries the receiver counted during the phase, per write. */
   delivered: number;
+  /** Seconds after the phase until the receiver had every message of its writes (NaN: not waited for). */
+  catchUp: number;
+  /** CPU per write (us) of the server and PostgreSQL from the phase's start until then (its deliveries included). */
+  settledUs: number;
 }
 
 async function measured(
@@ -87,6 +91,7 @@ async function measured(
     serverPid: number | undefined;
     sink: Sink;
   },
+  messagesPerWrite = 0,
 ): Promise<PhaseCost> {
   const tree = (pid: number | undefined): number =>
     pid === undefined ? Number.NaN : cpuMicros(processTree(pid));
@@ -102,7 +107,24 @@ async function measured(
   let pgUs = 0;
   for (const [pid, after] of pgAfter.cpu) pgUs += after - (pgBefore.cpu.get(pid) ?? 0);
   const n = Math.max(1, writes);
+  // A sender behind its writes at the phase's end: how long until it caught up, and its CPU meanwhile.
+  let catchUp = Number.NaN;
+  let settledUs = serverUs + pgUs;
+  if (messagesPerWrite > 0) {
+    const ended = performance.now();
+    const target = countBefore + messagesPerWrite * writes;
+    while ((await ctx.sink.count()) < target && performance.now() - ended < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    catchUp =
+      (await ctx.sink.count()) >= target ? (performance.now() - ended) / 1000 : Number.POSITIVE_INFINITY;
+    const pgSettled = await pgState(ctx.admin, ctx.db);
+    settledUs = tree(ctx.serverPid) - serverBefore;
+    for (const [pid, after] of pgSettled.cpu) settledUs += after - (pgBefore.cpu.get(pid) ?? 0);
+  }
   return {
+    catchUp,
+    settledUs: settledUs / n,
     rate,
     serverUs: serverUs / n,
     pgUs: pgUs / n,
@@ -169,7 +191,11 @@ function costLine(label: string, costs: readonly PhaseCost[]): string {
   return (
     `${label}: CPU per write server ${m((c) => c.serverUs)} us + PostgreSQL ${m((c) => c.pgUs)} us` +
     ` (receiver ${m((c) => c.receiverUs)} us), commits per write ${median(costs.map((c) => c.commits)).toFixed(2)}` +
-    `, delivered in the phase per write ${median(costs.map((c) => c.delivered)).toFixed(2)}`
+    `, delivered in the phase per write ${median(costs.map((c) => c.delivered)).toFixed(2)}` +
+    (Number.isNaN(costs[0]?.catchUp ?? Number.NaN)
+      ? ''
+      : `; the rest delivered ${median(costs.map((c) => c.catchUp)).toFixed(1)} s after the phase, ` +
+        `CPU per write with its 10 deliveries (server + PostgreSQL) ${m((c) => c.settledUs)} us`)
   );
 }
 
@@ -188,7 +214,7 @@ async function writePhase(db: TestDatabase, sink: Sink, dispatch: boolean): Prom
         if (phase === 'without') without.push(await measured(() => writeRate(proc.url, auth), ctx));
         else {
           const ids = await subscribeTen(proc.url, auth, sink.url);
-          withTen.push(await measured(() => writeRate(proc.url, auth), ctx));
+          withTen.push(await measured(() => writeRate(proc.url, auth), ctx, dispatch ? 10 : 0));
           await unsubscribe(proc.url, auth, ids);
         }
       }

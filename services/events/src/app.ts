@@ -10,6 +10,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { requestLogOptions } from '@platform/logging/request-log';
+import type { LogSettings } from '@platform/logging/settings';
 import { registerHealthRoutes } from '@platform/observability/health';
 import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -32,6 +33,7 @@ import { createDispatcher, type Dispatcher, type WebhookCounters } from './webho
 import { createHttpSender } from './webhooks/http-sender.js';
 import { createLocalLocks, createPgLocks, LOCK_APPLICATION_NAME } from './webhooks/locks.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { startSenderThread } from './webhooks/sender-thread.js';
 import { createSubscriptionStore } from './webhooks/subscription-store.js';
 import { wakeOnWrite } from './webhooks/wake-on-write.js';
 
@@ -75,6 +77,12 @@ export interface FeaturesOptions {
   lockUrl?: string;
   /** Counted into when given (the metrics). */
   webhookCounters?: WebhookCounters;
+  /**
+   * Send from a worker thread (`src/webhooks/sender-thread.ts`) when `settings.webhooks.senderThread`
+   * and `lockUrl` allow it, its logger of these settings. The server sets it; tests that inject a
+   * clock or jitter leave it out and get the sender in this thread.
+   */
+  senderThread?: { log?: LogSettings };
   /** Jitter of the retry schedule. @default Math.random */
   random?: () => number;
 }
@@ -179,6 +187,16 @@ function startDispatcher(
 ): Dispatcher | undefined {
   const webhooks = features.settings.webhooks;
   if (!webhooks.dispatch) return undefined;
+  if (features.senderThread !== undefined && webhooks.senderThread && features.lockUrl !== undefined) {
+    return startSenderThread({
+      url: features.lockUrl,
+      settings: webhooks,
+      nice: webhooks.senderNice,
+      ...(features.senderThread.log ? { log: features.senderThread.log } : {}),
+      ...(logger ? { logger } : {}),
+      ...(features.webhookCounters ? { counters: features.webhookCounters } : {}),
+    });
+  }
   // On PostgreSQL the sender has a pool of its own whose commits do not wait for a WAL flush. Writes
   // are serialised through the change log's head row up to their commit's flush, so every flush of
   // the sender's (a cursor moved, a delivery recorded) stood in that queue: measured with 10
