@@ -20,6 +20,7 @@
 import { Agent, request } from 'node:http';
 import { resolve } from 'node:path';
 import type { ServiceProcess } from '@platform/testkit/app';
+import { cpuMicros, processTree } from '@platform/testkit/cpu';
 import type { TestDatabase } from '@platform/testkit/postgres';
 import { type ManagedProcess, spawnManaged } from '@platform/testkit/process';
 import { median } from '@platform/testkit/stats';
@@ -49,8 +50,95 @@ async function receiver(): Promise<{ proc: ManagedProcess; url: string; count():
   return { proc, url, count: async () => Number(await (await fetch(`${url}/count`)).text()) };
 }
 
+/** CPU (us) of each backend of `db` (PostgreSQL's processes serving it, from /proc), and its commits. */
+async function pgState(
+  admin: ReturnType<typeof createPgClient>,
+  db: TestDatabase,
+): Promise<{ cpu: Map<number, number>; commits: number }> {
+  const rows = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+    db.name,
+  ]);
+  const cpu = new Map<number, number>();
+  for (const row of rows) cpu.set(Number(row.pid), cpuMicros([Number(row.pid)]));
+  // Counters of other backends are flushed within a second (PostgreSQL 15): good enough for phases of seconds.
+  const stats = await admin.query<{ n: string }>(
+    'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1',
+    [db.name],
+  );
+  return { cpu, commits: Number(stats[0]?.n ?? 0) };
+}
+
+/** CPU per write (us) of the server, PostgreSQL's backends of the database and the receiver; commits per write. */
+interface PhaseCost {
+  rate: number;
+  serverUs: number;
+  pgUs: number;
+  receiverUs: number;
+  commits: number;
+  /** Deliveries the receiver counted during the phase, per write. */
+  delivered: number;
+  /** Seconds after the phase until the receiver had every message of its writes (NaN: not waited for). */
+  catchUp: number;
+  /** CPU per write (us) of the server and PostgreSQL from the phase's start until then (its deliveries included). */
+  settledUs: number;
+}
+
+async function measured(
+  run: () => Promise<{ rate: number; writes: number }>,
+  ctx: {
+    admin: ReturnType<typeof createPgClient>;
+    db: TestDatabase;
+    serverPid: number | undefined;
+    sink: Sink;
+  },
+  messagesPerWrite = 0,
+): Promise<PhaseCost> {
+  const tree = (pid: number | undefined): number =>
+    pid === undefined ? Number.NaN : cpuMicros(processTree(pid));
+  const pgBefore = await pgState(ctx.admin, ctx.db);
+  const serverBefore = tree(ctx.serverPid);
+  const receiverBefore = tree(ctx.sink.proc.pid);
+  const countBefore = await ctx.sink.count();
+  const { rate, writes } = await run();
+  const serverUs = tree(ctx.serverPid) - serverBefore;
+  const receiverUs = tree(ctx.sink.proc.pid) - receiverBefore;
+  const countAfter = await ctx.sink.count();
+  const pgAfter = await pgState(ctx.admin, ctx.db);
+  let pgUs = 0;
+  for (const [pid, after] of pgAfter.cpu) pgUs += after - (pgBefore.cpu.get(pid) ?? 0);
+  const n = Math.max(1, writes);
+  // A sender behind its writes at the phase's end: how long until it caught up, and its CPU meanwhile.
+  let catchUp = Number.NaN;
+  let settledUs = serverUs + pgUs;
+  if (messagesPerWrite > 0) {
+    const ended = performance.now();
+    const target = countBefore + messagesPerWrite * writes;
+    while ((await ctx.sink.count()) < target && performance.now() - ended < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    catchUp =
+      (await ctx.sink.count()) >= target ? (performance.now() - ended) / 1000 : Number.POSITIVE_INFINITY;
+    const pgSettled = await pgState(ctx.admin, ctx.db);
+    settledUs = tree(ctx.serverPid) - serverBefore;
+    for (const [pid, after] of pgSettled.cpu) settledUs += after - (pgBefore.cpu.get(pid) ?? 0);
+  }
+  return {
+    catchUp,
+    settledUs: settledUs / n,
+    rate,
+    serverUs: serverUs / n,
+    pgUs: pgUs / n,
+    receiverUs: receiverUs / n,
+    // The admin connection's own two statements are not counted.
+    commits: (pgAfter.commits - pgBefore.commits - 2) / n,
+    delivered: (countAfter - countBefore) / n,
+  };
+}
+
+type Sink = Awaited<ReturnType<typeof receiver>>;
+
 /** Events created per second by WRITERS concurrent writers during SECONDS. */
-async function writeRate(base: string, auth: string): Promise<number> {
+async function writeRate(base: string, auth: string): Promise<{ rate: number; writes: number }> {
   const until = performance.now() + SECONDS * 1000;
   let done = 0;
   let n = 0;
@@ -74,7 +162,7 @@ async function writeRate(base: string, auth: string): Promise<number> {
   };
   const start = performance.now();
   await Promise.all(Array.from({ length: WRITERS }, writer));
-  return done / ((performance.now() - start) / 1000);
+  return { rate: done / ((performance.now() - start) / 1000), writes: done };
 }
 
 async function subscribeTen(base: string, auth: string, url: string): Promise<string[]> {
@@ -98,32 +186,52 @@ async function unsubscribe(base: string, auth: string, ids: readonly string[]): 
   }
 }
 
-async function writePhase(db: TestDatabase, sink: string, dispatch: boolean): Promise<void> {
+function costLine(label: string, costs: readonly PhaseCost[]): string {
+  const m = (pick: (c: PhaseCost) => number): string => median(costs.map(pick)).toFixed(0);
+  return (
+    `${label}: CPU per write server ${m((c) => c.serverUs)} us + PostgreSQL ${m((c) => c.pgUs)} us` +
+    ` (receiver ${m((c) => c.receiverUs)} us), commits per write ${median(costs.map((c) => c.commits)).toFixed(2)}` +
+    `, delivered in the phase per write ${median(costs.map((c) => c.delivered)).toFixed(2)}` +
+    (Number.isNaN(costs[0]?.catchUp ?? Number.NaN)
+      ? ''
+      : `; the rest delivered ${median(costs.map((c) => c.catchUp)).toFixed(1)} s after the phase, ` +
+        `CPU per write with its 10 deliveries (server + PostgreSQL) ${m((c) => c.settledUs)} us`)
+  );
+}
+
+async function writePhase(db: TestDatabase, sink: Sink, dispatch: boolean): Promise<void> {
   const proc = await server(db, { ...ENV, WEBHOOK_DISPATCH: String(dispatch) });
+  const admin = createPgClient({ url: db.url, poolMax: 1 });
   try {
     const auth = await token(`writer-${dispatch}`);
     await writeRate(proc.url, auth); // warm-up
-    const without: number[] = [];
-    const withTen: number[] = [];
+    const ctx = { admin, db, serverPid: proc.pid, sink };
+    const without: PhaseCost[] = [];
+    const withTen: PhaseCost[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
       for (const phase of order) {
-        if (phase === 'without') without.push(await writeRate(proc.url, auth));
+        if (phase === 'without') without.push(await measured(() => writeRate(proc.url, auth), ctx));
         else {
-          const ids = await subscribeTen(proc.url, auth, sink);
-          withTen.push(await writeRate(proc.url, auth));
+          const ids = await subscribeTen(proc.url, auth, sink.url);
+          withTen.push(await measured(() => writeRate(proc.url, auth), ctx, dispatch ? 10 : 0));
           await unsubscribe(proc.url, auth, ids);
         }
       }
     }
-    const ratios = withTen.map((w, i) => w / (without[i] as number));
+    const ratios = withTen.map((w, i) => w.rate / (without[i] as PhaseCost).rate);
     const ratio = median(ratios);
+    const cpu = (c: PhaseCost): number => c.serverUs + c.pgUs;
+    const cpuRatio = median(without.map(cpu)) / median(withTen.map(cpu));
     console.log(
-      `writes, sender ${dispatch ? 'running' : 'off (WEBHOOK_DISPATCH=false)'}: without subscriptions ${median(without).toFixed(0)}/s, ` +
-        `with 10 ${median(withTen).toFixed(0)}/s; ratio ${ratio.toFixed(2)}x (target >= 0.8x) ${ratio >= 0.8 ? 'OK' : 'BELOW'} | ` +
-        `rounds ${ratios.map((r) => r.toFixed(2)).join(' ')} | load ${load()}`,
+      `writes, sender ${dispatch ? 'running' : 'off (WEBHOOK_DISPATCH=false)'}: without subscriptions ${median(without.map((c) => c.rate)).toFixed(0)}/s, ` +
+        `with 10 ${median(withTen.map((c) => c.rate)).toFixed(0)}/s; ratio ${ratio.toFixed(2)}x (target >= 0.8x) ${ratio >= 0.8 ? 'OK' : 'BELOW'} | ` +
+        `rounds ${ratios.map((r) => r.toFixed(2)).join(' ')} | CPU per write (server + PostgreSQL) without/with ${cpuRatio.toFixed(2)}x | load ${load()}`,
     );
+    console.log(`  ${costLine('without', without)}`);
+    console.log(`  ${costLine('with 10', withTen)}`);
   } finally {
+    await admin.close();
     await proc.stop();
   }
 }
@@ -228,8 +336,10 @@ try {
   if (parts.includes('writes')) {
     const db = await database();
     try {
-      await writePhase(db, sink.url, true);
-      await writePhase(db, sink.url, false);
+      if (!process.env.BENCH_DISPATCH || process.env.BENCH_DISPATCH === 'true')
+        await writePhase(db, sink, true);
+      if (!process.env.BENCH_DISPATCH || process.env.BENCH_DISPATCH === 'false')
+        await writePhase(db, sink, false);
     } finally {
       await db.drop();
     }

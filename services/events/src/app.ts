@@ -10,6 +10,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
 import { requestLogOptions } from '@platform/logging/request-log';
+import type { LogSettings } from '@platform/logging/settings';
 import { registerHealthRoutes } from '@platform/observability/health';
 import { registerRouteMetrics } from '@platform/observability/route-metrics';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -25,12 +26,14 @@ import { createValidatorCompiler } from './http/validator.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import type { EventStore } from './storage/event-store.js';
+import { createPgClient } from './storage/pg-client.js';
 import type { SqlClient } from './storage/sql-client.js';
 import { syncRoutes } from './sync/routes.js';
 import { createDispatcher, type Dispatcher, type WebhookCounters } from './webhooks/dispatcher.js';
 import { createHttpSender } from './webhooks/http-sender.js';
-import { createLocalLocks, createPgLocks } from './webhooks/locks.js';
+import { createLocalLocks, createPgLocks, LOCK_APPLICATION_NAME } from './webhooks/locks.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { startSenderThread } from './webhooks/sender-thread.js';
 import { createSubscriptionStore } from './webhooks/subscription-store.js';
 import { wakeOnWrite } from './webhooks/wake-on-write.js';
 
@@ -68,11 +71,18 @@ export interface FeaturesOptions {
   settings: FeatureSettings;
   /**
    * PostgreSQL URL of the webhook senders' lock connection (one sender per subscription across
-   * instances); omitted with PGlite, where this process alone opens the database.
+   * instances) and of their own pool (commits without a WAL flush); omitted with PGlite, where this
+   * process alone opens the database.
    */
   lockUrl?: string;
   /** Counted into when given (the metrics). */
   webhookCounters?: WebhookCounters;
+  /**
+   * Send from a worker thread (`src/webhooks/sender-thread.ts`) when `settings.webhooks.senderThread`
+   * and `lockUrl` allow it, its logger of these settings. The server sets it; tests that inject a
+   * clock or jitter leave it out and get the sender in this thread.
+   */
+  senderThread?: { log?: LogSettings };
   /** Jitter of the retry schedule. @default Math.random */
   random?: () => number;
 }
@@ -177,9 +187,34 @@ function startDispatcher(
 ): Dispatcher | undefined {
   const webhooks = features.settings.webhooks;
   if (!webhooks.dispatch) return undefined;
-  return createDispatcher({
-    sql: features.sql,
-    store: createSubscriptionStore(features.sql),
+  if (features.senderThread !== undefined && webhooks.senderThread && features.lockUrl !== undefined) {
+    return startSenderThread({
+      url: features.lockUrl,
+      settings: webhooks,
+      nice: webhooks.senderNice,
+      ...(features.senderThread.log ? { log: features.senderThread.log } : {}),
+      ...(logger ? { logger } : {}),
+      ...(features.webhookCounters ? { counters: features.webhookCounters } : {}),
+    });
+  }
+  // On PostgreSQL the sender has a pool of its own whose commits do not wait for a WAL flush. Writes
+  // are serialised through the change log's head row up to their commit's flush, so every flush of
+  // the sender's (a cursor moved, a delivery recorded) stood in that queue: measured with 10
+  // subscriptions, writers waited on WALSync behind the sender's commits. A sender's commit lost at
+  // a crash only moves its cursor back: those messages are sent again (at least once), none lost.
+  const senderSql =
+    features.lockUrl === undefined
+      ? features.sql
+      : createPgClient({
+          url: features.lockUrl,
+          poolMax: webhooks.concurrency + 1,
+          synchronousCommit: false,
+          applicationName: `${LOCK_APPLICATION_NAME}-pool:${process.pid}`,
+          onIdleError: (error) => logger?.warn({ err: error }, 'webhook sender connection failed'),
+        });
+  const dispatcher = createDispatcher({
+    sql: senderSql,
+    store: createSubscriptionStore(senderSql),
     locks:
       features.lockUrl === undefined
         ? createLocalLocks()
@@ -196,6 +231,14 @@ function startDispatcher(
     ...(logger ? { logger } : {}),
     ...(features.webhookCounters ? { counters: features.webhookCounters } : {}),
   });
+  if (senderSql === features.sql) return dispatcher;
+  return {
+    wake: dispatcher.wake,
+    async close() {
+      await dispatcher.close();
+      await senderSql.close();
+    },
+  };
 }
 
 async function registerFeatures(

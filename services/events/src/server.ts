@@ -70,6 +70,7 @@ async function main(): Promise<void> {
       settings: config.features,
       ...(config.storage.kind === 'postgres' ? { lockUrl: config.storage.url } : {}),
       webhookCounters,
+      senderThread: { log: config.log },
     },
     ...(config.metrics.port === 'off' ? {} : { metrics }),
   });

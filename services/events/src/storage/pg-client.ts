@@ -6,6 +6,15 @@ export interface PgClientOptions {
   poolMax: number;
   /** Called with errors of idle pooled connections (a restarted server), which must not crash the process. */
   onIdleError?: (error: Error) => void;
+  /**
+   * `false` runs the pool's sessions with `synchronous_commit = off`: a commit returns before its WAL
+   * is flushed (PostgreSQL flushes it within `wal_writer_delay`), so it adds no flush of its own.
+   * Only for work whose loss at a crash is harmless (the webhook senders' progress: lost, the
+   * messages are sent again). @default true
+   */
+  synchronousCommit?: boolean;
+  /** `application_name` of the pool's sessions. */
+  applicationName?: string;
 }
 
 /** A pooled `pg` connection to a PostgreSQL server. */
@@ -14,6 +23,8 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     connectionString: options.url,
     max: options.poolMax,
     connectionTimeoutMillis: 5_000,
+    ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+    ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
   });
   pool.on('error', (error) => options.onIdleError?.(error));
 

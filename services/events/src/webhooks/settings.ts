@@ -20,6 +20,10 @@ export interface WebhookSettings {
   perUser: number;
   /** `WEBHOOK_HISTORY`: finished deliveries kept per subscription. @default 1000 */
   historyPerSubscription: number;
+  /** `WEBHOOK_SENDER_THREAD`: on PostgreSQL, send from a worker thread of its own. @default true */
+  senderThread: boolean;
+  /** `WEBHOOK_SENDER_NICE`: that thread's nice value, 0-19 (0: the process's priority). @default 10 */
+  senderNice: number;
   /** `WEBHOOK_ROTATION_GRACE_SECONDS`: how long the previous secret still signs after a rotation. @default 86400 */
   rotationGraceSeconds: number;
 }
@@ -64,6 +68,8 @@ export function parseWebhookSettings(read: SettingReaders): WebhookSettings {
     dispatch: read.boolean('WEBHOOK_DISPATCH', true),
     perUser: read.integer('WEBHOOKS_PER_USER', 20, 1, 1_000),
     historyPerSubscription: read.integer('WEBHOOK_HISTORY', 1_000, 10, 1_000_000),
+    senderThread: read.boolean('WEBHOOK_SENDER_THREAD', true),
+    senderNice: read.integer('WEBHOOK_SENDER_NICE', 10, 0, 19),
     rotationGraceSeconds: read.integer('WEBHOOK_ROTATION_GRACE_SECONDS', 86_400, 1, 30 * 86_400),
   };
 }
