@@ -15,7 +15,11 @@ export interface TrackedBucket {
   readonly bucketId: BucketId;
   /** The stream's key of this bucket (domain and canonical bucket id). */
   readonly id: string;
-  /** `<stream id>|<id>`: this participant in the shared state. */
+  /** The bucket_id bytes as Envoy first sent them: echoed in every answer. */
+  readonly idBytes: Buffer;
+  /** The spellings of the id (wire bytes) the stream's `byWire` index holds for it. */
+  readonly wireIds: string[];
+  /** `<stream id>.<bucket number>`: this participant in the shared state. */
   readonly member: string;
   /** The config the rule below was matched in. */
   config: RateLimitConfig | undefined;
