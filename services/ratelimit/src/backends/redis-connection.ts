@@ -97,6 +97,8 @@ export function openCluster(
   endpoint: RedisEndpointSettings,
   tls: RedisTlsSettings | undefined,
   timeoutMs: number,
+  /** Commands of one turn of the event loop written to each node together (the RLQS store's many per-counter calls). */
+  autoPipelining = false,
 ): Cluster {
   const redisOptions = baseOptions(endpoint, tls, timeoutMs);
   const { Cluster } = ioredis();
@@ -108,6 +110,7 @@ export function openCluster(
       enableReadyCheck: true,
       redisOptions,
       clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+      ...(autoPipelining ? { enableAutoPipelining: true } : {}),
       ...(timeoutMs > 0 ? { slotsRefreshTimeout: Math.max(timeoutMs, 1000) } : {}),
     },
   );

@@ -34,7 +34,7 @@ export function createQuotaStore(settings: BackendSettings, ttlMs: number): Quot
           );
         case 'cluster':
           return new RedisQuotaStore(
-            openCluster(endpoint, settings.tls, timeout),
+            openCluster(endpoint, settings.tls, timeout, true),
             ttlMs,
             true,
             `redis cluster ${endpoint.url}`,

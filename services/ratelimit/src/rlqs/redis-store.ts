@@ -9,43 +9,53 @@ import type { QuotaReport, QuotaStore } from './store.js';
  * several RLQS servers compute the same shares. Per rule counter two keys under one hash tag:
  * `<key>p`, a sorted set of participants scored by their last report (ms; members older than the
  * assignment TTL are dropped when another member reports, the set expires after two TTLs without
- * a report),
- * and `<key>u<window s>_<window start ms>`, the window's reported usage (expires a minute after
- * its window). One script call per report (in chunks of 500 counters, written together); a
- * cluster gets one call per counter, all sent at once. The clock is the caller's.
+ * a report), and `<key>u<window s>_<window start ms>`, the window's reported usage (given its
+ * expiry, a minute after its window, when it is created). One script call per report (in chunks
+ * of 500 counters, written together); a cluster gets one call per counter, sent at once (written
+ * per node together: auto-pipelining). The clock is the caller's.
+ *
+ * Per counter the script makes 4 calls when it has one participant (ZADD, PEXPIRE, ZCARD, INCRBY
+ * or GET), one more to drop stale participants when it has several, one more when the window's
+ * usage key is created; arguments per counter: participant, allowed (-1: it leaves) and the
+ * window in seconds; the reply is flat (participants, usage, participants, usage, ...).
  */
 const QUOTA_SCRIPT = redisScript(`
-local function int(x) return string.format('%d', x) end
 local now = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
+local stale = '(' .. string.format('%d', now - ttl)
+local keep = string.format('%d', ttl * 2)
 local out = {}
-for e = 1, #KEYS / 2 do
-  local participants = KEYS[2 * e - 1]
-  local usage = KEYS[2 * e]
-  local b = 2 + (e - 1) * 4
-  local member = ARGV[b + 1]
-  local allowed = tonumber(ARGV[b + 2])
-  local windowEnd = tonumber(ARGV[b + 3])
-  local leave = ARGV[b + 4] == '1'
-  if leave then
+local a = 3
+for e = 1, #KEYS, 2 do
+  local participants = KEYS[e]
+  local usage = KEYS[e + 1]
+  local member = ARGV[a]
+  local allowed = tonumber(ARGV[a + 1])
+  local w = tonumber(ARGV[a + 2]) * 1000
+  a = a + 3
+  local n
+  if allowed < 0 then
     redis.call('ZREM', participants, member)
+    n = redis.call('ZCARD', participants)
+    if n > 0 then n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
   else
-    redis.call('ZADD', participants, now, member)
-    redis.call('PEXPIRE', participants, int(ttl * 2))
-  end
-  local n = redis.call('ZCARD', participants)
-  if n > 1 or (leave and n > 0) then
+    redis.call('ZADD', participants, ARGV[1], member)
+    redis.call('PEXPIRE', participants, keep)
+    n = redis.call('ZCARD', participants)
     -- Others take part: drop those not heard of for the TTL (a lone member is the caller itself).
-    n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', '(' .. int(now - ttl))
+    if n > 1 then n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
   end
   local used
-  if allowed > 0 and not leave then
-    used = redis.call('INCRBY', usage, int(allowed))
-    redis.call('PEXPIRE', usage, int(windowEnd - now + 60000))
+  if allowed > 0 then
+    used = redis.call('INCRBY', usage, ARGV[a - 2])
+    if used == allowed then
+      redis.call('PEXPIRE', usage, string.format('%d', (math.floor(now / w) + 1) * w - now + 60000))
+    end
   else
     used = tonumber(redis.call('GET', usage) or '0')
   end
-  out[e] = { n, used }
+  out[e] = n
+  out[e + 1] = used
 end
 return out
 `);
@@ -69,24 +79,31 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   private args(reports: readonly QuotaReport[], nowMs: number): (string | number)[] {
-    const keys: string[] = [];
-    const rest: (string | number)[] = [nowMs, this.ttlMs];
-    for (const r of reports) {
+    const n = reports.length;
+    const args = new Array<string | number>(n * 5 + 2);
+    args[2 * n] = nowMs;
+    args[2 * n + 1] = this.ttlMs;
+    for (let i = 0; i < n; i++) {
+      const r = reports[i]!;
       const start = windowStartMs(nowMs, r.windowSeconds);
-      keys.push(`${r.key}p`, `${r.key}u${r.windowSeconds}_${start}`);
-      rest.push(r.member, r.allowed, start + r.windowSeconds * 1000, r.leave ? '1' : '0');
+      args[2 * i] = `${r.key}p`;
+      args[2 * i + 1] = `${r.key}u${r.windowSeconds}_${start}`;
+      const at = 2 * n + 2 + 3 * i;
+      args[at] = r.member;
+      args[at + 1] = r.leave ? -1 : r.allowed;
+      args[at + 2] = r.windowSeconds;
     }
-    return [...keys, ...rest];
+    return args;
   }
 
   private async call(reports: readonly QuotaReport[], nowMs: number): Promise<QuotaState[]> {
     const raw = await evalScript(this.client, QUOTA_SCRIPT, reports.length * 2, this.args(reports, nowMs));
-    if (!Array.isArray(raw) || raw.length !== reports.length)
+    if (!Array.isArray(raw) || raw.length !== reports.length * 2)
       throw new Error('redis: unexpected quota script reply');
-    return raw.map((pair: unknown) => {
-      const [n, used] = pair as [number, number];
-      return { participants: Number(n), usage: Number(used) };
-    });
+    const out = new Array<QuotaState>(reports.length);
+    for (let i = 0; i < reports.length; i++)
+      out[i] = { participants: Number(raw[2 * i]), usage: Number(raw[2 * i + 1]) };
+    return out;
   }
 
   async report(reports: readonly QuotaReport[], nowMs: number): Promise<QuotaState[]> {
