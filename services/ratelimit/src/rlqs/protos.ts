@@ -71,13 +71,13 @@ export type Strategy =
 export type BucketAction =
   | {
       readonly bucketId: BucketId;
-      /** The bucket_id bytes to echo (Envoy's own); encoded from `bucketId` when absent. */
-      readonly idBytes?: Uint8Array;
+      /** The bucket_id bytes to echo (Envoy's own, or their latin1 string); encoded from `bucketId` when absent. */
+      readonly idBytes?: Uint8Array | string;
       readonly kind: 'assign';
       readonly strategy: Strategy;
       readonly ttlSeconds: number;
     }
-  | { readonly bucketId: BucketId; readonly idBytes?: Uint8Array; readonly kind: 'abandon' };
+  | { readonly bucketId: BucketId; readonly idBytes?: Uint8Array | string; readonly kind: 'abandon' };
 
 const BLANKET = { allow_all: 0, deny_all: 1 } as const;
 

@@ -1,7 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { evalScript, redisScript } from '../backends/redis-scripts.js';
 import type { QuotaState } from './assignment.js';
-import { windowStartMs } from './assignment.js';
 import type { QuotaReport, QuotaStore } from './store.js';
 
 /**
@@ -16,8 +15,13 @@ import type { QuotaReport, QuotaStore } from './store.js';
  *
  * Per counter the script makes 4 calls when it has one participant (ZADD, PEXPIRE, ZCARD, INCRBY
  * or GET), one more to drop stale participants when it has several, one more when the window's
- * usage key is created; arguments per counter: participant, allowed (-1: it leaves) and the
- * window in seconds; the reply is flat (participants, usage, participants, usage, ...).
+ * usage key is created. Each counter is one declared key, its hash-tagged name (the two keys
+ * above are that name and a suffix: same slot); what the script needs per counter besides, the
+ * participant, allowed (-1: it leaves) and the window in seconds, comes in one argument for the
+ * whole call, space-separated (participant names hold no space). The reply is flat
+ * (participants, usage, participants, usage, ...). Five arguments per counter had made the
+ * client's encoding of the command (ioredis: a length and a copy per argument) cost more than
+ * the script.
  */
 const QUOTA_SCRIPT = redisScript(`
 local now = tonumber(ARGV[1])
@@ -25,14 +29,13 @@ local ttl = tonumber(ARGV[2])
 local stale = '(' .. string.format('%d', now - ttl)
 local keep = string.format('%d', ttl * 2)
 local out = {}
-local a = 3
-for e = 1, #KEYS, 2 do
-  local participants = KEYS[e]
-  local usage = KEYS[e + 1]
-  local member = ARGV[a]
-  local allowed = tonumber(ARGV[a + 1])
-  local w = tonumber(ARGV[a + 2]) * 1000
-  a = a + 3
+local e = 0
+for member, allowedText, windowText in string.gmatch(ARGV[3], '(%S+) (%S+) (%S+)') do
+  e = e + 1
+  local base = KEYS[e]
+  local participants = base .. 'p'
+  local allowed = tonumber(allowedText)
+  local w = tonumber(windowText) * 1000
   local n
   if allowed < 0 then
     redis.call('ZREM', participants, member)
@@ -45,17 +48,19 @@ for e = 1, #KEYS, 2 do
     -- Others take part: drop those not heard of for the TTL (a lone member is the caller itself).
     if n > 1 then n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
   end
+  local start = math.floor(now / w) * w
+  local usage = base .. 'u' .. windowText .. '_' .. string.format('%d', start)
   local used
   if allowed > 0 then
-    used = redis.call('INCRBY', usage, ARGV[a - 2])
+    used = redis.call('INCRBY', usage, allowedText)
     if used == allowed then
-      redis.call('PEXPIRE', usage, string.format('%d', (math.floor(now / w) + 1) * w - now + 60000))
+      redis.call('PEXPIRE', usage, string.format('%d', start + w - now + 60000))
     end
   else
     used = tonumber(redis.call('GET', usage) or '0')
   end
-  out[e] = n
-  out[e + 1] = used
+  out[2 * e - 1] = n
+  out[2 * e] = used
 end
 return out
 `);
@@ -80,24 +85,21 @@ export class RedisQuotaStore implements QuotaStore {
 
   private args(reports: readonly QuotaReport[], nowMs: number): (string | number)[] {
     const n = reports.length;
-    const args = new Array<string | number>(n * 5 + 2);
-    args[2 * n] = nowMs;
-    args[2 * n + 1] = this.ttlMs;
+    const args = new Array<string | number>(n + 3);
+    let packed = '';
     for (let i = 0; i < n; i++) {
       const r = reports[i]!;
-      const start = windowStartMs(nowMs, r.windowSeconds);
-      args[2 * i] = `${r.key}p`;
-      args[2 * i + 1] = `${r.key}u${r.windowSeconds}_${start}`;
-      const at = 2 * n + 2 + 3 * i;
-      args[at] = r.member;
-      args[at + 1] = r.leave ? -1 : r.allowed;
-      args[at + 2] = r.windowSeconds;
+      args[i] = r.key;
+      packed += `${r.member} ${r.leave ? -1 : r.allowed} ${r.windowSeconds} `;
     }
+    args[n] = nowMs;
+    args[n + 1] = this.ttlMs;
+    args[n + 2] = packed;
     return args;
   }
 
   private async call(reports: readonly QuotaReport[], nowMs: number): Promise<QuotaState[]> {
-    const raw = await evalScript(this.client, QUOTA_SCRIPT, reports.length * 2, this.args(reports, nowMs));
+    const raw = await evalScript(this.client, QUOTA_SCRIPT, reports.length, this.args(reports, nowMs));
     if (!Array.isArray(raw) || raw.length !== reports.length * 2)
       throw new Error('redis: unexpected quota script reply');
     const out = new Array<QuotaState>(reports.length);

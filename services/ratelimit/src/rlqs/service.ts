@@ -251,7 +251,7 @@ export class RateLimitQuotaService {
         domain,
         bucketId,
         id,
-        idBytes: Buffer.from(usage.wireId, 'latin1'),
+        idBytes: usage.wireId,
         wireIds: [],
         member: `${stream.id}.${(stream.seq++).toString(36)}`,
         config: undefined,

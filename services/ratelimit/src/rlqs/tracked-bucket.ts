@@ -15,8 +15,8 @@ export interface TrackedBucket {
   readonly bucketId: BucketId;
   /** The stream's key of this bucket (domain and canonical bucket id). */
   readonly id: string;
-  /** The bucket_id bytes as Envoy first sent them: echoed in every answer. */
-  readonly idBytes: Buffer;
+  /** The bucket_id bytes as Envoy first sent them (latin1): echoed in every answer. */
+  readonly idBytes: string;
   /** The spellings of the id (wire bytes) the stream's `byWire` index holds for it. */
   readonly wireIds: string[];
   /** `<stream id>.<bucket number>`: this participant in the shared state. */
@@ -40,6 +40,9 @@ export interface TrackedBucket {
 
 /** A bucket id as one string, whatever the order of its map: `domain` then sorted `key=value` pairs. */
 export function bucketKey(domain: string, bucket: BucketId): string {
+  const keys = Object.keys(bucket);
+  // Most ids have one pair: nothing to sort.
+  if (keys.length === 1) return JSON.stringify([domain, [keys[0], bucket[keys[0]!]]]);
   return JSON.stringify([
     domain,
     ...Object.keys(bucket)

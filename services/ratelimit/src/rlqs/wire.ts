@@ -73,18 +73,21 @@ class WireUsage implements BucketUsage {
     readonly timeElapsedMs: number,
     readonly allowed: number,
     readonly denied: number,
+    /** The report's bytes and where the bucket_id is in them (decoded from there when asked). */
+    private readonly source: Buffer,
+    private readonly idStart: number,
   ) {}
 
   get bucketId(): BucketId {
-    this.decoded ??= decodeBucketId(Buffer.from(this.wireId, 'latin1'));
+    this.decoded ??= decodeBucketId(this.source, this.idStart, this.idStart + this.wireId.length);
     return this.decoded;
   }
 }
 
 /** A BucketId message's map (a later duplicate key wins, as protobuf's maps do). */
-export function decodeBucketId(buf: Buffer): BucketId {
+export function decodeBucketId(buf: Buffer, start = 0, end = buf.length): BucketId {
   const out: Record<string, string> = {};
-  const r = new Reader(buf);
+  const r = new Reader(buf, start, end);
   while (r.pos < r.end) {
     const tag = r.varint();
     if (tag !== 0x0a) {
@@ -112,6 +115,7 @@ export function decodeBucketId(buf: Buffer): BucketId {
 
 function usageAt(r: Reader, end: number): BucketUsage {
   let wireId = '';
+  let idStart = 0;
   let elapsed = 0;
   let allowed = 0;
   let denied = 0;
@@ -121,6 +125,7 @@ function usageAt(r: Reader, end: number): BucketUsage {
       case 0x0a: {
         const e = r.delimited();
         wireId = r.buf.toString('latin1', r.pos, e);
+        idStart = r.pos;
         r.pos = e;
         break;
       }
@@ -148,7 +153,7 @@ function usageAt(r: Reader, end: number): BucketUsage {
     }
   }
   if (r.pos !== end) throw new Error('rlqs: malformed usage');
-  return new WireUsage(wireId, elapsed, allowed, denied);
+  return new WireUsage(wireId, elapsed, allowed, denied, r.buf, idStart);
 }
 
 /** Decodes a binary RateLimitQuotaUsageReports; throws on malformed protobuf. */
@@ -210,9 +215,12 @@ export function encodeBucketId(bucket: BucketId): Buffer {
   return Buffer.concat(parts);
 }
 
-/** One BucketAction's parts: the bucket_id bytes, and the assignment's bytes (undefined: abandon). */
+/**
+ * One BucketAction's parts: the bucket_id bytes (or the latin1 string of them, as `wireId`), and
+ * the assignment's bytes (undefined: abandon).
+ */
 export interface ActionParts {
-  readonly id: Uint8Array;
+  readonly id: Uint8Array | string;
   readonly assignment: Uint8Array | undefined;
 }
 
@@ -238,7 +246,8 @@ export function encodeResponse(actions: readonly ActionParts[]): Buffer {
     p = writeVarint(buf, p, lens[i]!);
     buf[p++] = 0x0a;
     p = writeVarint(buf, p, a.id.length);
-    buf.set(a.id, p);
+    if (typeof a.id === 'string') buf.write(a.id, p, a.id.length, 'latin1');
+    else buf.set(a.id, p);
     p += a.id.length;
     if (a.assignment) {
       buf[p++] = 0x12;
