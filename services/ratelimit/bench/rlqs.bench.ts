@@ -60,6 +60,8 @@ function quantile(sorted: readonly number[], q: number): number {
 
 interface SteadyResult {
   reports: number;
+  /** Messages that were not an answer (pushes) while measuring. */
+  pushes: number;
   answered: number;
   p50: number;
   p99: number;
@@ -94,6 +96,7 @@ async function steady(
   const timers: NodeJS.Timeout[] = [];
   let measuring = false;
   let measuredFrom = 0;
+  let pushes = 0;
   const firstMeasured: number[] = [];
   for (let i = 0; i < STREAMS; i++) {
     const s = clients[i % CHANNELS]!.stream();
@@ -114,6 +117,7 @@ async function steady(
     );
     s.onResponse = (bytes, at) => {
       if (countActions(bytes) === BUCKETS) answered.push(at);
+      else if (measuring) pushes++;
     };
     const report = (): void => {
       if (measuring && firstMeasured[i] === undefined) firstMeasured[i] = sent[i]!.length;
@@ -166,6 +170,7 @@ async function steady(
   latencies.sort((a, b) => a - b);
   return {
     reports,
+    pushes,
     answered,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
@@ -353,7 +358,7 @@ async function main(): Promise<void> {
       for (const [name] of run) {
         for (const r of results[name]) {
           console.log(
-            `  ${name.padEnd(8)} reports ${r.reports}, answered ${r.answered}; report-to-answer p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms;` +
+            `  ${name.padEnd(8)} reports ${r.reports}, answered ${r.answered}, pushes ${r.pushes}; report-to-answer p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms;` +
               ` server CPU ${r.cpuMsPerS.toFixed(0)} ms/s (${((r.cpuMsPerS / perS) * 1000).toFixed(0)} us per report), redis-server ${r.redisMsPerS.toFixed(0)} ms/s, bench client ${r.clientMsPerS.toFixed(0)} ms/s`,
           );
         }

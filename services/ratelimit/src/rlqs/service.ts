@@ -84,6 +84,9 @@ interface Stream {
   readonly byWire: Map<string, TrackedBucket>;
   /** The next bucket's number on this stream (its participant name in the shared state). */
   seq: number;
+  /** New counter states of this stream's buckets from other streams' reports, sent together. */
+  readonly pushes: Map<TrackedBucket, { counterKey: string; state: QuotaState; at: number }>;
+  pushScheduled: boolean;
   /** Work on this stream runs one piece at a time, in order (reports, pushes, sweeps, reload). */
   queue: Promise<void>;
   closed: boolean;
@@ -152,6 +155,8 @@ export class RateLimitQuotaService {
       buckets: new Map(),
       byWire: new Map(),
       seq: 0,
+      pushes: new Map(),
+      pushScheduled: false,
       queue: Promise.resolve(),
       closed: false,
     };
@@ -261,6 +266,7 @@ export class RateLimitQuotaService {
         lastReportMs: now,
         lastUsageMs: now,
         state: { participants: 0, usage: 0 },
+        stateAt: 0,
         sent: undefined,
         cappedUntilMs: 0,
       };
@@ -344,6 +350,7 @@ export class RateLimitQuotaService {
         const state = states[next++]!;
         if (state.participants !== t.state.participants) changedCounters.set(t.counterKey, state);
         t.state = state;
+        t.stateAt = now;
         countReport(t.limit!, allowed, denied, state.usage, this.options.nearLimitRatio, t.shadow);
       }
       const a = this.assign(t, now);
@@ -352,7 +359,7 @@ export class RateLimitQuotaService {
     }
     this.send(stream, actions);
     this.stats.responseTime.record(performance.now() - received);
-    for (const [key, state] of changedCounters) this.pushToPeers(key, state, stream);
+    for (const [key, state] of changedCounters) this.pushToPeers(key, state, now, stream);
   }
 
   /** The assignment for `t` in its current state; remembers it as sent. */
@@ -399,42 +406,54 @@ export class RateLimitQuotaService {
    * A counter's participants or cap changed: this server's other participants get their new
    * assignment now, when it differs from what they hold.
    */
-  private pushToPeers(counterKey: string, state: QuotaState, except: Stream | undefined): void {
+  private pushToPeers(counterKey: string, state: QuotaState, at: number, except: Stream | undefined): void {
     const held = this.byCounter.get(counterKey);
     if (held === undefined) return;
     // Most counters have no other participant here than `except`'s own bucket.
     if (!(held instanceof Set) && this.owner.get(held) === except) return;
     const peers = held instanceof Set ? held : [held];
-    const byStream = new Map<Stream, TrackedBucket[]>();
     for (const t of peers) {
       const stream = this.owner.get(t);
       if (!stream || stream === except) continue;
-      const list = byStream.get(stream) ?? [];
-      list.push(t);
-      byStream.set(stream, list);
+      const queued = stream.pushes.get(t);
+      if (queued !== undefined && queued.at > at) continue;
+      stream.pushes.set(t, { counterKey, state, at });
+      if (!stream.pushScheduled) {
+        stream.pushScheduled = true;
+        void this.enqueue(stream, async () => this.drainPushes(stream));
+      }
     }
-    for (const [stream, buckets] of byStream) {
-      void this.enqueue(stream, async () => {
-        const now = this.options.now();
-        const actions: BucketAction[] = [];
-        for (const t of buckets) {
-          if (t.counterKey !== counterKey) continue;
-          t.state = state;
-          const before = t.sent;
-          const a = this.assign(t, now);
-          if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
-        }
-        this.send(stream, actions);
-      });
+  }
+
+  /**
+   * The pushes queued for `stream`, in one message: each bucket's newest state, applied unless the
+   * bucket has seen a newer one since (its own report's answer), so a push that waited in the
+   * stream's queue cannot flip an assignment back; only the assignments that changed are sent.
+   */
+  private drainPushes(stream: Stream): void {
+    stream.pushScheduled = false;
+    if (stream.pushes.size === 0) return;
+    const now = this.options.now();
+    const actions: BucketAction[] = [];
+    for (const [t, push] of stream.pushes) {
+      if (stream.buckets.get(t.id) !== t || t.counterKey !== push.counterKey || push.at < t.stateAt) continue;
+      t.state = push.state;
+      t.stateAt = push.at;
+      const before = t.sent;
+      const a = this.assign(t, now);
+      if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
     }
+    stream.pushes.clear();
+    this.send(stream, actions);
   }
 
   /** Participants leaving their counters; their peers here get the bigger shares at once. */
   private async leave(entries: readonly QuotaReport[]): Promise<void> {
     if (entries.length === 0) return;
     try {
-      const states = await this.options.store.report(entries, this.options.now());
-      for (const [i, e] of entries.entries()) this.pushToPeers(e.key, states[i]!, undefined);
+      const at = this.options.now();
+      const states = await this.options.store.report(entries, at);
+      for (const [i, e] of entries.entries()) this.pushToPeers(e.key, states[i]!, at, undefined);
     } catch (error) {
       // The participants age out of the shared state after the assignment TTL instead.
       this.stats.backendErrors.inc();
@@ -484,6 +503,8 @@ export class RateLimitQuotaService {
       } else if (t.cappedUntilMs > 0 && now >= t.cappedUntilMs) {
         // A new window: nothing counted in it yet (until the next report says otherwise).
         t.state = { participants: t.state.participants, usage: 0 };
+        // A push queued before the window ended holds the old window's usage: not applied.
+        t.stateAt = now;
         const a = this.assign(t, now);
         actions.push(this.action(t, a.strategy));
       }
@@ -523,6 +544,7 @@ export class RateLimitQuotaService {
     }
     counted.forEach((t, i) => {
       t.state = states[i]!;
+      t.stateAt = now;
     });
     const actions: BucketAction[] = [];
     for (const t of buckets) {

@@ -32,6 +32,8 @@ export interface TrackedBucket {
   /** The last report with requests in it (allowed or denied), or the first report. */
   lastUsageMs: number;
   state: QuotaState;
+  /** The clock reading of the backend call `state` came from (an older pushed state is not applied). */
+  stateAt: number;
   /** What was last sent; undefined before the first assignment. */
   sent: Strategy | undefined;
   /** DENY_ALL by the window cap: until this ms (the window's end); 0 when not capped. */
