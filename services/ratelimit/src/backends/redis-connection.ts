@@ -59,8 +59,13 @@ export function openSingle(
   endpoint: RedisEndpointSettings,
   tls: RedisTlsSettings | undefined,
   timeoutMs: number,
+  /** Commands of one turn of the event loop written together (the RLQS store: one write for the reports read at once). */
+  autoPipelining = false,
 ): Redis {
-  const options = baseOptions(endpoint, tls, timeoutMs);
+  const options = {
+    ...baseOptions(endpoint, tls, timeoutMs),
+    ...(autoPipelining ? { enableAutoPipelining: true } : {}),
+  };
   const { Redis } = ioredis();
   if (endpoint.socketType === 'unix') return new Redis({ ...options, path: endpoint.url });
   if (/^rediss?:\/\//.test(endpoint.url)) return new Redis(endpoint.url, options);
@@ -72,11 +77,14 @@ export function openSentinel(
   endpoint: RedisEndpointSettings,
   tls: RedisTlsSettings | undefined,
   timeoutMs: number,
+  /** As openSingle's. */
+  autoPipelining = false,
 ): Redis {
   const [name, ...nodes] = endpoint.url.split(',').map((p) => p.trim());
   const { Redis } = ioredis();
   return new Redis({
     ...baseOptions(endpoint, tls, timeoutMs),
+    ...(autoPipelining ? { enableAutoPipelining: true } : {}),
     name: name!,
     sentinels: nodes.map(hostPort),
     // KVSTORE_SENTINEL_AUTH authenticates to the sentinels; KVSTORE_AUTH to the master.
@@ -97,6 +105,8 @@ export function openCluster(
   endpoint: RedisEndpointSettings,
   tls: RedisTlsSettings | undefined,
   timeoutMs: number,
+  /** Commands of one turn of the event loop written to each node together (the RLQS store's many per-counter calls). */
+  autoPipelining = false,
 ): Cluster {
   const redisOptions = baseOptions(endpoint, tls, timeoutMs);
   const { Cluster } = ioredis();
@@ -108,6 +118,7 @@ export function openCluster(
       enableReadyCheck: true,
       redisOptions,
       clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+      ...(autoPipelining ? { enableAutoPipelining: true } : {}),
       ...(timeoutMs > 0 ? { slotsRefreshTimeout: Math.max(timeoutMs, 1000) } : {}),
     },
   );

@@ -20,21 +20,21 @@ export function createQuotaStore(settings: BackendSettings, ttlMs: number): Quot
       switch (endpoint.type) {
         case 'single':
           return new RedisQuotaStore(
-            openSingle(endpoint, settings.tls, timeout),
+            openSingle(endpoint, settings.tls, timeout, true),
             ttlMs,
             false,
             `redis single ${endpoint.url}`,
           );
         case 'sentinel':
           return new RedisQuotaStore(
-            openSentinel(endpoint, settings.tls, timeout),
+            openSentinel(endpoint, settings.tls, timeout, true),
             ttlMs,
             false,
             `redis sentinel ${endpoint.url}`,
           );
         case 'cluster':
           return new RedisQuotaStore(
-            openCluster(endpoint, settings.tls, timeout),
+            openCluster(endpoint, settings.tls, timeout, true),
             ttlMs,
             true,
             `redis cluster ${endpoint.url}`,

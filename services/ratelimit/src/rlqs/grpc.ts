@@ -1,12 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import {
-  type BucketAction,
-  decodeUsageReports,
-  encodeQuotaResponse,
-  RLQS_METHOD_PATH,
-  type UsageReports,
-} from './protos.js';
+import { type BucketAction, encodeQuotaResponse, RLQS_METHOD_PATH, type UsageReports } from './protos.js';
 import type { RateLimitQuotaService } from './service.js';
+import { decodeUsageReports } from './wire.js';
 
 /**
  * `envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas` on the gRPC
@@ -23,10 +18,7 @@ export const RATE_LIMIT_QUOTA_SERVICE: grpc.ServiceDefinition = {
       throw new Error('the server never sends usage reports');
     },
     requestDeserialize: (b: Buffer) => decodeUsageReports(b),
-    responseSerialize: (actions: readonly BucketAction[]) => {
-      const bytes = encodeQuotaResponse(actions);
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    },
+    responseSerialize: (actions: readonly BucketAction[]) => encodeQuotaResponse(actions),
     responseDeserialize: () => {
       throw new Error('the server never reads quota responses');
     },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RateLimitConfig } from '../rules/config-tree.js';
 import { ruleStatsCache } from '../rules/rule-stats.js';
@@ -6,7 +6,7 @@ import type { FailureMode } from '../settings/backend.js';
 import type { Counter, Gauge, StatsRegistry, Timer } from '../stats/registry.js';
 import { sanitizeStatName } from '../stats/sanitize.js';
 import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrategy } from './assignment.js';
-import type { BucketAction, Strategy, UsageReports } from './protos.js';
+import type { BucketAction, BucketUsage, Strategy, UsageReports } from './protos.js';
 import type { RlqsSettings } from './settings.js';
 import type { QuotaReport, QuotaStore } from './store.js';
 import {
@@ -58,10 +58,35 @@ export interface QuotaServiceOptions {
 const INVALID_ARGUMENT = 3;
 const RESOURCE_EXHAUSTED = 8;
 
+/** Buckets of a report prepared (and sent to the backend) between two turns of the event loop. */
+const REPORT_CHUNK = 500;
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A service instance among the servers sharing a backend: 10 random base-36 characters (each
+ * stream's number follows; participant names stay short: the shared state stores one per bucket).
+ */
+const instanceId = (): string => randomBytes(8).readBigUInt64BE().toString(36).padStart(13, '0').slice(0, 10);
+
+interface Touched {
+  readonly t: TrackedBucket;
+  readonly allowed: number;
+  readonly denied: number;
+}
+
 interface Stream {
+  /** `<server id><stream number>`, both base 36: unique across the servers sharing a backend. */
   readonly id: string;
   readonly sink: QuotaStreamSink;
+  /** By canonical key (bucket-mapping's `bucketKey`). */
   readonly buckets: Map<string, TrackedBucket>;
+  /** By the bytes of the id as Envoy sent it (`BucketUsage.wireId`). */
+  readonly byWire: Map<string, TrackedBucket>;
+  /** The next bucket's number on this stream (its participant name in the shared state). */
+  seq: number;
+  /** New counter states of this stream's buckets from other streams' reports, sent together. */
+  readonly pushes: Map<TrackedBucket, { counterKey: string; state: QuotaState; at: number }>;
+  pushScheduled: boolean;
   /** Work on this stream runs one piece at a time, in order (reports, pushes, sweeps, reload). */
   queue: Promise<void>;
   closed: boolean;
@@ -91,6 +116,8 @@ export class RateLimitQuotaService {
   private readonly matchContext: MatchContext;
   private readonly sweeper: NodeJS.Timeout;
   private bucketCount = 0;
+  private streamSeq = 0;
+  private readonly instanceId = instanceId();
 
   constructor(private readonly options: QuotaServiceOptions) {
     const r = options.registry;
@@ -123,9 +150,13 @@ export class RateLimitQuotaService {
   /** A new stream; the transport calls `report` for each message and `end` when it closes. */
   open(sink: QuotaStreamSink): { report(reports: UsageReports): void; end(): Promise<void> } {
     const stream: Stream = {
-      id: randomUUID(),
+      id: `${this.instanceId}${(this.streamSeq++).toString(36)}`,
       sink,
       buckets: new Map(),
+      byWire: new Map(),
+      seq: 0,
+      pushes: new Map(),
+      pushScheduled: false,
       queue: Promise.resolve(),
       closed: false,
     };
@@ -158,6 +189,7 @@ export class RateLimitQuotaService {
 
   private untrack(stream: Stream, t: TrackedBucket): void {
     if (!stream.buckets.delete(t.id)) return;
+    for (const w of t.wireIds) stream.byWire.delete(w);
     this.owner.delete(t);
     this.index(t, t.counterKey, undefined);
     this.bucketCount--;
@@ -193,6 +225,69 @@ export class RateLimitQuotaService {
     return { key: key!, member: t.member, allowed, windowSeconds: t.limit?.windowSeconds ?? 1, leave };
   }
 
+  /**
+   * The stream's bucket of `usage`: found by the bytes of its id (`wireId`, one lookup), else by
+   * its canonical key (the same bucket sent with its pairs in another order), else a new one.
+   * Undefined for an id Envoy's proto does not allow, or when the stream was closed for holding
+   * too many buckets.
+   */
+  private bucketOf(
+    stream: Stream,
+    domain: string,
+    usage: BucketUsage,
+    now: number,
+    config: RateLimitConfig | undefined,
+  ): TrackedBucket | undefined {
+    const bucketId = usage.bucketId;
+    // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
+    if (!validBucketId(bucketId)) return undefined;
+    const id = bucketKey(domain, bucketId);
+    let t = stream.buckets.get(id);
+    if (!t) {
+      if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
+        stream.sink.fail(
+          RESOURCE_EXHAUSTED,
+          `more than ${this.options.settings.maxBucketsPerStream} buckets on one stream (RLQS_MAX_BUCKETS_PER_STREAM)`,
+        );
+        void this.closeStream(stream);
+        return undefined;
+      }
+      t = {
+        domain,
+        bucketId,
+        id,
+        idBytes: usage.wireId,
+        wireIds: [],
+        member: `${stream.id}.${(stream.seq++).toString(36)}`,
+        config: undefined,
+        limit: undefined,
+        counterKey: undefined,
+        shadow: false,
+        lastReportMs: now,
+        lastUsageMs: now,
+        state: { participants: 0, usage: 0 },
+        stateAt: 0,
+        sent: undefined,
+        cappedUntilMs: 0,
+      };
+      this.track(stream, t);
+      this.rematch(t, config);
+    }
+    // A few spellings per bucket at most (Envoy sends one); bounded anyway.
+    if (t.wireIds.length < 4) {
+      t.wireIds.push(usage.wireId);
+      stream.byWire.set(usage.wireId, t);
+    }
+    return t;
+  }
+
+  /**
+   * A report: its buckets found (or created and matched), their counters' shared state updated in
+   * the backend, and the answer. A large report goes in pieces of REPORT_CHUNK buckets: each
+   * piece's backend call is sent as soon as it is ready (Redis works on it while the next piece
+   * is prepared) and the event loop is let go between pieces, so other streams' reports are not
+   * held behind it.
+   */
   private async handleReport(stream: Stream, reports: UsageReports, received: number): Promise<void> {
     if (reports.domain === '') {
       stream.sink.fail(INVALID_ARGUMENT, 'rate limit quota usage reports: domain must not be empty');
@@ -201,56 +296,42 @@ export class RateLimitQuotaService {
     }
     const now = this.options.now();
     const config = this.options.currentConfig();
-    const touched: { t: TrackedBucket; allowed: number; denied: number }[] = [];
-    for (const usage of reports.usages) {
-      // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
-      if (!validBucketId(usage.bucketId)) continue;
-      const id = bucketKey(reports.domain, usage.bucketId);
-      let t = stream.buckets.get(id);
-      if (!t) {
-        if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
-          stream.sink.fail(
-            RESOURCE_EXHAUSTED,
-            `more than ${this.options.settings.maxBucketsPerStream} buckets on one stream (RLQS_MAX_BUCKETS_PER_STREAM)`,
-          );
-          await this.closeStream(stream);
-          return;
+    const domain = reports.domain;
+    const usages = reports.usages;
+    const touched: Touched[] = [];
+    const calls: Promise<QuotaState[]>[] = [];
+    for (let from = 0; from < usages.length; from += REPORT_CHUNK) {
+      if (from > 0) await yieldToLoop();
+      if (stream.closed) return;
+      const counted: QuotaReport[] = [];
+      const to = Math.min(usages.length, from + REPORT_CHUNK);
+      for (let i = from; i < to; i++) {
+        const usage = usages[i]!;
+        let t = stream.byWire.get(usage.wireId);
+        if (t === undefined || t.domain !== domain) {
+          t = this.bucketOf(stream, domain, usage, now, config);
+          if (t === undefined) {
+            if (stream.closed) return;
+            continue;
+          }
         }
-        t = {
-          domain: reports.domain,
-          bucketId: usage.bucketId,
-          id,
-          member: `${stream.id}|${id}`,
-          config: undefined,
-          limit: undefined,
-          counterKey: undefined,
-          shadow: false,
-          lastReportMs: now,
-          lastUsageMs: now,
-          state: { participants: 0, usage: 0 },
-          sent: undefined,
-          cappedUntilMs: 0,
-        };
-        this.track(stream, t);
-        this.rematch(t, config);
-      } else if (t.config !== config) {
-        const before = this.rematch(t, config);
-        // The bucket moved to another counter: it leaves the old one (the answer below joins the new).
-        if (before !== undefined && before !== t.counterKey)
-          void this.leave([this.entry(t, 0, true, before)]);
+        if (t.config !== config) {
+          const before = this.rematch(t, config);
+          // The bucket moved to another counter: it leaves the old one (the answer below joins the new).
+          if (before !== undefined && before !== t.counterKey)
+            void this.leave([this.entry(t, 0, true, before)]);
+        }
+        t.lastReportMs = now;
+        if (usage.allowed + usage.denied > 0) t.lastUsageMs = now;
+        touched.push({ t, allowed: usage.allowed, denied: usage.denied });
+        if (t.counterKey !== undefined) counted.push(this.entry(t, usage.allowed));
       }
-      t.lastReportMs = now;
-      if (usage.allowed + usage.denied > 0) t.lastUsageMs = now;
-      touched.push({ t, allowed: usage.allowed, denied: usage.denied });
+      if (counted.length > 0) calls.push(this.options.store.report(counted, now));
     }
     if (touched.length === 0) return;
-    const counted = touched.filter((x) => x.t.counterKey !== undefined);
     let states: QuotaState[];
     try {
-      states = await this.options.store.report(
-        counted.map((x) => this.entry(x.t, x.allowed)),
-        now,
-      );
+      states = (await Promise.all(calls)).flat();
     } catch (error) {
       this.stats.backendErrors.inc();
       this.options.logger.error({ err: error }, 'rlqs: quota state backend call failed');
@@ -260,23 +341,25 @@ export class RateLimitQuotaService {
       );
       return;
     }
-    const actions: BucketAction[] = [];
+    const actions: BucketAction[] = new Array(touched.length);
     const changedCounters = new Map<string, QuotaState>();
     let next = 0;
-    for (const { t, allowed, denied } of touched) {
+    for (let i = 0; i < touched.length; i++) {
+      const { t, allowed, denied } = touched[i]!;
       if (t.counterKey !== undefined) {
         const state = states[next++]!;
         if (state.participants !== t.state.participants) changedCounters.set(t.counterKey, state);
         t.state = state;
+        t.stateAt = now;
         countReport(t.limit!, allowed, denied, state.usage, this.options.nearLimitRatio, t.shadow);
       }
       const a = this.assign(t, now);
       if (a.capped && !a.shadowed && t.counterKey !== undefined) changedCounters.set(t.counterKey, t.state);
-      actions.push(this.action(t, a.strategy));
+      actions[i] = this.action(t, a.strategy);
     }
     this.send(stream, actions);
     this.stats.responseTime.record(performance.now() - received);
-    for (const [key, state] of changedCounters) this.pushToPeers(key, state, stream);
+    for (const [key, state] of changedCounters) this.pushToPeers(key, state, now, stream);
   }
 
   /** The assignment for `t` in its current state; remembers it as sent. */
@@ -292,6 +375,7 @@ export class RateLimitQuotaService {
   private action(t: TrackedBucket, strategy: Strategy): BucketAction {
     return {
       bucketId: t.bucketId,
+      idBytes: t.idBytes,
       kind: 'assign',
       strategy,
       ttlSeconds: this.options.settings.assignmentTtlSeconds,
@@ -322,42 +406,54 @@ export class RateLimitQuotaService {
    * A counter's participants or cap changed: this server's other participants get their new
    * assignment now, when it differs from what they hold.
    */
-  private pushToPeers(counterKey: string, state: QuotaState, except: Stream | undefined): void {
+  private pushToPeers(counterKey: string, state: QuotaState, at: number, except: Stream | undefined): void {
     const held = this.byCounter.get(counterKey);
     if (held === undefined) return;
     // Most counters have no other participant here than `except`'s own bucket.
     if (!(held instanceof Set) && this.owner.get(held) === except) return;
     const peers = held instanceof Set ? held : [held];
-    const byStream = new Map<Stream, TrackedBucket[]>();
     for (const t of peers) {
       const stream = this.owner.get(t);
       if (!stream || stream === except) continue;
-      const list = byStream.get(stream) ?? [];
-      list.push(t);
-      byStream.set(stream, list);
+      const queued = stream.pushes.get(t);
+      if (queued !== undefined && queued.at > at) continue;
+      stream.pushes.set(t, { counterKey, state, at });
+      if (!stream.pushScheduled) {
+        stream.pushScheduled = true;
+        void this.enqueue(stream, async () => this.drainPushes(stream));
+      }
     }
-    for (const [stream, buckets] of byStream) {
-      void this.enqueue(stream, async () => {
-        const now = this.options.now();
-        const actions: BucketAction[] = [];
-        for (const t of buckets) {
-          if (t.counterKey !== counterKey) continue;
-          t.state = state;
-          const before = t.sent;
-          const a = this.assign(t, now);
-          if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
-        }
-        this.send(stream, actions);
-      });
+  }
+
+  /**
+   * The pushes queued for `stream`, in one message: each bucket's newest state, applied unless the
+   * bucket has seen a newer one since (its own report's answer), so a push that waited in the
+   * stream's queue cannot flip an assignment back; only the assignments that changed are sent.
+   */
+  private drainPushes(stream: Stream): void {
+    stream.pushScheduled = false;
+    if (stream.pushes.size === 0) return;
+    const now = this.options.now();
+    const actions: BucketAction[] = [];
+    for (const [t, push] of stream.pushes) {
+      if (stream.buckets.get(t.id) !== t || t.counterKey !== push.counterKey || push.at < t.stateAt) continue;
+      t.state = push.state;
+      t.stateAt = push.at;
+      const before = t.sent;
+      const a = this.assign(t, now);
+      if (!sameStrategy(before, a.strategy)) actions.push(this.action(t, a.strategy));
     }
+    stream.pushes.clear();
+    this.send(stream, actions);
   }
 
   /** Participants leaving their counters; their peers here get the bigger shares at once. */
   private async leave(entries: readonly QuotaReport[]): Promise<void> {
     if (entries.length === 0) return;
     try {
-      const states = await this.options.store.report(entries, this.options.now());
-      for (const [i, e] of entries.entries()) this.pushToPeers(e.key, states[i]!, undefined);
+      const at = this.options.now();
+      const states = await this.options.store.report(entries, at);
+      for (const [i, e] of entries.entries()) this.pushToPeers(e.key, states[i]!, at, undefined);
     } catch (error) {
       // The participants age out of the shared state after the assignment TTL instead.
       this.stats.backendErrors.inc();
@@ -401,12 +497,14 @@ export class RateLimitQuotaService {
     const leaving: QuotaReport[] = [];
     for (const t of [...stream.buckets.values()]) {
       if (now - t.lastUsageMs >= abandonMs) {
-        actions.push({ bucketId: t.bucketId, kind: 'abandon' });
+        actions.push({ bucketId: t.bucketId, idBytes: t.idBytes, kind: 'abandon' });
         if (t.counterKey !== undefined) leaving.push(this.entry(t, 0, true));
         this.untrack(stream, t);
       } else if (t.cappedUntilMs > 0 && now >= t.cappedUntilMs) {
         // A new window: nothing counted in it yet (until the next report says otherwise).
         t.state = { participants: t.state.participants, usage: 0 };
+        // A push queued before the window ended holds the old window's usage: not applied.
+        t.stateAt = now;
         const a = this.assign(t, now);
         actions.push(this.action(t, a.strategy));
       }
@@ -446,6 +544,7 @@ export class RateLimitQuotaService {
     }
     counted.forEach((t, i) => {
       t.state = states[i]!;
+      t.stateAt = now;
     });
     const actions: BucketAction[] = [];
     for (const t of buckets) {

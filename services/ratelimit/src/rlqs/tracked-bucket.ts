@@ -15,7 +15,11 @@ export interface TrackedBucket {
   readonly bucketId: BucketId;
   /** The stream's key of this bucket (domain and canonical bucket id). */
   readonly id: string;
-  /** `<stream id>|<id>`: this participant in the shared state. */
+  /** The bucket_id bytes as Envoy first sent them (latin1): echoed in every answer. */
+  readonly idBytes: string;
+  /** The spellings of the id (wire bytes) the stream's `byWire` index holds for it. */
+  readonly wireIds: string[];
+  /** `<stream id>.<bucket number>`: this participant in the shared state. */
   readonly member: string;
   /** The config the rule below was matched in. */
   config: RateLimitConfig | undefined;
@@ -28,6 +32,8 @@ export interface TrackedBucket {
   /** The last report with requests in it (allowed or denied), or the first report. */
   lastUsageMs: number;
   state: QuotaState;
+  /** The clock reading of the backend call `state` came from (an older pushed state is not applied). */
+  stateAt: number;
   /** What was last sent; undefined before the first assignment. */
   sent: Strategy | undefined;
   /** DENY_ALL by the window cap: until this ms (the window's end); 0 when not capped. */
@@ -36,6 +42,9 @@ export interface TrackedBucket {
 
 /** A bucket id as one string, whatever the order of its map: `domain` then sorted `key=value` pairs. */
 export function bucketKey(domain: string, bucket: BucketId): string {
+  const keys = Object.keys(bucket);
+  // Most ids have one pair: nothing to sort.
+  if (keys.length === 1) return JSON.stringify([domain, [keys[0], bucket[keys[0]!]]]);
   return JSON.stringify([
     domain,
     ...Object.keys(bucket)

@@ -3,12 +3,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { RLQS_PROTO_DIR } from '@platform/ratelimit-proto/dir';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeUsageReports,
-  encodeQuotaResponse,
-  QuotaResponseType,
-  UsageReportsType,
-} from '../../src/rlqs/protos.js';
+import { encodeQuotaResponse, QuotaResponseType, UsageReportsType } from '../../src/rlqs/protos.js';
+import { decodeBucketId, decodeUsageReports, encodeBucketId } from '../../src/rlqs/wire.js';
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -81,13 +77,51 @@ describe("Envoy's RLQS protos", () => {
         },
       ],
     }).finish();
-    expect(decodeUsageReports(bytes)).toEqual({
-      domain: 'd',
-      usages: [
-        { bucketId: { a: '1' }, timeElapsedMs: 0, allowed: 1, denied: 0 },
-        { bucketId: { a: '2' }, timeElapsedMs: 0, allowed: 0, denied: 3 },
-        { bucketId: { a: '3' }, timeElapsedMs: 5250, allowed: 9, denied: 0 },
-      ],
-    });
+    const decoded = decodeUsageReports(Buffer.from(bytes));
+    expect(decoded.domain).toBe('d');
+    expect(
+      decoded.usages.map((u) => ({
+        bucketId: u.bucketId,
+        timeElapsedMs: u.timeElapsedMs,
+        allowed: u.allowed,
+        denied: u.denied,
+      })),
+    ).toEqual([
+      { bucketId: { a: '1' }, timeElapsedMs: 0, allowed: 1, denied: 0 },
+      { bucketId: { a: '2' }, timeElapsedMs: 0, allowed: 0, denied: 3 },
+      { bucketId: { a: '3' }, timeElapsedMs: 5250, allowed: 9, denied: 0 },
+    ]);
+  });
+
+  it('the hand decoder reads what protobufjs writes: several pairs, unknown fields skipped, large counts; malformed bytes throw', () => {
+    const bucket = { name: 'api', env: 'prod', ключ: 'значение' };
+    const bytes = UsageReportsType.encode({
+      domain: 'edge',
+      bucket_quota_usages: [{ bucket_id: { bucket }, num_requests_allowed: 2 ** 40, num_requests_denied: 7 }],
+    }).finish();
+    // An unknown field (number 15, varint) before and inside the usage.
+    const withUnknown = Buffer.concat([Buffer.from([0x78, 0x05]), Buffer.from(bytes)]);
+    const decoded = decodeUsageReports(withUnknown);
+    expect(decoded.domain).toBe('edge');
+    const u = decoded.usages[0]!;
+    expect(u.bucketId).toEqual(bucket);
+    expect(u.allowed).toBe(2 ** 40);
+    expect(u.denied).toBe(7);
+    // The wire id is the bucket_id bytes: re-encoding the map gives a BucketId that decodes the same.
+    expect(decodeBucketId(encodeBucketId(bucket))).toEqual(bucket);
+    expect(decodeBucketId(Buffer.from(u.wireId, 'latin1'))).toEqual(bucket);
+    expect(() => decodeUsageReports(Buffer.from(bytes).subarray(0, bytes.length - 3))).toThrow();
+  });
+
+  it('an answer echoes the bucket_id bytes it was given', () => {
+    const id = encodeBucketId({ b: '2', a: '1' });
+    const bytes = encodeQuotaResponse([
+      { bucketId: {}, idBytes: id, kind: 'assign', strategy: { kind: 'deny_all' }, ttlSeconds: 15 },
+    ]);
+    const decoded = QuotaResponseType.toObject(QuotaResponseType.decode(bytes), { enums: String });
+    expect(decoded.bucket_action[0].bucket_id.bucket).toEqual({ a: '1', b: '2' });
+    expect(decoded.bucket_action[0].quota_assignment_action.rate_limit_strategy.blanket_rule).toBe(
+      'DENY_ALL',
+    );
   });
 });
