@@ -274,6 +274,7 @@ describe('the order-by-order book starts over when events do not fit it', () => 
       buyerFee: 0n,
       sellerFee: 0n,
       buyerRelease: 0n,
+      selfTrade: false,
     };
     const first = JSON.parse(frames.take(batch(4, [stray]))!.l3.toString());
     expect(errors).toHaveLength(1);
