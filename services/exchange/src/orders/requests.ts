@@ -1,4 +1,5 @@
 import type { MatchingErrorCode } from '../matching/errors.js';
+import type { StpMode, TimeInForce } from '../matching/types.js';
 import type { OrderRow } from './store.js';
 
 /**
@@ -14,6 +15,10 @@ export type OrderRequest =
       readonly stopPrice?: bigint;
       readonly amount: bigint;
       readonly clientOrderId?: string;
+      /** Limit orders only: time in force (default gtc) and post-only. */
+      readonly tif?: TimeInForce;
+      readonly postOnly?: boolean;
+      readonly stp?: StpMode;
     }
   | {
       readonly type: 'market';
@@ -21,6 +26,7 @@ export type OrderRequest =
       readonly side: 'buy' | 'sell';
       readonly amount: bigint;
       readonly clientOrderId?: string;
+      readonly stp?: StpMode;
     }
   | {
       readonly type: 'market_by_quote';
@@ -28,11 +34,21 @@ export type OrderRequest =
       readonly side: 'buy' | 'sell';
       readonly quote: bigint;
       readonly clientOrderId?: string;
+      readonly stp?: StpMode;
     }
-  | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
+  | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number }
+  | {
+      /** Amend a resting order: new total `amount` and/or `price` (engine units); `side` is the stored order's. */
+      readonly type: 'amend';
+      readonly accountId: number;
+      readonly orderId: number;
+      readonly side: 'buy' | 'sell';
+      readonly amount?: bigint;
+      readonly price?: bigint;
+    };
 
 /** A request that places an order. */
-export type NewOrderRequest = Exclude<OrderRequest, { readonly type: 'cancel' }>;
+export type NewOrderRequest = Exclude<OrderRequest, { readonly type: 'cancel' | 'amend' }>;
 
 export type OrderRefusal =
   | {
@@ -45,7 +61,12 @@ export type OrderRefusal =
 /** Why an order as the HTTP edge received it could not become a request (see entry.ts). */
 export interface InputRefusal {
   readonly ok: false;
-  readonly code: 'UNKNOWN_MARKET' | 'MISSING_FIELD' | 'NOT_A_DECIMAL' | 'TOO_MANY_DECIMALS';
+  readonly code:
+    | 'UNKNOWN_MARKET'
+    | 'MISSING_FIELD'
+    | 'NOT_A_DECIMAL'
+    | 'TOO_MANY_DECIMALS'
+    | 'INVALID_OPTION';
   readonly message: string;
 }
 
