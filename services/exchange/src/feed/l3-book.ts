@@ -136,59 +136,6 @@ export class L3Book {
     this.before.clear();
     this.appended = [];
     this.moved.clear();
-    for (const order of live.book)
-      this.insert({
-        id: order.id,
-        side: order.side,
-        price: BigInt(order.price),
-        amount: BigInt(order.remaining),
-        at: order.time,
-      });
-    for (const stop of live.stops)
-      this.stops.set(stop.id, { side: stop.side, price: BigInt(stop.price), amount: BigInt(stop.remaining) });
-  }
-
-  get size(): number {
-    return this.byId.size;
-  }
-
-  /**
-   * Applies the events of one committed batch (in the order the engine emitted them) and returns
-   * what changed, net over the batch: deletes and changes of orders that rested before it, then the
-   * orders that rested during it, in the order they joined their levels (as they are at its end).
-   */
-  applyBatch(events: readonly EngineEvent[]): L3Change[] {
-    for (const event of events) this.read(event);
-    this.endCommand();
-    const changes: L3Change[] = [];
-    for (const [id, prior] of this.before) {
-      if (prior === null) continue;
-      const now = this.byId.get(id);
-      if (!now || this.moved.has(id)) changes.push({ type: 'delete', order: { ...prior, amount: 0n } });
-      else if (now.amount !== prior.amount) changes.push({ type: 'change', order: { ...now } });
-    }
-    for (const id of this.appended) {
-      const now = this.byId.get(id);
-      if (
-        now &&
-        (this.before.get(id) === null || this.moved.has(id)) &&
-        this.appended.lastIndexOf(id) === this.appended.indexOf(id)
-      ) {
-        changes.push({ type: 'add', order: { ...now } });
-      } else if (now && this.moved.has(id) && this.appended.lastIndexOf(id) !== this.appended.indexOf(id)) {
-        // Moved more than once in the batch: added once, where it joined last.
-        if (
-          this.appended.lastIndexOf(id) === this.appended.indexOf(id, this.appended.indexOf(id) + 1) ||
-          true
-        ) {
-          if (changes.every((c) => c.type !== 'add' || c.order.id !== id))
-            changes.push({ type: 'add', order: { ...now } });
-        }
-      }
-    }
-    this.before.clear();
-    this.appended = [];
-    this.moved.clear();
     return changes;
   }
 
