@@ -179,6 +179,8 @@ export class L3Book {
         return;
       }
       case 'amended': {
+        // An amend is a command of its own: the command before has ended (its takers rested).
+        if (event.reason === 'amend') this.endCommand();
         const resting = this.byId.get(event.orderId);
         if (!resting) {
           // The taker of this command, reduced by self-trade prevention `decrement` before it rests.

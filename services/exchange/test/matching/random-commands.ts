@@ -70,7 +70,8 @@ export function randomCommands(options: RandomOptions): Command[] {
       const change = int(3);
       commands.push({
         type: 'amend',
-        id: 1 + int(nextId + 2),
+        // Mostly recent orders, which are more often still resting.
+        id: Math.max(1, nextId - 1 - int(40)),
         time,
         ...(change !== 1 ? { amount: BigInt(1 + int(250)) } : {}),
         ...(change !== 0 ? { price: BigInt(mid + away * 5 * (int(12) - 2)) } : {}),
