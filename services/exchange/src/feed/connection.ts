@@ -324,7 +324,7 @@ export class FeedConnection implements Peer, KeyHolder {
         if (limited) throw limited;
         const checked = operation.check(frame.params);
         if (!checked.ok) throw new ApiError('validation_failed', checked.message);
-        const result = await operation.run(this.deps.routes, { accountId }, frame.params);
+        const result = await operation.run(this.deps.routes, { accountId, keyId: this.keyId }, frame.params);
         this.deliver(JSON.stringify({ id: frame.id, result }));
       } catch (error) {
         if (error instanceof ApiError) refuse(error.errorName, error.message);

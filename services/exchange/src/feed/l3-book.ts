@@ -126,7 +126,7 @@ export class L3Book {
     }
     // An order that joined more than once (amended again) is added where it joined last.
     const last = new Map<number, number>();
-    this.appended.forEach((id, index) => last.set(id, index));
+    for (const [index, id] of this.appended.entries()) last.set(id, index);
     this.appended.forEach((id, index) => {
       const now = this.byId.get(id);
       if (now && last.get(id) === index && (this.before.get(id) === null || this.moved.has(id))) {

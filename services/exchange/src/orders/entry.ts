@@ -60,6 +60,8 @@ export function orderOptions(
 /** Who calls an order route: the account of the verified key, and the nonce its batch records (REST). */
 export interface OrderCaller {
   readonly accountId: number;
+  /** The API key the order comes with: its `stp` default applies when the order names none. */
+  readonly keyId?: number | undefined;
   readonly nonce?: DeferredNonce | undefined;
 }
 

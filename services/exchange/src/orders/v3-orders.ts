@@ -1,6 +1,7 @@
 import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
 import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
 import { type Static, Type } from 'typebox';
+import { apiKeyStp } from '../apikeys/store.js';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
@@ -151,7 +152,8 @@ export async function submitV3Order(
     stopPrice: body.stop_price,
     timeInForce: body.time_in_force ?? body.timeInForce,
     postOnly: body.post_only ?? body.postOnly,
-    stp: body.stp,
+    // The key's default (key update --stp), read with each order so a change applies at once.
+    stp: body.stp ?? (caller.keyId === undefined ? undefined : await apiKeyStp(deps.db, caller.keyId)),
   };
   const outcome =
     body.client_order_id === undefined
@@ -243,7 +245,11 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       },
     },
     (request) =>
-      submitV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
+      submitV3Order(
+        deps,
+        { accountId: request.auth!.accountId, keyId: request.auth!.keyId, nonce: request.deferredNonce },
+        request.body,
+      ),
   );
 
   for (const url of ['/v3/auth/r/orders', '/v3/auth/r/orders/:market']) {
