@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { type CliContext, runCli } from '../../src/cli/commands.js';
 import type { App } from '../../src/http/typed.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { balancesOf } from '../../src/ledger/store.js';
@@ -25,6 +26,7 @@ export function orderEntryContract(target: Target): void {
     let demo: Client;
     let demoId: number;
     let other: Client;
+    let demoKey: string;
     const submit = (who: Client, body: Record<string, unknown>) =>
       who.v3('/v3/auth/w/order/submit', { symbol: 'btcuah', type: 'limit', ...body });
     const book = async () => (await app.inject({ method: 'GET', url: '/v3/book/btcuah' })).json();
@@ -35,6 +37,7 @@ export function orderEntryContract(target: Target): void {
       const seeded = await seedDemo(target.db(), secretBox, reference, dir);
       demo = client(() => app, seeded.apiKey, seeded.apiSecret);
       demoId = seeded.accountId;
+      demoKey = seeded.apiKey;
       const second = await seedDemo(target.db(), secretBox, reference, dir, DEMO_ACCOUNTS[1]);
       other = client(() => app, second.apiKey, second.apiSecret);
     });
@@ -115,5 +118,30 @@ export function orderEntryContract(target: Target): void {
       expect(bad.statusCode).toBe(400);
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
+
+    it("the API key's stp default applies to orders naming none (here none: the self-trade happens)", async () => {
+      await runCli(['key', 'update', demoKey, '--stp', 'none'], cliContext(target));
+      // The demo's own sell of the test before (2000000) is the best ask: the buy trades with it.
+      const taker = await submit(demo, { amount: '0.01', price: '3000000' });
+      expect(taker.json()[13]).toBe('EXECUTED');
+      const trades = (await demo.v3(`/v3/auth/r/order/btcuah:${taker.json()[0]}/trades`)).json();
+      expect(trades).toHaveLength(1);
+      expect(trades[0][5]).toBe('2000000');
+      await runCli(['key', 'update', demoKey, '--stp', 'default'], cliContext(target));
+      const again = await submit(demo, { amount: '0.01', price: '3000000' });
+      // expire_maker again: the own resting order is cancelled, the taker rests.
+      expect(again.json()[13]).toBe('ACTIVE');
+      const refused = await runCli(
+        ['key', 'update', demoKey, '--stp', 'sometimes'],
+        cliContext(target),
+      ).catch(() => 2);
+      expect(refused).not.toBe(0);
+      expect((await reconcile(target.db())).problems).toEqual([]);
+    });
   });
+}
+
+function cliContext(target: Target) {
+  const context: CliContext = { db: target.db(), reference, secretBox, print: () => {} };
+  return context;
 }
