@@ -30,6 +30,10 @@ import { MatchingEngine } from '../src/matching/engine.js';
 export const LIMIT = 0;
 export const CANCEL = 1;
 export const MARKET = 2;
+/** An amend of a live order (issue 43 variant): `amount` its new total (0: unchanged), `price` its new price (0: unchanged). */
+export const AMEND = 3;
+/** Time in force of a limit: 0 gtc, 1 ioc, 2 fok (issue 43 variant; all 0 otherwise). */
+export const TIFS = ['gtc', 'ioc', 'fok'] as const;
 
 export interface Stream {
   readonly name: string;
@@ -42,6 +46,7 @@ export interface Stream {
   readonly price: Uint32Array;
   readonly amount: Uint32Array;
   readonly account: Uint16Array;
+  readonly tif: Uint8Array;
 }
 
 export interface StreamShape {
@@ -133,8 +138,16 @@ class Pool {
   }
 }
 
-export function generate(shape: StreamShape, length: number, seed: number): Stream {
+/**
+ * A seeded stream of `shape`. With `options` (the issue 43 variant): 10 % of the commands become
+ * amends of a random live order (half shrink it in place, a quarter grow it, a quarter move it one
+ * tick away from the other side, so none trades), and of the limits 10 % are IOC and 10 % FOK; the
+ * rest draws from the same generator, so the mix of the others stays as in the plain stream.
+ */
+export function generate(shape: StreamShape, length: number, seed: number, options = false): Stream {
   const random = rng(seed);
+  /** Total amount (filled + remaining) of each live order, for the amends' new totals. */
+  const totals = new Map<number, number>();
   const stream: Stream = {
     name: shape.name,
     length,
@@ -144,6 +157,7 @@ export function generate(shape: StreamShape, length: number, seed: number): Stre
     price: new Uint32Array(length),
     amount: new Uint32Array(length),
     account: new Uint16Array(length),
+    tif: new Uint8Array(length),
   };
   const live = new Pool();
   const model = new MatchingEngine({ id: 'model', pricePrecision: 0, amountPrecision: 0 });
@@ -159,7 +173,28 @@ export function generate(shape: StreamShape, length: number, seed: number): Stre
     const cancelSlot = roll >= shape.limitShare && roll < shape.limitShare + shape.cancelShare;
     if (cancelSlot && (live.size === 0 || live.size < shape.minLive)) roll = 0;
     let result: ReturnType<MatchingEngine['apply']>;
-    if (roll < shape.limitShare) {
+    if (options && random() < 0.1 && live.size > 0) {
+      const id = live.pick(random());
+      const order = model.order(id);
+      const total = totals.get(id) ?? 0;
+      stream.kind[i] = AMEND;
+      stream.id[i] = id;
+      if (order === undefined || !('remaining' in order)) throw new Error(`stream: live order ${id} unknown`);
+      const remaining = Number(order.remaining);
+      const choice = random();
+      if (choice < 0.5) stream.amount[i] = total - remaining + Math.max(1, Math.floor(remaining / 2));
+      else if (choice < 0.75) stream.amount[i] = total + 1 + Math.floor(random() * 10);
+      else stream.price[i] = Number(order.price) + (order.side === 'buy' ? -1 : 1);
+      result = model.apply({
+        type: 'amend',
+        id,
+        time: i,
+        ...(stream.amount[i] !== 0
+          ? { amount: BigInt(stream.amount[i]!) }
+          : { price: BigInt(stream.price[i]!) }),
+      });
+      if (result.ok && stream.amount[i] !== 0) totals.set(id, stream.amount[i]!);
+    } else if (roll < shape.limitShare) {
       const r = random();
       const distance = Math.floor(r * r * shape.spread) + 1 - Math.floor(random() * (shape.cross + 1));
       stream.kind[i] = LIMIT;
@@ -172,8 +207,14 @@ export function generate(shape: StreamShape, length: number, seed: number): Stre
       }
       stream.price[i] = price;
       stream.amount[i] = 1 + Math.floor(random() * shape.maxLimitAmount);
+      if (options) {
+        const t = random();
+        stream.tif[i] = t < 0.1 ? 1 : t < 0.2 ? 2 : 0;
+      }
       live.add(nextId);
+      totals.set(nextId, stream.amount[i]!);
       result = model.apply({
+        ...(stream.tif[i] !== 0 ? { tif: TIFS[stream.tif[i]!] } : {}),
         type: 'limit',
         id: nextId++,
         account: accountNames[account]!,
@@ -201,14 +242,18 @@ export function generate(shape: StreamShape, length: number, seed: number): Stre
       });
     }
     if (!result.ok) throw new Error(`stream model refused command ${i}: ${result.code}`);
-    for (const event of result.events) if (event.type === 'done') live.remove(event.orderId);
+    for (const event of result.events)
+      if (event.type === 'done') {
+        live.remove(event.orderId);
+        totals.delete(event.orderId);
+      }
   }
   return stream;
 }
 
 /** Commands of each kind in a stream: the realised mix. */
-export function mixOf(stream: Stream): { limit: number; cancel: number; market: number } {
-  const counts = [0, 0, 0];
+export function mixOf(stream: Stream): { limit: number; cancel: number; market: number; amend: number } {
+  const counts = [0, 0, 0, 0];
   for (let i = 0; i < stream.length; i++) counts[stream.kind[i]!]!++;
-  return { limit: counts[LIMIT]!, cancel: counts[CANCEL]!, market: counts[MARKET]! };
+  return { limit: counts[LIMIT]!, cancel: counts[CANCEL]!, market: counts[MARKET]!, amend: counts[AMEND]! };
 }

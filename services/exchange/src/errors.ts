@@ -23,6 +23,11 @@ export type ErrorName =
   | 'unknown_key'
   | 'key_disabled'
   | 'scope_missing'
+  // Order entry (issue 43): post-only and amend refusals, codes 2040-2049.
+  | 'post_only_would_take'
+  | 'amend_below_filled'
+  | 'amend_would_take'
+  | 'order_not_amendable'
   // A client_order_id the account used before (orders/client-order-ids.ts).
   | 'client_order_id_used'
   // Request limits (src/limits/).
@@ -107,6 +112,15 @@ function ownErrorSpec(name: Exclude<ErrorName, EdgeErrorName>): ErrorSpec {
       return { code: 2010, status: 403 };
     case 'client_order_id_used':
       return { code: 2030, status: 409 };
+    // Order entry (issue 43).
+    case 'post_only_would_take':
+      return { code: 2040, status: 400 };
+    case 'amend_below_filled':
+      return { code: 2041, status: 400 };
+    case 'amend_would_take':
+      return { code: 2042, status: 400 };
+    case 'order_not_amendable':
+      return { code: 2043, status: 400 };
     case 'rate_limited':
       return { code: 1012, status: 429 };
     // Transfer codes (src/codes).

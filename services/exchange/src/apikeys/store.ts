@@ -1,6 +1,7 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import { randomToken } from '../crypto/tokens.js';
 import type { Sql } from '../db/database.js';
+import type { StpMode } from '../matching/types.js';
 
 /**
  * `withdraw_allowlisted` is given instead of `withdraw`: the key may send crypto only to confirmed,
@@ -101,6 +102,21 @@ export async function listApiKeys(db: Sql, accountId: number): Promise<ApiKeyInf
 }
 
 /** Enables or disables a key that is not revoked; false when no such key. */
+/** Sets the key's default self-trade prevention mode (null: the engine's default); false when no unrevoked key. */
+export async function setApiKeyStp(db: Sql, publicKey: string, stp: StpMode | null): Promise<boolean> {
+  const { rows } = await db.query(
+    'UPDATE api_keys SET stp = $2 WHERE public_key = $1 AND revoked_at IS NULL RETURNING id',
+    [publicKey, stp],
+  );
+  return rows.length > 0;
+}
+
+/** The key's default self-trade prevention mode, undefined when it has none (086_api_key_stp.sql). */
+export async function apiKeyStp(db: Sql, keyId: number): Promise<StpMode | undefined> {
+  const { rows } = await db.query<{ stp: StpMode | null }>('SELECT stp FROM api_keys WHERE id = $1', [keyId]);
+  return rows[0]?.stp ?? undefined;
+}
+
 export async function setApiKeyEnabled(db: Sql, publicKey: string, enabled: boolean): Promise<boolean> {
   const { rows } = await db.query(
     'UPDATE api_keys SET enabled = $2 WHERE public_key = $1 AND revoked_at IS NULL RETURNING id',

@@ -17,6 +17,7 @@ import {
   SCOPES,
   type Scope,
   setApiKeyEnabled,
+  setApiKeyStp,
 } from '../apikeys/store.js';
 import { CLUSTER_USAGE, ClusterCommandError, clusterStatus, marketCommand } from '../cluster/operator.js';
 import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
@@ -29,6 +30,7 @@ import { reconcile } from '../ledger/reconcile.js';
 import { recordReconcileRun } from '../ledger/reconcile-runs.js';
 import { balancesOf, postEntry } from '../ledger/store.js';
 import { MAIL_USAGE } from '../mail/operator.js';
+import { STP_MODES, type StpMode } from '../matching/types.js';
 import { formatAmount, parseAmount, rescale } from '../money/decimal.js';
 import type { ReferenceData } from '../reference/load.js';
 import { depositCommand, OperatorError } from '../wallet/operator.js';
@@ -62,6 +64,8 @@ export const USAGE = `usage: exchange-admin <command>
   key issue <account> [--scopes read,trade,withdraw|withdraw_allowlisted] [--label <text>]   prints the secret once
   key list <account>
   key disable|enable|revoke <public key>
+  key update <public key> --stp expire_maker|expire_taker|expire_both|decrement|none|default
+                                 the key's self-trade prevention default for orders naming none
   reconcile                                     proves the ledger invariants; exit code 1 on failure
   deposit simulate <currency> <address> <amount> [--memo <m>] [--confirmations <n>]
                                  sandbox custody: an incoming transfer appears; prints its txid
@@ -137,6 +141,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       status: { type: 'string' },
       memo: { type: 'string' },
       confirmations: { type: 'string' },
+      stp: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -236,6 +241,20 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
     case 'key list': {
       const target = await account(ctx, positionals[2]);
       ctx.print(await listApiKeys(ctx.db, target.id));
+      return 0;
+    }
+    case 'key update': {
+      const publicKey = positionals[2];
+      if (!publicKey) throw new CliError('name the key by its public key');
+      const mode = values.stp?.trim().toLowerCase();
+      if (mode === undefined) throw new CliError('key update needs --stp');
+      if (mode !== 'default' && !(STP_MODES as readonly string[]).includes(mode)) {
+        throw new CliError(`--stp must be one of ${STP_MODES.join(', ')} or default`);
+      }
+      const stp = mode === 'default' ? null : (mode as StpMode);
+      if (!(await setApiKeyStp(ctx.db, publicKey, stp)))
+        throw new CliError(`no unrevoked key "${publicKey}"`);
+      ctx.print({ publicKey, stp: stp ?? 'expire_maker (default)' });
       return 0;
     }
     case 'key disable':

@@ -75,6 +75,8 @@ export class L3Book {
   private readonly orderTexts = new WeakMap<L3Order, string>();
   /** Orders that rested during the batch, in the order they joined their levels. */
   private appended: number[] = [];
+  /** Orders of the batch that an amend sent to the back of a level (a delete, then an add). */
+  private readonly moved = new Set<number>();
 
   constructor(live: LiveOrders) {
     this.replace(live);
@@ -90,6 +92,7 @@ export class L3Book {
     this.turn = 0;
     this.before.clear();
     this.appended = [];
+    this.moved.clear();
     for (const order of live.book)
       this.insert({
         id: order.id,
@@ -118,15 +121,21 @@ export class L3Book {
     for (const [id, prior] of this.before) {
       if (prior === null) continue;
       const now = this.byId.get(id);
-      if (!now) changes.push({ type: 'delete', order: { ...prior, amount: 0n } });
+      if (!now || this.moved.has(id)) changes.push({ type: 'delete', order: { ...prior, amount: 0n } });
       else if (now.amount !== prior.amount) changes.push({ type: 'change', order: { ...now } });
     }
-    for (const id of this.appended) {
+    // An order that joined more than once (amended again) is added where it joined last.
+    const last = new Map<number, number>();
+    for (const [index, id] of this.appended.entries()) last.set(id, index);
+    this.appended.forEach((id, index) => {
       const now = this.byId.get(id);
-      if (now && this.before.get(id) === null) changes.push({ type: 'add', order: { ...now } });
-    }
+      if (now && last.get(id) === index && (this.before.get(id) === null || this.moved.has(id))) {
+        changes.push({ type: 'add', order: { ...now } });
+      }
+    });
     this.before.clear();
     this.appended = [];
+    this.moved.clear();
     return changes;
   }
 
@@ -167,6 +176,31 @@ export class L3Book {
         maker.amount -= event.amount;
         this.orderTexts.delete(maker);
         this.levels[maker.side].get(maker.price)!.text = undefined;
+        return;
+      }
+      case 'amended': {
+        // An amend is a command of its own: the command before has ended (its takers rested).
+        if (event.reason === 'amend') this.endCommand();
+        const resting = this.byId.get(event.orderId);
+        if (!resting) {
+          // The taker of this command, reduced by self-trade prevention `decrement` before it rests.
+          const taker = this.turnOf(event.orderId);
+          if (!taker) throw new Error(`L3 book: amend of an unknown order ${event.orderId}`);
+          taker.amount = event.remaining;
+          return;
+        }
+        if (event.priority === 'kept') {
+          this.touch(resting);
+          resting.amount = event.remaining;
+          this.orderTexts.delete(resting);
+          this.levels[resting.side].get(resting.price)!.text = undefined;
+          return;
+        }
+        // Moved: to the back of its (new) level, as one delete and one add of the batch.
+        this.remove(resting);
+        this.insert({ ...resting, price: event.price, amount: event.remaining });
+        this.moved.add(event.orderId);
+        this.appended.push(event.orderId);
         return;
       }
       case 'done': {

@@ -4,7 +4,14 @@ import { CancelAllBody, cancelAllOrders } from '../cancel-all/routes.js';
 import type { RouteDeps } from '../http/deps.js';
 import { getOrder, OrderGetBody } from '../orders/client-order-ids.js';
 import type { OrderCaller } from '../orders/entry.js';
-import { cancelV3Order, submitV3Order, V3CancelBody, V3SubmitBody } from '../orders/v3-orders.js';
+import {
+  amendV3Order,
+  cancelV3Order,
+  submitV3Order,
+  V3AmendBody,
+  V3CancelBody,
+  V3SubmitBody,
+} from '../orders/v3-orders.js';
 
 /**
  * Order entry over the feed (Binance's WebSocket API): each operation is a REST route's handler with
@@ -13,8 +20,7 @@ import { cancelV3Order, submitV3Order, V3CancelBody, V3SubmitBody } from '../ord
  * (operation-limits.ts); a refusal carries the route's error. On a cluster node an order goes to the
  * market's owner exactly as the route's does (OrderService.place).
  *
- * Adding an operation is one entry here mapped to its route's handler. Not here yet: `order.amend`
- * (POST /v3/order/amend), whose route comes with issue 43.
+ * Adding an operation is one entry here mapped to its route's handler.
  */
 export interface Operation {
   /** The REST route it is (its request limits and its documentation). */
@@ -45,6 +51,7 @@ function operation<S extends TSchema>(
 export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'order.submit': operation('/v3/auth/w/order/submit', 'trade', V3SubmitBody, submitV3Order),
   'order.cancel': operation('/v3/order/cancel', 'trade', V3CancelBody, cancelV3Order),
+  'order.amend': operation('/v3/order/amend', 'trade', V3AmendBody, amendV3Order),
   'order.get': operation('/v3/auth/r/order/by-client-id', 'read', OrderGetBody, getOrder),
   'order.cancel_all': operation('/v3/order/cancel/all', 'trade', CancelAllBody, cancelAllOrders),
 };

@@ -126,7 +126,7 @@ export abstract class BookState {
     const cancelled: OrderId[] = [];
     for (const [id, status] of this.closed.entries()) (status === FILLED ? filled : cancelled).push(id);
     return {
-      version: 1,
+      version: 2,
       market: this.market.id,
       seq: this.seq,
       maxId: this.maxId,
@@ -145,7 +145,7 @@ export abstract class BookState {
 
   /** Loads a snapshot into this (empty) state: same orders, same priority, same counters. */
   protected load(snapshot: EngineSnapshot): void {
-    if (snapshot.version !== 1 || snapshot.market !== this.market.id) {
+    if ((snapshot.version !== 1 && snapshot.version !== 2) || snapshot.market !== this.market.id) {
       throw new Error(
         `snapshot of ${snapshot.market} v${snapshot.version} does not fit market ${this.market.id}`,
       );

@@ -4,8 +4,19 @@ import { type CommandResult, fail } from './errors.js';
 import { BUY, type Level, NIL, SELL, type SideCode } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
 import type { EngineSnapshot } from './snapshot.js';
-import type { Asset, Command, DoneEvent, DoneReason, EngineEvent, MarketSpec, OrderId } from './types.js';
-import { feeOf, lockFor } from './validate.js';
+import type {
+  AmendCommand,
+  AmendedEvent,
+  Asset,
+  Command,
+  DoneEvent,
+  DoneReason,
+  EngineEvent,
+  MarketSpec,
+  OrderId,
+  StpMode,
+} from './types.js';
+import { feeOf, type Lock, lockFor } from './validate.js';
 
 export type { BookEntry, LiveOrder } from './book-state.js';
 
@@ -13,6 +24,37 @@ export type { BookEntry, LiveOrder } from './book-state.js';
 const STOP_DONE = 0;
 const STOP_BOOK = 1;
 const STOP_CAP = 2;
+/** Self-trade prevention ended the taker (expire_taker, expire_both). */
+const STOP_SELF = 3;
+
+/** Self-trade prevention modes as small integers for the matching loop (STP_MODES order). */
+const STP_EXPIRE_MAKER = 0;
+const STP_EXPIRE_TAKER = 1;
+const STP_EXPIRE_BOTH = 2;
+const STP_DECREMENT = 3;
+const STP_NONE = 4;
+const STP_NAMES: readonly StpMode[] = ['expire_maker', 'expire_taker', 'expire_both', 'decrement', 'none'];
+
+function stpCode(mode: StpMode | undefined): number {
+  switch (mode) {
+    case undefined:
+    case 'expire_maker':
+      return STP_EXPIRE_MAKER;
+    case 'expire_taker':
+      return STP_EXPIRE_TAKER;
+    case 'expire_both':
+      return STP_EXPIRE_BOTH;
+    case 'decrement':
+      return STP_DECREMENT;
+    default:
+      return STP_NONE;
+  }
+}
+
+/** Time in force as small integers. */
+const TIF_GTC = 0;
+const TIF_IOC = 1;
+const TIF_FOK = 2;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -41,6 +83,10 @@ export class MatchingEngine extends BookState {
   private remaining = 0;
   private budget = 0n;
   private stopReason = STOP_DONE;
+  /** The current taker's self-trade prevention mode (STP_*). */
+  private stp = STP_EXPIRE_MAKER;
+  /** Base the current taker lost to `decrement` self-trade prevention (no trade, amount reduced). */
+  private decremented = 0;
   /**
    * The book levels (bids, asks by side code) changed since the last `takeChangedLevels()`, in the
    * order first changed, while followed (`followLevels()`); null otherwise, so replays and checkpoints
@@ -109,9 +155,25 @@ export class MatchingEngine extends BookState {
     const lock = lockFor(this.market, cmd);
     if ('ok' in lock) return lock;
     if (cmd.type === 'cancel') return this.cancel(cmd.id, cmd.account, cmd.time);
-    if (cmd.id > this.maxId) this.maxId = cmd.id;
-    else if (this.live.has(cmd.id) || this.closed.has(cmd.id)) {
+    if (cmd.type === 'amend') return this.amend(cmd);
+    if (cmd.id > this.maxId) {
+      // Checked before the id is taken: a refused command changes nothing.
+      if (
+        cmd.type === 'limit' &&
+        cmd.postOnly === true &&
+        this.wouldTake(cmd.side === 'buy' ? BUY : SELL, cmd.price)
+      ) {
+        return fail('POST_ONLY_WOULD_TAKE', 'a post-only order would trade at once');
+      }
+      this.maxId = cmd.id;
+    } else if (this.live.has(cmd.id) || this.closed.has(cmd.id)) {
       return fail('DUPLICATE_ORDER_ID', `order id ${cmd.id} was already used`);
+    } else if (
+      cmd.type === 'limit' &&
+      cmd.postOnly === true &&
+      this.wouldTake(cmd.side === 'buy' ? BUY : SELL, cmd.price)
+    ) {
+      return fail('POST_ONLY_WOULD_TAKE', 'a post-only order would trade at once');
     }
     this.now = cmd.time;
     const side: SideCode = cmd.side === 'buy' ? BUY : SELL;
@@ -136,22 +198,171 @@ export class MatchingEngine extends BookState {
     ];
     this.out = events;
     const account = this.store.accountId(cmd.account);
+    const stp = stpCode(cmd.stp);
     switch (cmd.type) {
-      case 'limit':
-        this.runLimit(cmd.id, account, side, Number(cmd.price), Number(cmd.amount));
+      case 'limit': {
+        const tif =
+          cmd.tif === undefined || cmd.tif === 'gtc' ? TIF_GTC : cmd.tif === 'ioc' ? TIF_IOC : TIF_FOK;
+        this.runLimit(cmd.id, account, side, Number(cmd.price), Number(cmd.amount), tif, stp);
         break;
+      }
       case 'limit_stop_loss':
-        this.addStop(cmd.id, account, side, Number(cmd.price), Number(cmd.stopPrice), Number(cmd.amount));
+        this.addStop(
+          cmd.id,
+          account,
+          side,
+          Number(cmd.price),
+          Number(cmd.stopPrice),
+          Number(cmd.amount),
+          stp,
+        );
         break;
       case 'market':
-        this.runMarket(cmd.id, account, side, Number(cmd.amount), cmd.budget ?? 0n, 0n);
+        this.runMarket(cmd.id, account, side, Number(cmd.amount), cmd.budget ?? 0n, 0n, stp);
         break;
       case 'market_by_quote':
-        this.runMarket(cmd.id, account, side, 0, side === BUY ? cmd.quote : cmd.budget!, cmd.quote);
+        this.runMarket(cmd.id, account, side, 0, side === BUY ? cmd.quote : cmd.budget!, cmd.quote, stp);
         break;
     }
     this.runTriggered();
     return { ok: true, lockAsset: lock.asset, lock: lock.amount, events };
+  }
+
+  /** Whether a limit at `price` on `side` would trade with the book now. */
+  private wouldTake(side: SideCode, price: bigint): boolean {
+    const best = (side === BUY ? this.asks : this.bids).best();
+    if (best === undefined) return false;
+    const p = Number(price);
+    return side === BUY ? best.price <= p : best.price >= p;
+  }
+
+  /**
+   * What an amend would change in the order's lock, without changing anything: `amount` > 0 must be
+   * locked more, < 0 is released. The order-entry path checks the account's available balance for a
+   * positive one before `apply()`.
+   */
+  amendLock(cmd: AmendCommand): Lock | ReturnType<typeof fail> {
+    const checked = lockFor(this.market, cmd);
+    if ('ok' in checked) return checked;
+    const plan = this.planAmend(cmd);
+    if ('ok' in plan) return plan;
+    return { asset: plan.asset, amount: plan.delta };
+  }
+
+  private planAmend(
+    cmd: AmendCommand,
+  ):
+    | { slot: number; price: number; remaining: number; asset: Asset; delta: bigint; moved: boolean }
+    | ReturnType<typeof fail> {
+    const slot = this.live.get(cmd.id);
+    const store = this.store;
+    if (
+      slot === NIL ||
+      (cmd.account !== undefined && store.accountName(store.account(slot)) !== cmd.account)
+    ) {
+      const status = cmd.account === undefined || slot === NIL ? this.closed.get(cmd.id) : undefined;
+      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${cmd.id} is already filled`);
+      if (status === CANCELLED)
+        return fail('ORDER_ALREADY_CANCELLED', `order ${cmd.id} is already cancelled`);
+      return fail('ORDER_NOT_FOUND', `order ${cmd.id} is not known`);
+    }
+    if (store.stopPrice(slot) > 0) {
+      return fail('ORDER_NOT_AMENDABLE', `order ${cmd.id} is a stop order waiting to trigger`);
+    }
+    const side = store.side(slot);
+    const oldPrice = store.price(slot);
+    const oldRemaining = store.remaining(slot);
+    const filled = store.filled(slot);
+    let remaining = oldRemaining;
+    if (cmd.amount !== undefined) {
+      if (filled < 0) {
+        return fail(
+          'ORDER_NOT_AMENDABLE',
+          `order ${cmd.id} was restored without its filled amount; only its price can change`,
+        );
+      }
+      const amount = Number(cmd.amount);
+      if (amount <= filled) {
+        return fail('AMEND_BELOW_FILLED', `amount ${cmd.amount} is not above the ${filled} already filled`);
+      }
+      remaining = amount - filled;
+    }
+    const price = cmd.price === undefined ? oldPrice : Number(cmd.price);
+    if (price !== oldPrice && this.wouldTake(side, BigInt(price))) {
+      return fail('AMEND_WOULD_TAKE', `price ${price} would trade at once`);
+    }
+    const buy = side === BUY;
+    const delta = buy
+      ? product(price, remaining) - product(oldPrice, oldRemaining)
+      : BigInt(remaining - oldRemaining);
+    return {
+      slot,
+      price,
+      remaining,
+      asset: buy ? 'quote' : 'base',
+      delta,
+      moved: price !== oldPrice || remaining > oldRemaining,
+    };
+  }
+
+  /** Applies an amend: in place when the remaining shrinks at the same price, else to the back of its level. */
+  private amend(cmd: AmendCommand): CommandResult {
+    const plan = this.planAmend(cmd);
+    if ('ok' in plan) return plan;
+    this.now = cmd.time;
+    const store = this.store;
+    const { slot, price, remaining } = plan;
+    const side = store.side(slot);
+    const ladder = this.bookLadder(side);
+    const level = ladder.levelOf(store.price(slot));
+    this.levelChanged(side, level);
+    if (!plan.moved) {
+      level.total -= store.remaining(slot) - remaining;
+      store.setRemaining(slot, remaining);
+    } else {
+      store.unlink(level, slot);
+      store.setPrice(slot, price);
+      store.setRemaining(slot, remaining);
+      const target = price === level.price ? level : ladder.levelAt(price);
+      store.push(target, slot);
+      if (target !== level) {
+        ladder.noteEmptied(level);
+        this.levelChanged(side, target);
+      }
+    }
+    const events: EngineEvent[] = [
+      this.amendedEvent(slot, 'amend', null, plan.moved ? 'moved' : 'kept', plan.delta),
+    ];
+    return { ok: true, lockAsset: plan.asset, lock: plan.delta > 0n ? plan.delta : 0n, events };
+  }
+
+  private amendedEvent(
+    slot: number,
+    reason: AmendedEvent['reason'],
+    stp: StpMode | null,
+    priority: AmendedEvent['priority'],
+    lockDelta: bigint,
+  ): AmendedEvent {
+    const store = this.store;
+    const side = store.side(slot);
+    const remaining = store.remaining(slot);
+    return {
+      type: 'amended',
+      seq: ++this.seq,
+      time: this.now,
+      market: this.market.id,
+      orderId: store.id(slot),
+      account: store.accountName(store.account(slot)),
+      side: SIDES[side]!,
+      reason,
+      stp,
+      price: BigInt(store.price(slot)),
+      amount: BigInt(store.filled(slot) < 0 ? remaining : store.filled(slot) + remaining),
+      remaining: BigInt(remaining),
+      priority,
+      lockAsset: side === BUY ? 'quote' : 'base',
+      lockDelta,
+    };
   }
 
   private cancel(id: OrderId, account: string | undefined, time: number): CommandResult {
@@ -176,7 +387,13 @@ export class MatchingEngine extends BookState {
   }
 
   /** Unlinks a live order and records it closed; returns its `done` event (the caller emits it). */
-  private removeOrder(slot: number, level: Level, ladder: PriceLadder, reason: DoneReason): DoneEvent {
+  private removeOrder(
+    slot: number,
+    level: Level,
+    ladder: PriceLadder,
+    reason: DoneReason,
+    stp: StpMode | null = null,
+  ): DoneEvent {
     const store = this.store;
     const id = store.id(slot);
     const side = store.side(slot);
@@ -194,6 +411,7 @@ export class MatchingEngine extends BookState {
       reason,
       bigRemaining,
       release,
+      stp,
     );
     store.free(slot);
     return done;
@@ -206,6 +424,7 @@ export class MatchingEngine extends BookState {
     reason: DoneReason,
     remaining: bigint,
     release: bigint,
+    stp: StpMode | null = null,
   ): DoneEvent {
     return {
       type: 'done',
@@ -216,6 +435,7 @@ export class MatchingEngine extends BookState {
       account,
       side: SIDES[side]!,
       reason,
+      stp,
       status: reason === 'filled' ? 'filled' : 'cancelled',
       remaining,
       releaseAsset: side === BUY ? 'quote' : 'base',
@@ -223,21 +443,101 @@ export class MatchingEngine extends BookState {
     };
   }
 
-  /** A limit order (new or triggered stop): match what crosses, rest the remainder. */
-  private runLimit(id: OrderId, account: number, side: SideCode, price: number, amount: number): void {
-    this.take(id, account, side, price, amount, false);
-    const remaining = this.remaining;
-    if (remaining === 0) {
-      this.closed.set(id, FILLED);
-      this.out.push(this.doneEvent(id, this.store.accountName(account), side, 'filled', 0n, 0n));
+  /** A limit order (new or triggered stop): match what crosses, rest the remainder (GTC), or end it. */
+  private runLimit(
+    id: OrderId,
+    account: number,
+    side: SideCode,
+    price: number,
+    amount: number,
+    tif: number,
+    stp: number,
+  ): void {
+    const store = this.store;
+    this.stp = stp;
+    if (tif === TIF_FOK && this.fillable(account, side, price, amount, stp) < amount) {
+      // Fill or kill: nothing traded, no self-trade prevention ran, the whole lock goes back.
+      this.closed.set(id, CANCELLED);
+      const release = side === BUY ? product(price, amount) : BigInt(amount);
+      this.out.push(
+        this.doneEvent(id, store.accountName(account), side, 'fok_not_filled', BigInt(amount), release),
+      );
       return;
     }
-    const store = this.store;
-    const slot = store.alloc(id, account, side, price, 0, remaining, this.now);
+    this.decremented = 0;
+    this.take(id, account, side, price, amount, false);
+    const remaining = this.remaining;
+    const decremented = this.decremented;
+    if (remaining === 0 && decremented === 0) {
+      this.closed.set(id, FILLED);
+      this.out.push(this.doneEvent(id, store.accountName(account), side, 'filled', 0n, 0n));
+      return;
+    }
+    const selfStopped = this.stopReason === STOP_SELF;
+    if (remaining === 0 || selfStopped || tif !== TIF_GTC) {
+      // Ended here: by decrement to nothing, by expire_taker/expire_both, or an IOC rest (FOK filled whole above).
+      const reason: DoneReason =
+        selfStopped || remaining === 0 ? 'self_trade_prevented' : 'ioc_rest_cancelled';
+      const ended = remaining + decremented;
+      const release = side === BUY ? product(price, ended) : BigInt(ended);
+      this.closed.set(id, CANCELLED);
+      this.out.push(
+        this.doneEvent(
+          id,
+          store.accountName(account),
+          side,
+          reason,
+          BigInt(remaining),
+          release,
+          reason === 'self_trade_prevented' ? STP_NAMES[stp]! : null,
+        ),
+      );
+      return;
+    }
+    const slot = store.alloc(
+      id,
+      account,
+      side,
+      price,
+      0,
+      remaining,
+      this.now,
+      amount - remaining - decremented,
+      stp,
+    );
     const level = this.bookLadder(side).levelAt(price);
     store.push(level, slot);
     this.levelChanged(side, level);
     this.live.set(id, slot);
+    if (decremented !== 0) {
+      // The part decrement took is no longer the order's: its lock goes back, the rest rests.
+      const release = side === BUY ? product(price, decremented) : BigInt(decremented);
+      this.out.push(this.amendedEvent(slot, 'self_trade_prevented', 'decrement', 'kept', -release));
+    }
+  }
+
+  /**
+   * How much of `amount` a taker could trade now without a self-trade prevention stopping it: the
+   * crossing makers in priority order, own orders skipped (expire_maker), counted (none), or ending
+   * the count (the other modes, which would end or reduce the taker there). Stops counting at `amount`.
+   */
+  private fillable(account: number, side: SideCode, limit: number, amount: number, stp: number): number {
+    const book = side === BUY ? this.asks : this.bids;
+    const limitKey = side === BUY ? -limit : limit;
+    const store = this.store;
+    let total = 0;
+    for (let depth = 0; total < amount; depth++) {
+      const level = book.fromTop(depth);
+      if (level === undefined || level.key < limitKey) break;
+      for (let maker = level.head; maker !== NIL && total < amount; maker = store.next(maker)) {
+        if (store.account(maker) === account && stp !== STP_NONE) {
+          if (stp === STP_EXPIRE_MAKER) continue;
+          return total;
+        }
+        total += store.remaining(maker);
+      }
+    }
+    return total;
   }
 
   /**
@@ -252,11 +552,14 @@ export class MatchingEngine extends BookState {
     amount: number,
     funds: bigint,
     target: bigint,
+    stp: number,
   ): void {
     const byQuote = amount === 0;
     let release: bigint;
     let remaining = 0n;
     let reason: DoneReason = 'filled';
+    this.stp = stp;
+    this.decremented = 0;
     if (side === BUY) {
       this.budget = funds;
       this.take(id, account, side, 0, byQuote ? Number.MAX_SAFE_INTEGER : amount, true);
@@ -268,24 +571,38 @@ export class MatchingEngine extends BookState {
       const cap = Number(funds) - (Number(funds) % this.lotSize);
       this.budget = target;
       this.take(id, account, side, 0, cap, true);
-      release = funds - BigInt(cap - this.remaining);
+      release = funds - BigInt(cap - this.remaining - this.decremented);
       if (this.stopReason === STOP_BOOK) reason = 'no_liquidity';
       else if (this.stopReason === STOP_DONE) reason = 'budget_exhausted';
     } else {
       this.take(id, account, side, 0, amount, false);
-      release = BigInt(this.remaining);
-      remaining = release;
+      release = BigInt(this.remaining + this.decremented);
+      remaining = BigInt(this.remaining);
       if (this.remaining !== 0) reason = 'no_liquidity';
     }
+    if (this.stopReason === STOP_SELF || (this.decremented !== 0 && this.stopReason === STOP_DONE)) {
+      reason = 'self_trade_prevented';
+    }
     this.closed.set(id, reason === 'filled' ? FILLED : CANCELLED);
-    this.out.push(this.doneEvent(id, this.store.accountName(account), side, reason, remaining, release));
+    this.out.push(
+      this.doneEvent(
+        id,
+        this.store.accountName(account),
+        side,
+        reason,
+        remaining,
+        release,
+        reason === 'self_trade_prevented' ? STP_NAMES[stp]! : null,
+      ),
+    );
   }
 
   /**
    * Matches a taker against the opposite side, best price first and FIFO within a price. `limit` is
    * the taker's limit price, 0 for a market order. When `capped`, `this.budget` (a buy's quote budget
    * or a sell's quote target) also limits each fill and is decreased by it. Leaves the unexecuted
-   * amount in `this.remaining` and why it stopped in `this.stopReason`.
+   * amount in `this.remaining` and why it stopped in `this.stopReason`; self-trade prevention by
+   * `this.stp`, base lost to `decrement` added to `this.decremented` (and taken out of the remaining).
    */
   private take(
     id: OrderId,
@@ -300,9 +617,10 @@ export class MatchingEngine extends BookState {
     const limitKey = limit === 0 ? Number.NEGATIVE_INFINITY : side === BUY ? -limit : limit;
     const lot = this.lotSize === 1 ? null : this.bigLot;
     const store = this.store;
+    const stp = this.stp;
     let remaining = amount;
     let reason = STOP_BOOK;
-    while (remaining > 0) {
+    outer: while (remaining > 0) {
       const level = book.best();
       if (level === undefined || level.key < limitKey) break;
       let cap = remaining;
@@ -321,9 +639,32 @@ export class MatchingEngine extends BookState {
       let maker = level.head;
       while (maker !== NIL && cap > 0) {
         const next = store.next(maker);
-        if (store.account(maker) === account) {
-          // Self-trade prevention, "cancel oldest": the resting order goes, the taker carries on.
-          this.out.push(this.removeOrder(maker, level, book, 'self_trade'));
+        if (store.account(maker) === account && stp !== STP_NONE) {
+          if (stp === STP_EXPIRE_MAKER) {
+            // The resting order goes, the taker carries on.
+            this.out.push(this.removeOrder(maker, level, book, 'self_trade_prevented', 'expire_maker'));
+          } else if (stp === STP_DECREMENT) {
+            // Both lose the overlap without a trade; the smaller (or both) expires.
+            const makerRemaining = store.remaining(maker);
+            const qty = makerRemaining < cap ? makerRemaining : cap;
+            cap -= qty;
+            remaining -= qty;
+            this.decremented += qty;
+            if (qty === makerRemaining) {
+              this.out.push(this.removeOrder(maker, level, book, 'self_trade_prevented', 'decrement'));
+            } else {
+              store.setRemaining(maker, makerRemaining - qty);
+              level.total -= qty;
+              const release = side === BUY ? BigInt(qty) : product(level.price, qty);
+              this.out.push(this.amendedEvent(maker, 'self_trade_prevented', 'decrement', 'kept', -release));
+            }
+          } else {
+            if (stp === STP_EXPIRE_BOTH) {
+              this.out.push(this.removeOrder(maker, level, book, 'self_trade_prevented', 'expire_both'));
+            }
+            reason = STOP_SELF;
+            break outer;
+          }
         } else {
           const qty = Math.min(store.remaining(maker), cap);
           const quote = this.fill(id, account, side, limit, maker, level, book, qty);
@@ -355,9 +696,12 @@ export class MatchingEngine extends BookState {
     const quote = product(price, qty);
     const makerRemaining = store.remaining(maker) - qty;
     store.setRemaining(maker, makerRemaining);
+    const makerFilled = store.filled(maker);
+    if (makerFilled >= 0) store.setFilled(maker, makerFilled + qty);
     level.total -= qty;
     const makerId = store.id(maker);
-    const makerAccount = store.accountName(store.account(maker));
+    const makerAccountId = store.account(maker);
+    const makerAccount = store.accountName(makerAccountId);
     const takerAccount = store.accountName(takerAccountId);
     const takerBuys = takerSide === BUY;
     this.out.push({
@@ -377,6 +721,7 @@ export class MatchingEngine extends BookState {
       buyerFee: feeOf(bigQty, takerBuys ? this.takerFee : this.makerFee),
       sellerFee: feeOf(quote, takerBuys ? this.makerFee : this.takerFee),
       buyerRelease: takerBuys && takerLimit > price ? product(takerLimit - price, qty) : 0n,
+      selfTrade: makerAccountId === takerAccountId,
     });
     if (makerRemaining === 0) {
       store.unlink(level, maker);
@@ -398,9 +743,10 @@ export class MatchingEngine extends BookState {
     price: number,
     stop: number,
     amount: number,
+    stp: number,
   ): void {
     const store = this.store;
-    const slot = store.alloc(id, account, side, price, stop, amount, this.now);
+    const slot = store.alloc(id, account, side, price, stop, amount, this.now, 0, stp);
     store.push(this.stopLadder(side).levelAt(stop), slot);
     this.live.set(id, slot);
     if (this.last !== 0) this.checkStops();
@@ -454,9 +800,10 @@ export class MatchingEngine extends BookState {
       const side = store.side(slot);
       const price = store.price(slot);
       const remaining = store.remaining(slot);
+      const stp = store.stp(slot);
       // Freed first: the values are in locals, and runLimit may take the slot for the order it rests.
       store.free(slot);
-      this.runLimit(id, account, side, price, remaining);
+      this.runLimit(id, account, side, price, remaining, TIF_GTC, stp);
     }
     if (queue.length !== 0) queue.length = 0;
   }

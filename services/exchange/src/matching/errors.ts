@@ -20,7 +20,13 @@ export type MatchingErrorCode =
   | 'INVALID_BUDGET'
   | 'ORDER_NOT_FOUND'
   | 'ORDER_ALREADY_FILLED'
-  | 'ORDER_ALREADY_CANCELLED';
+  | 'ORDER_ALREADY_CANCELLED'
+  | 'INVALID_TIME_IN_FORCE'
+  | 'INVALID_STP'
+  | 'POST_ONLY_WOULD_TAKE'
+  | 'AMEND_BELOW_FILLED'
+  | 'AMEND_WOULD_TAKE'
+  | 'ORDER_NOT_AMENDABLE';
 
 export interface MatchingError {
   readonly ok: false;

@@ -22,7 +22,10 @@ export type SideCode = typeof BUY | typeof SELL;
 /** "No order": the end of a list, an empty level. */
 export const NIL = -1;
 
-/** Record layout: 8 float64 (bytes 0-63) seen also as 16 int32; the float fields use bytes 0-39. */
+/**
+ * Record layout: 8 float64 (bytes 0-63) seen also as 16 int32; the float fields use bytes 0-39 and
+ * 56-63 (F_FILLED), the int32 fields bytes 40-55.
+ */
 const F_STRIDE = 8;
 const I_STRIDE = 16;
 const F_ID = 0;
@@ -31,9 +34,12 @@ const F_REMAINING = 2;
 const F_TIME = 3;
 /** Trigger price of a stop order waiting in the stop book, 0 otherwise. */
 const F_STOP = 4;
+/** Base amount already executed (what an amend's new total must exceed); -1: unknown (a v1 snapshot). */
+const F_FILLED = 7;
 const I_PREV = 10;
 const I_NEXT = 11;
 const I_ACCOUNT = 12;
+/** Side in bit 0, the self-trade prevention code above it. */
 const I_SIDE = 13;
 
 const INITIAL_CAPACITY = 1024;
@@ -85,6 +91,8 @@ export class OrderStore {
     stopPrice: number,
     remaining: number,
     time: number,
+    filled = 0,
+    stp = 0,
   ): number {
     let slot = this.freeHead;
     if (slot !== NIL) this.freeHead = this.i[slot * I_STRIDE + I_NEXT]!;
@@ -99,12 +107,13 @@ export class OrderStore {
     f[b + F_REMAINING] = remaining;
     f[b + F_TIME] = time;
     f[b + F_STOP] = stopPrice;
+    f[b + F_FILLED] = filled;
     const i = this.i;
     const c = slot * I_STRIDE;
     i[c + I_PREV] = NIL;
     i[c + I_NEXT] = NIL;
     i[c + I_ACCOUNT] = account;
-    i[c + I_SIDE] = side;
+    i[c + I_SIDE] = side | (stp << 1);
     return slot;
   }
 
@@ -140,6 +149,18 @@ export class OrderStore {
     this.f[slot * F_STRIDE + F_REMAINING] = remaining;
   }
 
+  setPrice(slot: number, price: number): void {
+    this.f[slot * F_STRIDE + F_PRICE] = price;
+  }
+
+  filled(slot: number): number {
+    return this.f[slot * F_STRIDE + F_FILLED]!;
+  }
+
+  setFilled(slot: number, filled: number): void {
+    this.f[slot * F_STRIDE + F_FILLED] = filled;
+  }
+
   time(slot: number): number {
     return this.f[slot * F_STRIDE + F_TIME]!;
   }
@@ -153,7 +174,12 @@ export class OrderStore {
   }
 
   side(slot: number): SideCode {
-    return this.i[slot * I_STRIDE + I_SIDE] as SideCode;
+    return (this.i[slot * I_STRIDE + I_SIDE]! & 1) as SideCode;
+  }
+
+  /** The order's self-trade prevention mode (the engine's STP code), kept for a stop that triggers later. */
+  stp(slot: number): number {
+    return this.i[slot * I_STRIDE + I_SIDE]! >> 1;
   }
 
   next(slot: number): number {

@@ -41,6 +41,15 @@ export class PriceLadder {
     return undefined;
   }
 
+  /**
+   * The level `depth` places below the top of the sorted levels (empty levels included), or
+   * undefined past the bottom: a walk from the best level without an iterator object.
+   */
+  fromTop(depth: number): Level | undefined {
+    const index = this.sorted.length - 1 - depth;
+    return index >= 0 ? this.sorted[index] : undefined;
+  }
+
   /** The level at `price`, created (empty) in sorted position when missing. */
   levelAt(price: number): Level {
     const found = this.byPrice.get(price);

@@ -1,6 +1,6 @@
 import { BUY, NIL, type OrderStore, SELL } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
-import type { OrderId, Side } from './types.js';
+import { type OrderId, type Side, STP_MODES, type StpMode } from './types.js';
 
 /** One live order in priority order. Amounts are decimal strings of minor units (JSON-safe). */
 export interface SnapshotOrder {
@@ -12,6 +12,10 @@ export interface SnapshotOrder {
   readonly stopPrice: string | null;
   readonly remaining: string;
   readonly time: number;
+  /** Version 2: base already executed (an amend's new total must exceed it); absent in version 1. */
+  readonly filled?: string;
+  /** Version 2: the order's self-trade prevention mode when not the default (a stop keeps it until it triggers). */
+  readonly stp?: StpMode;
 }
 
 /**
@@ -20,7 +24,11 @@ export interface SnapshotOrder {
  * re-inserts them in that order, which reproduces price-time priority exactly.
  */
 export interface EngineSnapshot {
-  readonly version: 1;
+  /**
+   * 2: orders carry `filled` and `stp`. 1 (still loaded): without them, so an order restored from it
+   * cannot have its amount amended (its filled part is unknown) and keeps the default mode.
+   */
+  readonly version: 1 | 2;
   readonly market: string;
   readonly seq: number;
   readonly maxId: number;
@@ -43,7 +51,8 @@ function ordersOf(store: OrderStore, ladder: PriceLadder, into: SnapshotOrder[])
   for (const level of ladder.levels()) {
     for (let slot = level.head; slot !== NIL; slot = store.next(slot)) {
       const stop = store.stopPrice(slot);
-      into.push({
+      const stp = store.stp(slot);
+      const order: SnapshotOrder = {
         id: store.id(slot),
         account: store.accountName(store.account(slot)),
         side: store.side(slot) === BUY ? 'buy' : 'sell',
@@ -51,7 +60,9 @@ function ordersOf(store: OrderStore, ladder: PriceLadder, into: SnapshotOrder[])
         stopPrice: stop === 0 ? null : String(stop),
         remaining: String(store.remaining(slot)),
         time: store.time(slot),
-      });
+        filled: String(store.filled(slot)),
+      };
+      into.push(stp === 0 ? order : { ...order, stp: STP_MODES[stp]! });
     }
   }
 }
@@ -88,6 +99,8 @@ export function restoreOrders(
       stop,
       Number(order.remaining),
       order.time,
+      order.filled === undefined ? -1 : Number(order.filled),
+      order.stp === undefined ? 0 : STP_MODES.indexOf(order.stp),
     );
     const ladder =
       stop === 0 ? (side === BUY ? parts.bids : parts.asks) : side === BUY ? parts.buyStops : parts.sellStops;

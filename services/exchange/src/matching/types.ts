@@ -56,20 +56,52 @@ interface CommandBase {
   readonly time: number;
 }
 
-export interface LimitCommand extends CommandBase {
+/**
+ * How long a limit order's rest may stay: `gtc` rests, `ioc` cancels what did not trade at once
+ * (`ioc_rest_cancelled`), `fok` trades its whole amount at once or nothing (`fok_not_filled`).
+ */
+export type TimeInForce = 'gtc' | 'ioc' | 'fok';
+
+/**
+ * Self-trade prevention, the taker's mode decides (Binance's names): `expire_maker` cancels the resting
+ * order and the taker carries on; `expire_taker` ends the taker; `expire_both` does both; `decrement`
+ * reduces both by the overlap without a trade (the smaller, or both when equal, expires); `none` lets
+ * the trade happen (flagged `selfTrade`).
+ */
+export type StpMode = 'expire_maker' | 'expire_taker' | 'expire_both' | 'decrement' | 'none';
+
+export const STP_MODES: readonly StpMode[] = [
+  'expire_maker',
+  'expire_taker',
+  'expire_both',
+  'decrement',
+  'none',
+];
+
+/** Order options every order command may carry. */
+interface OrderOptions {
+  /** Self-trade prevention when this order takes. @default 'expire_maker' */
+  readonly stp?: StpMode;
+}
+
+export interface LimitCommand extends CommandBase, OrderOptions {
   readonly type: 'limit';
   readonly id: OrderId;
   readonly account: string;
   readonly side: Side;
   readonly price: bigint;
   readonly amount: bigint;
+  /** @default 'gtc' */
+  readonly tif?: TimeInForce;
+  /** Refused (`POST_ONLY_WOULD_TAKE`, nothing changes) when it would trade at once. */
+  readonly postOnly?: boolean;
 }
 
 /**
  * Market order by base amount. A buy needs `budget`: the most quote the caller lets it spend (the
  * ledger locks exactly this much, typically the account's available quote balance).
  */
-export interface MarketCommand extends CommandBase {
+export interface MarketCommand extends CommandBase, OrderOptions {
   readonly type: 'market';
   readonly id: OrderId;
   readonly account: string;
@@ -83,7 +115,7 @@ export interface MarketCommand extends CommandBase {
  * Market order by quote amount: a buy spends up to `quote`; a sell sells base until it has received
  * up to `quote` (gross), using at most `budget` base (required for a sell, locked at acceptance).
  */
-export interface MarketByQuoteCommand extends CommandBase {
+export interface MarketByQuoteCommand extends CommandBase, OrderOptions {
   readonly type: 'market_by_quote';
   readonly id: OrderId;
   readonly account: string;
@@ -94,7 +126,7 @@ export interface MarketByQuoteCommand extends CommandBase {
 }
 
 /** Stop-limit: rests invisibly until the last trade price reaches `stopPrice`, then acts as a limit order. */
-export interface StopLimitCommand extends CommandBase {
+export interface StopLimitCommand extends CommandBase, OrderOptions {
   readonly type: 'limit_stop_loss';
   readonly id: OrderId;
   readonly account: string;
@@ -111,8 +143,32 @@ export interface CancelCommand extends CommandBase {
   readonly account?: string;
 }
 
-export type Command = LimitCommand | MarketCommand | MarketByQuoteCommand | StopLimitCommand | CancelCommand;
-export type OrderKind = Exclude<Command['type'], 'cancel'>;
+/**
+ * Changes a resting order in place, same id: `amount` is its new total (filled plus remaining, must
+ * exceed what is filled), `price` its new limit. A smaller remaining at the same price keeps its place
+ * in the queue; a new price or a larger remaining moves it to the back of its (new) level. A new
+ * price that would trade at once is refused (`AMEND_WOULD_TAKE`). Stop orders waiting to trigger
+ * cannot be amended.
+ */
+export interface AmendCommand extends CommandBase {
+  readonly type: 'amend';
+  readonly id: OrderId;
+  /** When given, the order must belong to this account (otherwise ORDER_NOT_FOUND). */
+  readonly account?: string;
+  readonly amount?: bigint;
+  readonly price?: bigint;
+}
+
+export type Command =
+  | LimitCommand
+  | MarketCommand
+  | MarketByQuoteCommand
+  | StopLimitCommand
+  | CancelCommand
+  | AmendCommand;
+/** A command that places an order. */
+export type OrderCommand = Exclude<Command, { type: 'cancel' | 'amend' }>;
+export type OrderKind = OrderCommand['type'];
 
 export interface AcceptedEvent {
   readonly type: 'accepted';
@@ -162,15 +218,24 @@ export interface TradeEvent {
   readonly sellerFee: bigint;
   /** Quote the buyer had locked above the trade price (price improvement of a buy limit taker). */
   readonly buyerRelease: bigint;
+  /** Both sides are one account (the taker's `stp` was `none`). */
+  readonly selfTrade: boolean;
 }
 
 /**
  * Why an order left: `filled` (amount reached; for market_by_quote: the quote target or budget cannot
- * buy one more lot), `cancelled` (cancel command), `self_trade` (resting order cancelled by self-trade
- * prevention), `no_liquidity` (a market order ran out of book), `budget_exhausted` (a market buy by base,
+ * buy one more lot), `cancelled` (cancel command), `self_trade_prevented` (ended by self-trade prevention,
+ * mode in `stp`), `fok_not_filled`, `ioc_rest_cancelled`, `no_liquidity` (a market order ran out of book), `budget_exhausted` (a market buy by base,
  * or a market_by_quote sell, used up the budget it was given before reaching its amount).
  */
-export type DoneReason = 'filled' | 'cancelled' | 'self_trade' | 'no_liquidity' | 'budget_exhausted';
+export type DoneReason =
+  | 'filled'
+  | 'cancelled'
+  | 'self_trade_prevented'
+  | 'no_liquidity'
+  | 'budget_exhausted'
+  | 'fok_not_filled'
+  | 'ioc_rest_cancelled';
 
 /** The order left the engine. `release` of `releaseAsset` goes from locked back to available. */
 export interface DoneEvent {
@@ -182,6 +247,8 @@ export interface DoneEvent {
   readonly account: string;
   readonly side: Side;
   readonly reason: DoneReason;
+  /** The taker's self-trade prevention mode when `reason` is `self_trade_prevented`, else null. */
+  readonly stp: StpMode | null;
   /** Final status for order listings: `filled` (v2 `done`) or `cancelled` (v2 `cancel`). */
   readonly status: 'filled' | 'cancelled';
   /** Base amount never executed (0 for a fully filled order; for market_by_quote, 0). */
@@ -203,4 +270,29 @@ export interface StopTriggeredEvent {
   readonly lastPrice: bigint;
 }
 
-export type EngineEvent = AcceptedEvent | TradeEvent | DoneEvent | StopTriggeredEvent;
+/**
+ * A resting order changed in place: by an amend command (`reason` `amend`), or reduced by
+ * self-trade prevention `decrement` (`reason` `self_trade_prevented`, `priority` `kept`). `lockDelta`
+ * of `lockAsset` moves from available to locked when positive, back when negative; `amount` is the
+ * order's new total (filled plus `remaining`).
+ */
+export interface AmendedEvent {
+  readonly type: 'amended';
+  readonly seq: number;
+  readonly time: number;
+  readonly market: string;
+  readonly orderId: OrderId;
+  readonly account: string;
+  readonly side: Side;
+  readonly reason: 'amend' | 'self_trade_prevented';
+  readonly stp: StpMode | null;
+  readonly price: bigint;
+  readonly amount: bigint;
+  readonly remaining: bigint;
+  /** `kept`: the order kept its place in the queue; `moved`: it went to the back of its (new) level. */
+  readonly priority: 'kept' | 'moved';
+  readonly lockAsset: Asset;
+  readonly lockDelta: bigint;
+}
+
+export type EngineEvent = AcceptedEvent | TradeEvent | DoneEvent | StopTriggeredEvent | AmendedEvent;

@@ -1,6 +1,6 @@
 import { fail, type MatchingError } from './errors.js';
 import { isIdStride } from './id-keys.js';
-import type { Asset, Command, MarketSpec, Side } from './types.js';
+import { type Asset, type Command, type MarketSpec, type Side, STP_MODES } from './types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const PPM = 1_000_000;
@@ -121,6 +121,25 @@ function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | n
   return null;
 }
 
+/** The static checks of an amend (the engine checks it against the order); it locks nothing up front. */
+function checkAmend(market: Market, cmd: Extract<Command, { type: 'amend' }>): Lock | MatchingError {
+  if (!Number.isSafeInteger(cmd.id) || cmd.id <= 0) {
+    return fail('INVALID_ORDER_ID', 'order id must be a positive safe integer');
+  }
+  if (cmd.amount === undefined && cmd.price === undefined) {
+    return fail('INVALID_COMMAND', 'an amend changes the amount, the price or both');
+  }
+  if (cmd.price !== undefined) {
+    const priceError = checkPrice(market, cmd.price, 'price');
+    if (priceError !== null) return priceError;
+  }
+  if (cmd.amount !== undefined) {
+    const amountError = checkAmount(market, cmd.amount);
+    if (amountError !== null) return amountError;
+  }
+  return NO_LOCK;
+}
+
 /**
  * Validates an order command against the market and says what the ledger must lock to accept it.
  * Pure and cheap: the order-entry path calls it BEFORE the engine to check the account's available
@@ -135,6 +154,7 @@ function checkBudget(budget: bigint | undefined, max: bigint): MatchingError | n
 export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
   if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
   if (cmd.type === 'cancel') return NO_LOCK;
+  if (cmd.type === 'amend') return checkAmend(market, cmd);
   const type: string = cmd.type;
   if (type !== 'limit' && type !== 'market' && type !== 'market_by_quote' && type !== 'limit_stop_loss') {
     return fail('INVALID_COMMAND', 'unknown command type');
@@ -144,6 +164,20 @@ export function lockFor(market: Market, cmd: Command): Lock | MatchingError {
   }
   const sideError = checkSide(cmd.side);
   if (sideError !== null) return sideError;
+  if (cmd.stp !== undefined && !STP_MODES.includes(cmd.stp)) {
+    return fail('INVALID_STP', `stp must be one of ${STP_MODES.join(', ')}`);
+  }
+  if (cmd.type === 'limit') {
+    if (cmd.tif !== undefined && cmd.tif !== 'gtc' && cmd.tif !== 'ioc' && cmd.tif !== 'fok') {
+      return fail('INVALID_TIME_IN_FORCE', 'time in force must be gtc, ioc or fok');
+    }
+    if (cmd.postOnly !== undefined && typeof cmd.postOnly !== 'boolean') {
+      return fail('INVALID_COMMAND', 'post only must be a boolean');
+    }
+    if (cmd.postOnly === true && cmd.tif !== undefined && cmd.tif !== 'gtc') {
+      return fail('INVALID_TIME_IN_FORCE', 'a post-only order rests: its time in force is gtc');
+    }
+  }
   switch (cmd.type) {
     case 'limit':
     case 'limit_stop_loss': {

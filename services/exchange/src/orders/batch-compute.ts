@@ -1,5 +1,5 @@
 import type { MatchingEngine } from '../matching/engine.js';
-import type { Command, EngineEvent } from '../matching/types.js';
+import type { AmendCommand, Command, EngineEvent, OrderCommand } from '../matching/types.js';
 import type { BatchInputs } from './batch-inputs.js';
 import type { BatchWork } from './batch-work.js';
 import { checkFunds, lockCurrency } from './fund-check.js';
@@ -65,8 +65,12 @@ function applyOne(
   }
   const currency = lockCurrency(market, request)!;
   const available = work.available.get(`${request.accountId}:${currency}`) ?? 0n;
+  if (request.type === 'amend')
+    return applyAmend(ctx, market, engine, request, work, currency, available, time);
   const id = ctx.nextOrderId();
-  let command: Exclude<Command, { type: 'cancel' }>;
+  // Options are written only when given, so the command log of plain orders stays as it was.
+  const stp = request.stp === undefined ? {} : { stp: request.stp };
+  let command: OrderCommand;
   switch (request.type) {
     case 'limit':
       command = {
@@ -77,6 +81,9 @@ function applyOne(
         price: request.price,
         amount: request.amount,
         time,
+        ...(request.tif === undefined || request.tif === 'gtc' ? {} : { tif: request.tif }),
+        ...(request.postOnly === true ? { postOnly: true } : {}),
+        ...stp,
       };
       break;
     case 'limit_stop_loss':
@@ -89,6 +96,7 @@ function applyOne(
         stopPrice: request.stopPrice ?? 0n,
         amount: request.amount,
         time,
+        ...stp,
       };
       break;
     case 'market':
@@ -102,9 +110,9 @@ function applyOne(
             message: `no ${market.quote} available to buy with`,
           };
         }
-        command = { type: 'market', id, account, side: 'buy', amount: request.amount, budget, time };
+        command = { type: 'market', id, account, side: 'buy', amount: request.amount, budget, time, ...stp };
       } else {
-        command = { type: 'market', id, account, side: 'sell', amount: request.amount, time };
+        command = { type: 'market', id, account, side: 'sell', amount: request.amount, time, ...stp };
       }
       break;
     case 'market_by_quote':
@@ -113,9 +121,18 @@ function applyOne(
         if (budget <= 0n) {
           return { ok: false, code: 'INSUFFICIENT_FUNDS', message: `no ${market.base} available to sell` };
         }
-        command = { type: 'market_by_quote', id, account, side: 'sell', quote: request.quote, budget, time };
+        command = {
+          type: 'market_by_quote',
+          id,
+          account,
+          side: 'sell',
+          quote: request.quote,
+          budget,
+          time,
+          ...stp,
+        };
       } else {
-        command = { type: 'market_by_quote', id, account, side: 'buy', quote: request.quote, time };
+        command = { type: 'market_by_quote', id, account, side: 'buy', quote: request.quote, time, ...stp };
       }
       break;
   }
@@ -130,6 +147,44 @@ function applyOne(
   if (request.clientOrderId !== undefined)
     work.clientOrders.push([request.accountId, request.clientOrderId, id]);
   return id;
+}
+
+/**
+ * An amend: the engine says what it adds to the order's lock; a growth needs that much available, a
+ * shrink is released. The order row takes the new price and total amount.
+ */
+function applyAmend(
+  ctx: ComputeContext,
+  market: TradingMarket,
+  engine: MatchingEngine,
+  request: Extract<OrderRequest, { type: 'amend' }>,
+  work: BatchWork,
+  currency: string,
+  available: bigint,
+  time: number,
+): RequestResult {
+  const command: AmendCommand = {
+    type: 'amend',
+    id: request.orderId,
+    account: String(request.accountId),
+    time,
+    ...(request.amount === undefined ? {} : { amount: request.amount }),
+    ...(request.price === undefined ? {} : { price: request.price }),
+  };
+  const lock = engine.amendLock(command);
+  if ('ok' in lock) return { ok: false, code: lock.code, message: lock.message };
+  const needed = lock.asset === 'base' ? market.baseToLedger(lock.amount) : market.quoteToLedger(lock.amount);
+  if (needed > 0n && available < needed) {
+    return {
+      ok: false,
+      code: 'INSUFFICIENT_FUNDS',
+      message: `the amended order needs ${lock.asset === 'base' ? market.formatAmount(lock.amount) : market.formatTotal(lock.amount)} ${currency} more locked than is available`,
+    };
+  }
+  const result = engine.apply(command);
+  if (!result.ok) return { ok: false, code: result.code, message: result.message };
+  record(ctx, market, command, result.events, work);
+  return request.orderId;
 }
 
 /** Logs an applied command and settles its events in the ledger. */
@@ -194,6 +249,22 @@ function record(
       case 'stop_triggered':
         work.touch(event.orderId, event.time);
         break;
+      case 'amended': {
+        // The reserve follows the order (amend, or self-trade prevention `decrement`).
+        const negative = event.lockDelta < 0n;
+        const amount = negative ? -event.lockDelta : event.lockDelta;
+        const entry = lockEntry(
+          market,
+          Number(event.account),
+          event.lockAsset,
+          amount,
+          event.orderId,
+          negative,
+        );
+        if (entry) work.post(entry);
+        work.amend(event.orderId, event.price, event.amount, event.time);
+        break;
+      }
     }
   }
 }

@@ -102,6 +102,9 @@ export function fundsNeeded(market: TradingMarket, request: OrderRequest): bigin
   switch (request.type) {
     case 'cancel':
       return 0n;
+    case 'amend':
+      // What it adds depends on the order as the engine holds it: read the balance fresh.
+      return 'fresh';
     case 'limit':
     case 'limit_stop_loss':
       return request.side === 'buy'

@@ -55,6 +55,13 @@ export class BatchWork {
     else target.trades += 1;
   }
 
+  /** An amend (or a decrement) changed the order's price and total amount. */
+  amend(id: number, price: bigint, amount: bigint, time: number): void {
+    const target = this.touch(id, time);
+    target.price = price;
+    target.amount = amount;
+  }
+
   finish(id: number, state: OrderRow['state'], time: number): void {
     const target = this.touch(id, time);
     target.state = state;

@@ -1,4 +1,5 @@
 import type { DeferredNonce } from '../http/request-context.js';
+import { STP_MODES, type StpMode, type TimeInForce } from '../matching/types.js';
 import { parseDecimal } from './decimal-input.js';
 import type { EntryOutcome, InputRefusal, NewOrderRequest, OrderOutcome } from './requests.js';
 import type { OrderService } from './service.js';
@@ -12,11 +13,55 @@ export interface OrderInput {
   readonly amount: unknown;
   readonly price?: unknown;
   readonly stopPrice?: unknown;
+  /** Order options as received (see `orderOptions`): time in force, post-only, self-trade prevention. */
+  readonly timeInForce?: unknown;
+  readonly postOnly?: unknown;
+  readonly stp?: unknown;
+}
+
+/**
+ * Time in force, post-only and the self-trade prevention mode of an input, under our names
+ * (`gtc`/`ioc`/`fok`, `post_only`, `stp`) or ccxt's (`GTC`/`IOC`/`FOK`/`PO` where `PO` is post-only;
+ * `postOnly`), case-insensitive. Time in force and post-only are for limit orders only.
+ */
+export function orderOptions(
+  input: OrderInput,
+): { tif?: TimeInForce; postOnly?: boolean; stp?: StpMode } | InputRefusal {
+  const bad = (message: string): InputRefusal => ({ ok: false, code: 'INVALID_OPTION', message });
+  const out: { tif?: TimeInForce; postOnly?: boolean; stp?: StpMode } = {};
+  if (input.timeInForce !== undefined && input.timeInForce !== null) {
+    const tif = String(input.timeInForce).toLowerCase();
+    if (tif === 'po') out.postOnly = true;
+    else if (tif === 'gtc' || tif === 'ioc' || tif === 'fok') out.tif = tif;
+    else return bad('time_in_force must be gtc, ioc or fok (ccxt: GTC, IOC, FOK, PO)');
+  }
+  if (input.postOnly !== undefined && input.postOnly !== null) {
+    const post = input.postOnly;
+    if (post === true || post === 'true' || post === '1') out.postOnly = true;
+    else if (post === false || post === 'false' || post === '0') {
+      if (out.postOnly === true) return bad('post_only false contradicts time in force PO');
+    } else return bad('post_only must be true or false');
+  }
+  if (out.postOnly === true && out.tif !== undefined && out.tif !== 'gtc') {
+    return bad('a post-only order rests: its time in force is gtc');
+  }
+  if ((out.tif !== undefined || out.postOnly !== undefined) && input.type !== 'limit') {
+    return bad('time_in_force and post_only are for limit orders');
+  }
+  if (input.stp !== undefined && input.stp !== null) {
+    const stp = String(input.stp).toLowerCase();
+    if (!(STP_MODES as readonly string[]).includes(stp))
+      return bad(`stp must be one of ${STP_MODES.join(', ')}`);
+    out.stp = stp as StpMode;
+  }
+  return out;
 }
 
 /** Who calls an order route: the account of the verified key, and the nonce its batch records (REST). */
 export interface OrderCaller {
   readonly accountId: number;
+  /** The API key the order comes with: its `stp` default applies when the order names none. */
+  readonly keyId?: number | undefined;
   readonly nonce?: DeferredNonce | undefined;
   /** The API key when no nonce names it (the feed's socket): recorded on the order (src/cancel-all/). */
   readonly keyId?: number | undefined;
@@ -44,13 +89,19 @@ export function orderRequest(
       : parseDecimal(value, precision, field);
   const ok = { ok: true, market: market.id } as const;
   const { side } = input;
+  const options = orderOptions(input);
+  if ('ok' in options) return options;
+  const stp = options.stp === undefined ? {} : { stp: options.stp };
   switch (input.type) {
     case 'limit': {
       const price = required(input.price, pricePrecision, 'price');
       if (!price.ok) return price;
       const amount = parseDecimal(input.amount, amountPrecision, 'amount');
       if (!amount.ok) return amount;
-      return { ...ok, request: { type: 'limit', accountId, side, price: price.value, amount: amount.value } };
+      return {
+        ...ok,
+        request: { type: 'limit', accountId, side, price: price.value, amount: amount.value, ...options },
+      };
     }
     case 'limit_stop_loss': {
       const price = required(input.price, pricePrecision, 'price');
@@ -68,18 +119,19 @@ export function orderRequest(
           price: price.value,
           stopPrice: stopPrice.value,
           amount: amount.value,
+          ...stp,
         },
       };
     }
     case 'market': {
       const amount = parseDecimal(input.amount, amountPrecision, 'amount');
       if (!amount.ok) return amount;
-      return { ...ok, request: { type: 'market', accountId, side, amount: amount.value } };
+      return { ...ok, request: { type: 'market', accountId, side, amount: amount.value, ...stp } };
     }
     case 'market_by_quote': {
       const quote = parseDecimal(input.amount, market.totalPrecision, 'amount');
       if (!quote.ok) return quote;
-      return { ...ok, request: { type: 'market_by_quote', accountId, side, quote: quote.value } };
+      return { ...ok, request: { type: 'market_by_quote', accountId, side, quote: quote.value, ...stp } };
     }
   }
 }

@@ -22,6 +22,7 @@ export interface BatchNeeds {
 /** The currency an order request locks (none for a cancel). */
 export function lockCurrency(market: TradingMarket, request: OrderRequest): string | undefined {
   if (request.type === 'cancel') return undefined;
+  // An amend locks more of the order's own lock currency when it grows its reserve.
   return request.side === 'buy' ? market.quote : market.base;
 }
 
@@ -49,7 +50,7 @@ export function needsOf(market: TradingMarket, batch: readonly Pending[]): Batch
 export function checkFunds(
   market: TradingMarket,
   engine: MatchingEngine,
-  command: Exclude<Command, { type: 'cancel' }>,
+  command: Exclude<Command, { type: 'cancel' | 'amend' }>,
   currency: string,
   available: bigint,
 ): { readonly asset: Asset; readonly amount: bigint } | OrderRefusal {

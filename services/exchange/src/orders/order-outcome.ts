@@ -14,6 +14,7 @@ export function acceptedOrder(outcome: EntryOutcome): OrderRow {
       throw new ApiError('unknown_market', outcome.message);
     case 'MISSING_FIELD':
     case 'NOT_A_DECIMAL':
+    case 'INVALID_OPTION':
       throw new ApiError('validation_failed', outcome.message);
     case 'TOO_MANY_DECIMALS':
       throw new ApiError('too_many_decimals', outcome.message);
@@ -28,6 +29,14 @@ export function acceptedOrder(outcome: EntryOutcome): OrderRow {
     case 'ORDER_ALREADY_FILLED':
     case 'ORDER_ALREADY_CANCELLED':
       throw new ApiError('cancel_failed', message);
+    case 'POST_ONLY_WOULD_TAKE':
+      throw new ApiError('post_only_would_take', outcome.message);
+    case 'AMEND_BELOW_FILLED':
+      throw new ApiError('amend_below_filled', outcome.message);
+    case 'AMEND_WOULD_TAKE':
+      throw new ApiError('amend_would_take', outcome.message);
+    case 'ORDER_NOT_AMENDABLE':
+      throw new ApiError('order_not_amendable', outcome.message);
     default:
       throw new ApiError('invalid_order', message);
   }

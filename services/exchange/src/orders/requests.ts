@@ -1,4 +1,5 @@
 import type { MatchingErrorCode } from '../matching/errors.js';
+import type { StpMode, TimeInForce } from '../matching/types.js';
 import type { OrderRow } from './store.js';
 
 /**
@@ -16,6 +17,10 @@ export type OrderRequest =
       readonly clientOrderId?: string;
       /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
       readonly keyId?: number;
+      /** Limit orders only: time in force (default gtc) and post-only. */
+      readonly tif?: TimeInForce;
+      readonly postOnly?: boolean;
+      readonly stp?: StpMode;
     }
   | {
       readonly type: 'market';
@@ -25,6 +30,7 @@ export type OrderRequest =
       readonly clientOrderId?: string;
       /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
       readonly keyId?: number;
+      readonly stp?: StpMode;
     }
   | {
       readonly type: 'market_by_quote';
@@ -34,11 +40,21 @@ export type OrderRequest =
       readonly clientOrderId?: string;
       /** The API key placing it, when no nonce names it (the feed); recorded on the order. */
       readonly keyId?: number;
+      readonly stp?: StpMode;
     }
-  | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number };
+  | { readonly type: 'cancel'; readonly accountId: number; readonly orderId: number }
+  | {
+      /** Amend a resting order: new total `amount` and/or `price` (engine units); `side` is the stored order's. */
+      readonly type: 'amend';
+      readonly accountId: number;
+      readonly orderId: number;
+      readonly side: 'buy' | 'sell';
+      readonly amount?: bigint;
+      readonly price?: bigint;
+    };
 
 /** A request that places an order. */
-export type NewOrderRequest = Exclude<OrderRequest, { readonly type: 'cancel' }>;
+export type NewOrderRequest = Exclude<OrderRequest, { readonly type: 'cancel' | 'amend' }>;
 
 export type OrderRefusal =
   | {
@@ -51,7 +67,12 @@ export type OrderRefusal =
 /** Why an order as the HTTP edge received it could not become a request (see entry.ts). */
 export interface InputRefusal {
   readonly ok: false;
-  readonly code: 'UNKNOWN_MARKET' | 'MISSING_FIELD' | 'NOT_A_DECIMAL' | 'TOO_MANY_DECIMALS';
+  readonly code:
+    | 'UNKNOWN_MARKET'
+    | 'MISSING_FIELD'
+    | 'NOT_A_DECIMAL'
+    | 'TOO_MANY_DECIMALS'
+    | 'INVALID_OPTION';
   readonly message: string;
 }
 

@@ -207,6 +207,29 @@ export class OrderService {
   }
 
   /**
+   * Amends a resting order of `accountId` (new total `amount` in base units and/or `price`, as decimal
+   * text in the market's precision) wherever it is written; unknown or foreign orders are ORDER_NOT_FOUND.
+   */
+  async amend(
+    accountId: number,
+    orderId: number,
+    change: { readonly amount?: bigint; readonly price?: bigint },
+    nonce?: DeferredNonce,
+  ): Promise<OrderOutcome> {
+    if (this.closed) throw new Error('the order service is closed');
+    const stored =
+      Number.isSafeInteger(orderId) && orderId > 0 ? await orderById(this.db, orderId) : undefined;
+    if (!stored || stored.accountId !== accountId) {
+      return { ok: false, code: 'ORDER_NOT_FOUND', message: `order ${orderId} not found` };
+    }
+    return this.submit(
+      this.writers.get(stored.market)!,
+      { type: 'amend', accountId, orderId, side: stored.side, ...change },
+      nonce,
+    );
+  }
+
+  /**
    * Stops taking requests, waits until every queued one is answered and stores a snapshot of every
    * market with commands since its last, so the next start replays nothing. `snapshot: false` leaves
    * storage as a crash would (tests of the replay after a snapshot).

@@ -46,6 +46,9 @@ export interface OrderDelta {
   trades: number;
   state: OrderRow['state'] | null;
   updatedAt: number;
+  /** Set by an amend: the new limit price and total amount (null/absent: unchanged). */
+  price?: bigint | null;
+  amount?: bigint | null;
 }
 
 function orderColumns(p = ''): string {
@@ -248,8 +251,10 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
   // Keys in id order, so that concurrent statements lock them in one order.
   const nonces = [...batch.nonces.entries()].sort(([a], [b]) => a - b);
   const clientOrders = batch.clientOrders ?? [];
-  // After the fence's parameters: the created orders' API keys, then the client order ids.
+  // After the fence's parameters: the created orders' API keys, then the client order ids, then
+  // the amend arrays (their numbers depend on the optional ones).
   const keysAt = batch.fence ? 62 : 58;
+  const amendAt = keysAt + 1 + (clientOrders.length > 0 ? 3 : 0);
   const { rows } = await db.query<{
     result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
   }>(
@@ -268,7 +273,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
      ), u AS (
        SELECT ${orderColumns('o.')}
          FROM orders_apply_changes($44::bigint[], $45::numeric[], $46::numeric[], $47::int[], $48::text[],
-                                   $49::bigint[]) AS o
+                                   $49::bigint[], $${amendAt}::numeric[], $${amendAt + 1}::numeric[]) AS o
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
@@ -308,6 +313,9 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       ...(clientOrders.length > 0
         ? [clientOrders.map((c) => c[0]), clientOrders.map((c) => c[1]), clientOrders.map((c) => c[2])]
         : []),
+      // Last, so the numbers of the others stay put: amended prices and total amounts (085_order_amend.sql).
+      batch.changed.map((d) => text(d.price ?? null)),
+      batch.changed.map((d) => text(d.amount ?? null)),
     ],
   );
   const result = rows[0]!.result;

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { apiKeyStp } from '../apikeys/store.js';
 import { recordDeferredNonce, v2Auth } from '../auth/authenticate.js';
 import { ApiError } from '../errors.js';
 import type { RouteDeps } from '../http/deps.js';
@@ -115,6 +116,8 @@ export function v2OrderRoutes(app: App, deps: RouteDeps): void {
               amount: body.volume,
               price: body.price,
               stopPrice: body.stop_price,
+              // Peatio's form has no stp: the key's default applies (key update --stp).
+              stp: await apiKeyStp(deps.db, request.auth!.keyId),
             },
             request.deferredNonce,
           ),

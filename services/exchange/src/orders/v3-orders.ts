@@ -1,6 +1,7 @@
 import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
 import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
 import { type Static, Type } from 'typebox';
+import { apiKeyStp } from '../apikeys/store.js';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
 import { cancelAllOrders } from '../cancel-all/routes.js';
 import { ApiError } from '../errors.js';
@@ -13,6 +14,7 @@ import { cancelledOrder, type V3Order, v3Order, v3Trade } from '../orders/format
 import type { TradingMarket } from '../orders/markets.js';
 import { listOrders, orderById, tradesOfOrder } from '../orders/store.js';
 import { ClientOrderIdSchema, placeWithClientId } from './client-order-ids.js';
+import { parseDecimal } from './decimal-input.js';
 import { acceptedOrder } from './order-outcome.js';
 
 const TWO_WEEKS_MS = 14 * 86_400_000;
@@ -90,6 +92,37 @@ export const V3SubmitBody = Type.Object({
   price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
   stop_price: Type.Optional(Type.Union([Type.Number(), Type.String()])),
   client_order_id: Type.Optional(ClientOrderIdSchema),
+  time_in_force: Type.Optional(
+    Type.String({
+      description: "limit orders: gtc (default), ioc or fok; ccxt's GTC, IOC, FOK, PO accepted",
+    }),
+  ),
+  timeInForce: Type.Optional(Type.String({ description: "ccxt's name of time_in_force" })),
+  post_only: Type.Optional(
+    Type.Union([Type.Boolean(), Type.String()], {
+      description: 'limit orders: refused with post_only_would_take when it would trade at once',
+    }),
+  ),
+  postOnly: Type.Optional(
+    Type.Union([Type.Boolean(), Type.String()], { description: "ccxt's name of post_only" }),
+  ),
+  stp: Type.Optional(
+    Type.String({
+      description:
+        'self-trade prevention when this order takes: expire_maker (default), expire_taker, expire_both, decrement, none',
+    }),
+  ),
+});
+
+/** The body of `POST /v3/order/amend` (and of the feed's `order.amend`). */
+export const V3AmendBody = Type.Object({
+  order_id: IdInput,
+  amount: Type.Optional(
+    Type.Union([Type.Number(), Type.String()], {
+      description: 'new total amount (filled + remaining), with the sign of submit (< 0 for a sell)',
+    }),
+  ),
+  price: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'new limit price' })),
 });
 
 /** The body of `POST /v3/order/cancel` (and of the feed's `order.cancel`). */
@@ -118,6 +151,10 @@ export async function submitV3Order(
     amount: sell ? text.slice(1) : text,
     price: body.price,
     stopPrice: body.stop_price,
+    timeInForce: body.time_in_force ?? body.timeInForce,
+    postOnly: body.post_only ?? body.postOnly,
+    // The key's default (key update --stp), read with each order so a change applies at once.
+    stp: body.stp ?? (caller.keyId === undefined ? undefined : await apiKeyStp(deps.db, caller.keyId)),
   };
   const outcome =
     body.client_order_id === undefined
@@ -125,6 +162,51 @@ export async function submitV3Order(
       : await placeWithClientId(deps, caller, input, body.client_order_id);
   const order = acceptedOrder(outcome);
   return v3Order(marketOf(deps, order.market), order);
+}
+
+/**
+ * The handler of `POST /v3/order/amend`: the order as `/v3/auth/r/orders` lists it once its batch
+ * committed. The amount's sign must be the order's side (as on submit).
+ */
+export async function amendV3Order(
+  deps: RouteDeps,
+  caller: OrderCaller,
+  body: Static<typeof V3AmendBody>,
+): Promise<V3Order> {
+  const orderId = orderIdOf(body.order_id);
+  if (body.amount === undefined && body.price === undefined) {
+    throw new ApiError('validation_failed', 'an amend changes amount, price or both');
+  }
+  const stored = await orderById(deps.db, orderId);
+  if (!stored || stored.accountId !== caller.accountId) {
+    throw new ApiError('order_not_found', `order ${orderId} not found`);
+  }
+  const m = marketOf(deps, stored.market);
+  const change: { amount?: bigint; price?: bigint } = {};
+  if (body.amount !== undefined) {
+    const text = decimalText(body.amount);
+    if (text === undefined)
+      throw new ApiError('validation_failed', 'amount must be a JSON number or a plain decimal string');
+    const sell = text.startsWith('-');
+    if (sell !== (stored.side === 'sell')) {
+      throw new ApiError(
+        'validation_failed',
+        `amount must have the sign of the ${stored.side} order (< 0 sells)`,
+      );
+    }
+    change.amount = parsedOrThrow(parseDecimal(sell ? text.slice(1) : text, m.file.base_precision, 'amount'));
+  }
+  if (body.price !== undefined) {
+    change.price = parsedOrThrow(parseDecimal(body.price, m.file.quote_precision, 'price'));
+  }
+  const order = acceptedOrder(await deps.orders.amend(caller.accountId, orderId, change, caller.nonce));
+  return v3Order(marketOf(deps, order.market), order);
+}
+
+function parsedOrThrow(parsed: ReturnType<typeof parseDecimal>): bigint {
+  if (parsed.ok) return parsed.value;
+  acceptedOrder(parsed);
+  throw new Error('unreachable: acceptedOrder throws for a refusal');
 }
 
 /** The handler of `POST /v3/order/cancel`. */
@@ -164,7 +246,11 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
       },
     },
     (request) =>
-      submitV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
+      submitV3Order(
+        deps,
+        { accountId: request.auth!.accountId, keyId: request.auth!.keyId, nonce: request.deferredNonce },
+        request.body,
+      ),
   );
 
   for (const url of ['/v3/auth/r/orders', '/v3/auth/r/orders/:market']) {
@@ -312,6 +398,25 @@ export function v3OrderRoutes(app: App, deps: RouteDeps): void {
     },
     (request) =>
       cancelV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
+  );
+
+  app.post(
+    '/v3/order/amend',
+    {
+      preValidation: v3Auth(deps.auth, 'trade', { deferNonce: true }),
+      onSend: recordDeferredNonce(deps.auth),
+      schema: {
+        tags: ['v3 private'],
+        summary:
+          'Amend a resting order, same id: a smaller amount keeps its queue place, a new price or larger amount moves it to the back',
+        security: v3Security,
+        headers: V3AuthHeaders,
+        body: V3AmendBody,
+        response: { 200: V3OrderSchema, ...errorResponses },
+      },
+    },
+    (request) =>
+      amendV3Order(deps, { accountId: request.auth!.accountId, nonce: request.deferredNonce }, request.body),
   );
 
   for (const url of ['/v3/order/cancel/multy', '/v3/order/cancel/multi']) {

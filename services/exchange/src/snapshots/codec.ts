@@ -7,7 +7,7 @@
  *
  * The header holds the counters, the account names (orders refer to them by index) and the counts.
  * A live order is id f64, account u32, side u8 (0 buy, 1 sell), price f64, stop price f64 (0: none),
- * remaining f64, time f64; book orders first, then stops, each in priority order as captured. Closed
+ * remaining f64, time f64, and since format 3 filled f64 (-1: unknown) and stp u8 (STP_MODES index); book orders first, then stops, each in priority order as captured. Closed
  * statuses are 2 bits per id (1 filled, 2 cancelled, 0 not closed) in runs: format 2 groups the ids by
  * their residue modulo `closedStride` and keeps, per group `[residue, from, count]`, a run over the
  * quotients `from .. from + count - 1` (id = quotient * stride + residue); format 1 (still read) had
@@ -19,14 +19,19 @@
  */
 import { createHash } from 'node:crypto';
 import type { EngineSnapshot, SnapshotOrder } from '../matching/snapshot.js';
+import { STP_MODES } from '../matching/types.js';
 
 const MAGIC = 'EXSN';
-const FORMAT = 2;
+const FORMAT = 3;
+/** Format 2 (still read): grouped closed statuses, orders without `filled` and `stp`. */
+const FORMAT_GROUPED = 2;
 /** The format before closed statuses were grouped by residue: one run from `closedFrom`. */
 const FORMAT_ONE_RUN = 1;
 /** Strides the encoder tries for the closed statuses: ids as they are, and a cluster's (ID_STRIDE). */
 const CLOSED_STRIDES = [1, 1024];
-const ORDER_BYTES = 8 + 4 + 1 + 8 + 8 + 8 + 8;
+/** Formats 1 and 2; format 3 adds filled f64 and the stp mode u8 (index in STP_MODES). */
+const ORDER_BYTES_OLD = 8 + 4 + 1 + 8 + 8 + 8 + 8;
+const ORDER_BYTES = ORDER_BYTES_OLD + 8 + 1;
 const DIGEST_BYTES = 32;
 
 interface Header {
@@ -102,6 +107,8 @@ export function encodeSnapshot(snapshot: EngineSnapshot): Buffer {
     body.writeDoubleLE(order.stopPrice === null ? 0 : Number(order.stopPrice), at + 21);
     body.writeDoubleLE(Number(order.remaining), at + 29);
     body.writeDoubleLE(order.time, at + 37);
+    body.writeDoubleLE(order.filled === undefined ? -1 : Number(order.filled), at + 45);
+    body.writeUInt8(order.stp === undefined ? 0 : STP_MODES.indexOf(order.stp), at + 53);
     at += ORDER_BYTES;
   }
   const lists = [snapshot.filled, snapshot.cancelled];
@@ -162,22 +169,26 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
   if (!digest.equals(data.subarray(data.length - DIGEST_BYTES)))
     throw new CorruptSnapshot('checksum mismatch');
   const format = content.readUInt8(4);
-  if (content.toString('latin1', 0, 4) !== MAGIC || (format !== FORMAT && format !== FORMAT_ONE_RUN)) {
+  if (
+    content.toString('latin1', 0, 4) !== MAGIC ||
+    (format !== FORMAT && format !== FORMAT_GROUPED && format !== FORMAT_ONE_RUN)
+  ) {
     throw new CorruptSnapshot('unknown format');
   }
   const headerLength = content.readUInt32LE(5);
   const header = JSON.parse(content.toString('utf8', 9, 9 + headerLength)) as Header;
-  const stride = format === FORMAT ? (header.closedStride ?? 1) : 1;
-  const groups: readonly ClosedGroup[] =
-    format === FORMAT
-      ? (header.closedGroups ?? [])
-      : header.closedIds
-        ? [[0, header.closedFrom ?? 0, header.closedIds]]
-        : [];
+  const grouped = format !== FORMAT_ONE_RUN;
+  const orderBytes = format === FORMAT ? ORDER_BYTES : ORDER_BYTES_OLD;
+  const stride = grouped ? (header.closedStride ?? 1) : 1;
+  const groups: readonly ClosedGroup[] = grouped
+    ? (header.closedGroups ?? [])
+    : header.closedIds
+      ? [[0, header.closedFrom ?? 0, header.closedIds]]
+      : [];
   let at = 9 + headerLength;
   const count = header.book + header.stops;
   const statusBytes = groups.reduce((sum, [, , n]) => sum + Math.ceil(n / 4), 0);
-  if (content.length !== at + count * ORDER_BYTES + statusBytes) {
+  if (content.length !== at + count * orderBytes + statusBytes) {
     throw new CorruptSnapshot('length does not match its header');
   }
   const orders: SnapshotOrder[] = new Array(count);
@@ -185,7 +196,7 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
     const account = header.accounts[content.readUInt32LE(at + 8)];
     if (account === undefined) throw new CorruptSnapshot('unknown account index');
     const stop = content.readDoubleLE(at + 21);
-    orders[i] = {
+    const order: SnapshotOrder = {
       id: content.readDoubleLE(at),
       account,
       side: content.readUInt8(at + 12) === 0 ? 'buy' : 'sell',
@@ -194,7 +205,14 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
       remaining: String(content.readDoubleLE(at + 29)),
       time: content.readDoubleLE(at + 37),
     };
-    at += ORDER_BYTES;
+    if (format !== FORMAT) orders[i] = order;
+    else {
+      const stp = STP_MODES[content.readUInt8(at + 53)];
+      if (stp === undefined) throw new CorruptSnapshot('unknown self-trade prevention mode');
+      const filled = String(content.readDoubleLE(at + 45));
+      orders[i] = stp === 'expire_maker' ? { ...order, filled } : { ...order, filled, stp };
+    }
+    at += orderBytes;
   }
   const filled: number[] = [];
   const cancelled: number[] = [];
@@ -212,7 +230,7 @@ export function decodeSnapshot(bytes: Uint8Array): EngineSnapshot {
     cancelled.sort((a, b) => a - b);
   }
   return {
-    version: 1,
+    version: format === FORMAT ? 2 : 1,
     market: header.market,
     seq: header.seq,
     maxId: header.maxId,

@@ -132,10 +132,17 @@ function wire(changes: readonly L3Change[]) {
 }
 
 describe('order-by-order book from the engine’s events (pure)', () => {
-  for (const seed of [1, 2, 3, 44]) {
-    it(`positions match the engine’s queues after every batch of a random run (seed ${seed})`, () => {
+  for (const [seed, orderOptions] of [
+    [1, false],
+    [2, false],
+    [3, false],
+    [44, false],
+    [43, true],
+    [143, true],
+  ] as const) {
+    it(`positions match the engine’s queues after every batch of a random run (seed ${seed}${orderOptions ? ', with amends, time in force and stp modes' : ''})`, () => {
       const random = rng(seed * 7);
-      const commands = randomCommands({ seed, count: 3_000, accounts: 5 });
+      const commands = randomCommands({ seed, count: 3_000, accounts: 5, orderOptions });
       const engine = new MatchingEngine(SPEC);
       let book = new L3Book(engine.liveOrders());
       const client = new L3Follower({ price: 2, amount: 3 });
@@ -274,6 +281,7 @@ describe('the order-by-order book starts over when events do not fit it', () => 
       buyerFee: 0n,
       sellerFee: 0n,
       buyerRelease: 0n,
+      selfTrade: false,
     };
     const first = JSON.parse(frames.take(batch(4, [stray]))!.l3.toString());
     expect(errors).toHaveLength(1);

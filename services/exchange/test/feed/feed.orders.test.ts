@@ -51,6 +51,13 @@ describe('live feed: order entry over the socket (postgres)', () => {
     ]);
     // The same order read back: over the socket by its id, and its REST list has it.
     expect((await socket.op('order.get', { order_id: order[0] })).result).toEqual(order);
+    // order.amend: the REST route's handler; a new price keeps the id, and the answer is the amended order.
+    const amended = (await socket.op('order.amend', { order_id: order[0], price: '29990' })).result as (
+      | string
+      | number
+      | null
+    )[];
+    expect([amended[0], amended[6], amended[16]]).toEqual([order[0], '0.01', '29990']);
     // Each bad body: the socket's error is the REST route's, field for field.
     const bodies: [string, string, Record<string, unknown>][] = [
       ['order.submit', '/v3/auth/w/order/submit', { symbol: MARKET, type: 'limit', amount: '0.01' }],
@@ -98,9 +105,14 @@ describe('live feed: order entry over the socket (postgres)', () => {
       code: 2003,
       name: 'cancel_failed',
     });
-    // Operations the table does not hold (amend comes with its route): unknown_op.
-    for (const name of ['order.amend', 'order.dance'])
+    // An operation the table does not hold: unknown_op.
+    for (const name of ['order.dance'])
       expect((await socket.op(name, {})).error).toMatchObject({ code: 3301, name: 'unknown_op' });
+    // order.amend is the route's handler with its body schema: without order_id, validation_failed.
+    expect((await socket.op('order.amend', {})).error).toMatchObject({
+      code: 1001,
+      name: 'validation_failed',
+    });
     socket.close();
   });
 

@@ -46,7 +46,7 @@ describe('randomized trading from many accounts keeps every invariant after ever
         ledger.deposit(`acct${a}`, 'quote', poor ? 3_000_000n : 60_000_000n + BigInt(a) * 1_000_000n);
       }
       const commands = randomCommands({ seed, count: 4_000, accounts });
-      const seen = { accepted: 0, trade: 0, done: 0, stop_triggered: 0, refused: 0, unfunded: 0 };
+      const seen = { accepted: 0, trade: 0, done: 0, stop_triggered: 0, amended: 0, refused: 0, unfunded: 0 };
       for (const [step, cmd] of commands.entries()) {
         const result = ledger.submit(engine, cmd);
         if (result === 'INSUFFICIENT_FUNDS') seen.unfunded++;

@@ -18,7 +18,7 @@ interface OrderTrack {
   readonly account: string;
   readonly asset: Asset;
   locked: bigint;
-  readonly amount: bigint | null;
+  amount: bigint | null;
   readonly quote: bigint | null;
   filledBase: bigint;
   filledQuote: bigint;
@@ -43,7 +43,14 @@ export class LedgerSim {
 
   /** Locks and submits like the order-entry path; `'INSUFFICIENT_FUNDS'` when the account cannot cover it. */
   submit(engine: MatchingEngine, cmd: Command): CommandResult | 'INSUFFICIENT_FUNDS' {
-    if (cmd.type !== 'cancel') {
+    if (cmd.type === 'amend') {
+      // An amend locks more only when it grows the order's reserve: what the engine says it would take.
+      const lock = engine.amendLock(cmd);
+      const owner = engine.order(cmd.id);
+      if ('amount' in lock && lock.amount > 0n && owner !== undefined && 'account' in owner) {
+        if (this.account(owner.account)[lock.asset].available < lock.amount) return 'INSUFFICIENT_FUNDS';
+      }
+    } else if (cmd.type !== 'cancel') {
       const lock = lockFor(engine.market, cmd);
       if ('amount' in lock && this.account(cmd.account)[lock.asset].available < lock.amount) {
         return 'INSUFFICIENT_FUNDS';
@@ -99,6 +106,19 @@ export class LedgerSim {
       }
       case 'stop_triggered':
         break;
+      case 'amended': {
+        const bal = this.account(event.account)[event.lockAsset];
+        bal.available -= event.lockDelta;
+        bal.locked += event.lockDelta;
+        const order = this.orders.get(event.orderId);
+        if (order === undefined) this.violations.push(`amend of unknown order ${event.orderId}`);
+        else {
+          order.locked += event.lockDelta;
+          if (order.amount !== null) order.amount = event.amount;
+          if (order.locked < 0n) this.violations.push(`order ${event.orderId} amended below its use`);
+        }
+        break;
+      }
     }
   }
 

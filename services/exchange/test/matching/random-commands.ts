@@ -18,7 +18,14 @@ export interface RandomOptions {
   readonly accounts: number;
   /** Market budgets are drawn up to this (quote for buys, base for by-quote sells). */
   readonly maxBudget?: bigint;
+  /**
+   * Also time in force, post-only, self-trade prevention modes and amends (issue 43); off, the stream
+   * is exactly the one before they existed.
+   */
+  readonly orderOptions?: boolean;
 }
+
+const STPS = ['expire_maker', 'expire_taker', 'expire_both', 'decrement', 'none'] as const;
 
 /**
  * A seeded mix of every command kind from many accounts around a drifting mid price: limits (some
@@ -41,8 +48,35 @@ export function randomCommands(options: RandomOptions): Command[] {
     const amount = BigInt(1 + int(200));
     const time = 1_000 + i;
     const roll = random();
-    if (roll < 0.45) commands.push({ type: 'limit', id: nextId++, account, side, price, amount, time });
-    else if (roll < 0.7) commands.push({ type: 'cancel', id: 1 + int(nextId + 2), time });
+    if (roll < 0.45) {
+      if (!options.orderOptions)
+        commands.push({ type: 'limit', id: nextId++, account, side, price, amount, time });
+      else {
+        const pick = int(6);
+        commands.push({
+          type: 'limit',
+          id: nextId++,
+          account,
+          side,
+          price,
+          amount,
+          time,
+          stp: STPS[int(5)]!,
+          ...(pick === 0 ? { tif: 'ioc' as const } : pick === 1 ? { tif: 'fok' as const } : {}),
+          ...(pick === 2 ? { postOnly: true } : {}),
+        });
+      }
+    } else if (options.orderOptions && roll < 0.6) {
+      const change = int(3);
+      commands.push({
+        type: 'amend',
+        // Mostly recent orders, which are more often still resting.
+        id: Math.max(1, nextId - 1 - int(40)),
+        time,
+        ...(change !== 1 ? { amount: BigInt(1 + int(250)) } : {}),
+        ...(change !== 0 ? { price: BigInt(mid + away * 5 * (int(12) - 2)) } : {}),
+      });
+    } else if (roll < 0.7) commands.push({ type: 'cancel', id: 1 + int(nextId + 2), time });
     else if (roll < 0.8) {
       const budget = 1n + BigInt(int(Number(maxBudget)));
       commands.push({ type: 'market', id: nextId++, account, side, amount, budget, time });

@@ -10,7 +10,7 @@ describe('self-trade prevention: cancel the resting (oldest) order', () => {
     expect(events.map((ev) => ev.type)).toEqual(['accepted', 'done', 'trade', 'done']);
     expect(events[1]).toMatchObject({
       orderId: 1,
-      reason: 'self_trade',
+      reason: 'self_trade_prevented',
       status: 'cancelled',
       remaining: 100n,
       releaseAsset: 'base',
@@ -27,7 +27,7 @@ describe('self-trade prevention: cancel the resting (oldest) order', () => {
     const events = ok(e, market(2, 'a', 'sell', 50n));
     expect(ofType(events, 'trade')).toHaveLength(0);
     expect(ofType(events, 'done').map((d) => [d.orderId, d.reason, d.release])).toEqual([
-      [1, 'self_trade', 10_000n * 100n],
+      [1, 'self_trade_prevented', 10_000n * 100n],
       [2, 'no_liquidity', 50n],
     ]);
   });

@@ -1,0 +1,4 @@
+import { usePgliteTarget } from '../support/targets.js';
+import { orderEntryContract } from './order-entry.contract.js';
+
+orderEntryContract(usePgliteTarget());

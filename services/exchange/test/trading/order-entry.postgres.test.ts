@@ -1,0 +1,4 @@
+import { usePostgresTarget } from '../support/targets.js';
+import { orderEntryContract } from './order-entry.contract.js';
+
+orderEntryContract(usePostgresTarget());
