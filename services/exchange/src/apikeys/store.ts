@@ -101,22 +101,52 @@ export async function listApiKeys(db: Sql, accountId: number): Promise<ApiKeyInf
   });
 }
 
-/** Enables or disables a key that is not revoked; false when no such key. */
+/**
+ * Keys' `stp` defaults as read lately, per database handle: every order that names no mode needs its
+ * key's, and a primary-key read per order was a statement more per order on the hot path. Kept
+ * `STP_DEFAULT_CACHE_MS`; `setApiKeyStp` on the same handle drops its key's at once (the operator
+ * tool runs through the server's loopback endpoint), other processes of a cluster see a change
+ * within that time.
+ */
+const STP_DEFAULT_CACHE_MS = 1_000;
+const STP_DEFAULT_CACHE_KEYS = 10_000;
+const stpDefaults = new WeakMap<
+  Sql,
+  Map<number, { readonly stp: StpMode | undefined; readonly until: number }>
+>();
+
+function stpCacheOf(db: Sql): Map<number, { readonly stp: StpMode | undefined; readonly until: number }> {
+  let cache = stpDefaults.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    stpDefaults.set(db, cache);
+  }
+  return cache;
+}
+
 /** Sets the key's default self-trade prevention mode (null: the engine's default); false when no unrevoked key. */
 export async function setApiKeyStp(db: Sql, publicKey: string, stp: StpMode | null): Promise<boolean> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<{ id: number }>(
     'UPDATE api_keys SET stp = $2 WHERE public_key = $1 AND revoked_at IS NULL RETURNING id',
     [publicKey, stp],
   );
+  for (const row of rows) stpCacheOf(db).delete(row.id);
   return rows.length > 0;
 }
 
 /** The key's default self-trade prevention mode, undefined when it has none (086_api_key_stp.sql). */
-export async function apiKeyStp(db: Sql, keyId: number): Promise<StpMode | undefined> {
+export async function apiKeyStp(db: Sql, keyId: number, now = Date.now()): Promise<StpMode | undefined> {
+  const cache = stpCacheOf(db);
+  const known = cache.get(keyId);
+  if (known !== undefined && known.until > now) return known.stp;
   const { rows } = await db.query<{ stp: StpMode | null }>('SELECT stp FROM api_keys WHERE id = $1', [keyId]);
-  return rows[0]?.stp ?? undefined;
+  const stp = rows[0]?.stp ?? undefined;
+  if (cache.size >= STP_DEFAULT_CACHE_KEYS) cache.clear();
+  cache.set(keyId, { stp, until: now + STP_DEFAULT_CACHE_MS });
+  return stp;
 }
 
+/** Enables or disables a key that is not revoked; false when no such key. */
 export async function setApiKeyEnabled(db: Sql, publicKey: string, enabled: boolean): Promise<boolean> {
   const { rows } = await db.query(
     'UPDATE api_keys SET enabled = $2 WHERE public_key = $1 AND revoked_at IS NULL RETURNING id',

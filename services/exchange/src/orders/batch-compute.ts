@@ -41,7 +41,9 @@ export function computeBatch(
     const result = applyOne(ctx, market, engine, pending.request, work);
     // The key an order was placed with: the feed names it, REST's is the nonce's (src/cancel-all/).
     const keyId =
-      pending.request.type === 'cancel' ? undefined : (pending.request.keyId ?? pending.nonce?.keyId);
+      pending.request.type === 'cancel' || pending.request.type === 'amend'
+        ? undefined
+        : (pending.request.keyId ?? pending.nonce?.keyId);
     if (typeof result === 'number' && keyId !== undefined) work.orderKeys.set(result, keyId);
     return result;
   });

@@ -60,11 +60,12 @@ export function orderOptions(
 /** Who calls an order route: the account of the verified key, and the nonce its batch records (REST). */
 export interface OrderCaller {
   readonly accountId: number;
-  /** The API key the order comes with: its `stp` default applies when the order names none. */
+  /**
+   * The API key the order comes with: its `stp` default applies when the order names none; recorded
+   * on the order (src/cancel-all/), from the nonce when there is one, else from this (the socket).
+   */
   readonly keyId?: number | undefined;
   readonly nonce?: DeferredNonce | undefined;
-  /** The API key when no nonce names it (the feed's socket): recorded on the order (src/cancel-all/). */
-  readonly keyId?: number | undefined;
 }
 
 /** The request field naming the caller's key, when the caller has one but no nonce. */
