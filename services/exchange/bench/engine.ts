@@ -2,7 +2,10 @@
  * Matching engine benchmark: our engine against `nodejs-order-book` on the same seeded streams, in
  * the same process run. Not part of `npm test`.
  *
- *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep --levels N]
+ *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep|shallow|exchange-core --levels N]
+ *
+ * After the shallow and deep streams it runs the exchange-core-shaped stream (exchange-core.ts,
+ * issue 46: `--ec-commands` 3,000,000, latency over `--ec-latency-commands` 1,000,000).
  *
  * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
  * baseline with string ids and number sizes). Throughput is per second of process CPU time (see
@@ -31,6 +34,7 @@
 import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
 import { MatchingEngine } from '../src/matching/engine.js';
 import type { Command } from '../src/matching/types.js';
+import { exchangeCoreSection } from './exchange-core.js';
 import { type Engine, medianRun, p99Micros, type Run, throughput } from './measure.js';
 import {
   AMEND,
@@ -174,6 +178,8 @@ console.log(
 );
 const only = process.argv.indexOf('--only');
 const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
+/** Our engine's ops/s on the shallow stream, printed beside the exchange-core stream's. */
+let shallowOpsPerSecond: number | undefined;
 const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} %`;
 /** Engines kept alive until the end (see the header). */
 const keepAlive: Engine[] = [];
@@ -220,6 +226,7 @@ for (const shape of shapes) {
   );
   if (prefix !== commands)
     console.log(line(`ours, first ${prefix}`, minePrefix, mineP99, mineOnPrefix.length));
+  if (shape === SHALLOW) shallowOpsPerSecond = mine.opsPerSecond;
   const variantMix = mixOf(variant);
   const withOptions = medianRun(variantRuns);
   console.log(line('ours, amends + IOC/FOK', withOptions, Number.NaN, variantRuns.length));
@@ -237,5 +244,14 @@ for (const shape of shapes) {
       `(last 10%: ${times(minePrefix.tailOpsPerSecond / base.tailOpsPerSecond)}), ` +
       `p99 ${times(baseP99 / mineP99)} lower${span < prefix ? ` (p99s over the first ${span})` : ''}, heap ${heap} smaller`,
   );
+}
+if (only === -1 || process.argv[only + 1] === 'exchange-core') {
+  exchangeCoreSection({
+    commands: flag('ec-commands', 3_000_000),
+    latencyCommands: flag('ec-latency-commands', 1_000_000),
+    seed,
+    repeat,
+    ...(shallowOpsPerSecond === undefined ? {} : { shallowOpsPerSecond }),
+  });
 }
 console.log(`\n(${keepAlive.length} warm engines kept alive)`);
