@@ -182,19 +182,28 @@ describe('webhooks across processes', () => {
     const token = await hmacToken(newId('kill'));
     await subscribe(b!, receiver, token);
     const expected = await writes([a!, b!], token, 60);
-    await until('some deliveries', async () => (await receiver.received()).length >= 10, 20_000);
-    // The sender is whoever holds the subscription's advisory lock.
+    // The sender runs at nice 10 (WEBHOOK_SENDER_NICE): on a loaded CI machine its first deliveries
+    // may take a while.
+    await until('some deliveries', async () => (await receiver.received()).length >= 10, 60_000);
+    // The sender is whoever holds the subscription's advisory lock (polled: between two batches a
+    // caught-up sender may let it go for a moment).
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     let senderPid: number;
     try {
-      const rows = await admin.query<{ application_name: string }>(
-        `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-         WHERE l.locktype = 'advisory' AND l.classid = 3300045 AND a.application_name LIKE $1`,
-        [`${LOCK_APPLICATION_NAME}:%`],
+      senderPid = await until(
+        'one instance holding the subscription lock',
+        async () => {
+          const rows = await admin.query<{ application_name: string }>(
+            `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE l.locktype = 'advisory' AND l.classid = 3300045 AND a.application_name LIKE $1`,
+            [`${LOCK_APPLICATION_NAME}:%`],
+          );
+          return rows.rows.length === 1 ? Number(rows.rows[0]!.application_name.split(':')[1]) : undefined;
+        },
+        20_000,
+        50,
       );
-      expect(rows.rows).toHaveLength(1);
-      senderPid = Number(rows.rows[0]!.application_name.split(':')[1]);
     } finally {
       await admin.end();
     }
