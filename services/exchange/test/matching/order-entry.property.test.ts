@@ -11,6 +11,18 @@ import { LedgerSim } from './ledger-sim.js';
  * Property tests of time in force, post-only, self-trade prevention modes and amend over random
  * command streams (fast-check, seeded: repeat a failure with TEST_SEED), checked after every command
  * against a ledger settled from the events and a model of each level's queue order.
+ *
+ * The last describe runs the engine beside an independent reference model (book-model.ts: each
+ * level a plain FIFO array, updated by the written rules) and compares, after every command, the
+ * refusal code, the trades maker by maker and every level's `id:remaining` queue from liveOrders().
+ * Checked (by hand, never committed) to fail with a shrunk counterexample under each of these
+ * mutations of src/matching/engine.ts: a smaller remaining at the same price moving to the back
+ * (`remaining !== oldRemaining`); a larger remaining keeping its place (`moved: price !== oldPrice`);
+ * a price change treated as in place (`moved: remaining > oldRemaining`); a price change taking the
+ * front of its new level; FOK accepting one lot short (`< amount - 1`); FOK counting own makers under
+ * expire_maker; FOK counting only the first crossing level; post-only not refused at an equal price
+ * (`<` for `<=` in wouldTake); post-only never refused. (The FOK-first-level mutation passes the
+ * ledger property above and its coverage test; only the model catches it.)
  */
 const spec = { ...SPEC, tickSize: 5n, makerFeePpm: 1_000, takerFeePpm: 2_000 };
 const [SEED = 43] = testSeeds([43]);
