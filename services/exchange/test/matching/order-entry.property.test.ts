@@ -1,7 +1,9 @@
+import { testSeeds } from '@platform/testkit/seeds';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MatchingEngine } from '../../src/matching/engine.js';
 import type { Command, EngineEvent, Side, StpMode, TimeInForce } from '../../src/matching/types.js';
+import { BookModel } from './book-model.js';
 import { SPEC } from './fixtures.js';
 import { LedgerSim } from './ledger-sim.js';
 
@@ -9,9 +11,21 @@ import { LedgerSim } from './ledger-sim.js';
  * Property tests of time in force, post-only, self-trade prevention modes and amend over random
  * command streams (fast-check, seeded: repeat a failure with TEST_SEED), checked after every command
  * against a ledger settled from the events and a model of each level's queue order.
+ *
+ * The last describe runs the engine beside an independent reference model (book-model.ts: each
+ * level a plain FIFO array, updated by the written rules) and compares, after every command, the
+ * refusal code, the trades maker by maker and every level's `id:remaining` queue from liveOrders().
+ * Checked (by hand, never committed) to fail with a shrunk counterexample under each of these
+ * mutations of src/matching/engine.ts: a smaller remaining at the same price moving to the back
+ * (`remaining !== oldRemaining`); a larger remaining keeping its place (`moved: price !== oldPrice`);
+ * a price change treated as in place (`moved: remaining > oldRemaining`); a price change taking the
+ * front of its new level; FOK accepting one lot short (`< amount - 1`); FOK counting own makers under
+ * expire_maker; FOK counting only the first crossing level; post-only not refused at an equal price
+ * (`<` for `<=` in wouldTake); post-only never refused. (The FOK-first-level mutation passes the
+ * ledger property above and its coverage test; only the model catches it.)
  */
 const spec = { ...SPEC, tickSize: 5n, makerFeePpm: 1_000, takerFeePpm: 2_000 };
-const SEED = Number(process.env.TEST_SEED ?? 43);
+const [SEED = 43] = testSeeds([43]);
 const ACCOUNTS = 4;
 const STPS: StpMode[] = ['expire_maker', 'expire_taker', 'expire_both', 'decrement', 'none'];
 const TIFS: TimeInForce[] = ['gtc', 'gtc', 'ioc', 'fok'];
@@ -293,6 +307,199 @@ function keyOf(engine: MatchingEngine, id: number): string {
     : '';
 }
 
+/** Steps of the model property: few levels, so orders share them; many amends; takers that cross. */
+type ModelStep =
+  | { kind: 'rest'; account: number; side: Side; level: number; amount: number; post: boolean }
+  | {
+      kind: 'take';
+      account: number;
+      side: Side;
+      depth: number;
+      amount: number;
+      tif: number;
+      post: boolean;
+      stp: number;
+    }
+  | { kind: 'market'; account: number; side: Side; amount: number; stp: number }
+  | { kind: 'cancel'; pick: number }
+  | { kind: 'amend'; pick: number; change: number | null; level: number | null };
+
+const MODEL_STPS: StpMode[] = ['none', 'expire_maker', 'expire_taker'];
+const MODEL_TIFS: TimeInForce[] = ['gtc', 'ioc', 'fok'];
+const modelAccount = fc.integer({ min: 0, max: 2 });
+const modelStep: fc.Arbitrary<ModelStep> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('rest' as const),
+      account: modelAccount,
+      side,
+      level: fc.integer({ min: 0, max: 2 }),
+      amount: fc.integer({ min: 1, max: 30 }),
+      post: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('take' as const),
+      account: modelAccount,
+      side,
+      depth: fc.integer({ min: 0, max: 3 }),
+      amount: fc.integer({ min: 1, max: 60 }),
+      tif: fc.integer({ min: 0, max: 2 }),
+      post: fc.boolean(),
+      stp: fc.integer({ min: 0, max: 2 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('market' as const),
+      account: modelAccount,
+      side,
+      amount: fc.integer({ min: 1, max: 40 }),
+      stp: fc.integer({ min: 0, max: 2 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('amend' as const),
+      pick: fc.nat(),
+      // The new total is filled + remaining + change: below, equal or above the current one.
+      change: fc.option(fc.integer({ min: -35, max: 20 }), { freq: 4 }),
+      // A level of its own side (0..2) or one across the spread (-1: AMEND_WOULD_TAKE when it crosses).
+      level: fc.option(fc.integer({ min: -1, max: 2 }), { freq: 2 }),
+    }),
+  },
+);
+
+/** A resting price `level` ticks behind the touch of `sd` (negative: across the mid). */
+const restPrice = (sd: Side, level: number) => BigInt(MID + (sd === 'buy' ? -(level + 1) : level + 1) * 5);
+
+/** An amend's price: a level of its own side, or (negative) the opposite's second level, which crosses when that side rests there or nearer. */
+const amendPrice = (sd: Side, level: number) =>
+  level >= 0 ? restPrice(sd, level) : restPrice(sd === 'buy' ? 'sell' : 'buy', 1);
+
+/** The command a step stands for, given the model's live orders (amends and cancels aim at those). */
+function modelCommand(s: ModelStep, id: number, time: number, model: BookModel): Command {
+  switch (s.kind) {
+    case 'rest':
+      return {
+        type: 'limit',
+        id,
+        account: `a${s.account}`,
+        side: s.side,
+        price: restPrice(s.side, s.level),
+        amount: BigInt(s.amount),
+        time,
+        postOnly: s.post,
+      };
+    case 'take':
+      // depth 0 reaches the first level across, 3 beyond all levels.
+      return {
+        type: 'limit',
+        id,
+        account: `a${s.account}`,
+        side: s.side,
+        price: restPrice(s.side === 'buy' ? 'sell' : 'buy', s.depth),
+        amount: BigInt(s.amount),
+        time,
+        tif: s.post ? 'gtc' : MODEL_TIFS[s.tif]!,
+        postOnly: s.post,
+        stp: MODEL_STPS[s.stp]!,
+      };
+    case 'market':
+      return {
+        type: 'market',
+        id,
+        account: `a${s.account}`,
+        side: s.side,
+        amount: BigInt(s.amount),
+        ...(s.side === 'buy' ? { budget: 50_000_000n } : {}),
+        time,
+        stp: MODEL_STPS[s.stp]!,
+      };
+    case 'cancel':
+    case 'amend': {
+      const live = model.liveOrders();
+      // One in eight aims at any id so far (often gone: refused), the rest at a live order.
+      const target =
+        live.length === 0 || s.pick % 8 === 0
+          ? 1 + (s.pick % Math.max(1, id - 1))
+          : live[s.pick % live.length]!.id;
+      if (s.kind === 'cancel') return { type: 'cancel', id: target, time };
+      const order = model.order(target);
+      const total = order === undefined ? 10 : order.filled + order.remaining;
+      const change = s.change === null && s.level === null ? -1 : s.change;
+      return {
+        type: 'amend',
+        id: target,
+        time,
+        ...(change === null ? {} : { amount: BigInt(Math.max(1, total + change)) }),
+        ...(s.level === null ? {} : { price: amendPrice(order?.side ?? 'buy', s.level) }),
+      };
+    }
+  }
+}
+
+/** The engine's levels as `id:remaining` queues, front first, keyed `side@price`. */
+function engineQueues(engine: MatchingEngine): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const o of engine.liveOrders().book) {
+    const key = `${o.side}@${o.price}`;
+    out[key] = [...(out[key] ?? []), `${o.id}:${o.remaining}`];
+  }
+  return out;
+}
+
+/** Runs the steps on the engine and the model side by side; returns what happened, for coverage. */
+function runModelled(steps: readonly ModelStep[]): Set<string> {
+  const engine = new MatchingEngine(spec);
+  const model = new BookModel();
+  const seen = new Set<string>();
+  let id = 0;
+  let time = 5_000;
+  const history: string[] = [];
+  for (const s of steps) {
+    const cmd = modelCommand(s, id + 1, ++time, model);
+    if (cmd.type !== 'cancel' && cmd.type !== 'amend') id += 1;
+    const expected = model.apply(cmd);
+    const result = engine.apply(cmd);
+    history.push(JSON.stringify(cmd, bigints));
+    const where = `after ${history.length} commands:\n${history.join('\n')}`;
+    expect(result.ok, where).toBe(expected.ok);
+    if (!result.ok && !expected.ok) {
+      if (expected.code !== 'NOT_LIVE') expect(result.code, where).toBe(expected.code);
+      seen.add(expected.code);
+    }
+    if (result.ok && expected.ok) {
+      const trades = result.events.flatMap((e) =>
+        e.type === 'trade'
+          ? [
+              {
+                taker: e.takerSide === 'buy' ? e.buyOrderId : e.sellOrderId,
+                maker: e.takerSide === 'buy' ? e.sellOrderId : e.buyOrderId,
+                price: Number(e.price),
+                amount: Number(e.amount),
+              },
+            ]
+          : [],
+      );
+      expect(trades, where).toEqual(expected.trades);
+      for (const e of result.events) {
+        if (e.type === 'amended') seen.add(`amended:${e.priority}`);
+        if (e.type === 'done' && e.reason !== 'cancelled') seen.add(e.reason);
+      }
+      if (trades.length > 1) seen.add('multi-maker fill');
+    }
+    expect(engineQueues(engine), where).toEqual(model.queues());
+  }
+  return seen;
+}
+
 describe('time in force, post-only, self-trade prevention and amend over random streams', () => {
   it('keep FOK whole-or-nothing, post-only never taking, queue order, no unflagged self-trade and balanced locks', () => {
     fc.assert(
@@ -349,6 +556,41 @@ describe('time in force, post-only, self-trade prevention and amend over random 
       'self_trade',
     ]) {
       expect([...reasons]).toContain(r);
+    }
+  });
+});
+
+describe('the book against a reference model of every level queue', () => {
+  it('gives the same trades, refusals and queue order (amend priority, FOK, post-only) after every command', () => {
+    fc.assert(
+      fc.property(fc.array(modelStep, { minLength: 10, maxLength: 120 }), (steps) => {
+        runModelled(steps);
+      }),
+      { numRuns: 300, seed: SEED },
+    );
+  });
+
+  it('reaches every rule the model checks', () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(fc.array(modelStep, { minLength: 60, maxLength: 120 }), (steps) => {
+        for (const what of runModelled(steps)) seen.add(what);
+      }),
+      { numRuns: 20, seed: SEED },
+    );
+    for (const what of [
+      'amended:kept',
+      'amended:moved',
+      'AMEND_BELOW_FILLED',
+      'AMEND_WOULD_TAKE',
+      'POST_ONLY_WOULD_TAKE',
+      'fok_not_filled',
+      'ioc_rest_cancelled',
+      'self_trade_prevented',
+      'no_liquidity',
+      'multi-maker fill',
+    ]) {
+      expect([...seen]).toContain(what);
     }
   });
 });
