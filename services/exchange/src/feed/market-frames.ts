@@ -87,6 +87,7 @@ export class MarketFrames {
                 amount: market.formatAmount(trade.amount),
                 side: trade.takerSide,
                 at: trade.createdAt,
+                self_trade: trade.selfTrade === true,
               })),
             }),
           }

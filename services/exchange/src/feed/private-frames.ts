@@ -46,7 +46,13 @@ function ordersFrames(batch: PrivateBatch, wanted: (accountId: number) => boolea
         channel: 'orders',
         market: batch.market.id,
         seq: batch.seq,
-        orders: list.map((order) => v3Order(batch.market, order)),
+        // The v3 order array, then why self-trade prevention, FOK or IOC ended or reduced the order
+        // and the mode (null, null for every other order; docs/feed.md).
+        orders: list.map((order) => [
+          ...v3Order(batch.market, order),
+          order.reason ?? null,
+          order.stp ?? null,
+        ]),
       }),
     );
   }
@@ -97,6 +103,8 @@ interface Fill {
   fee_currency: string;
   role: 'maker' | 'taker';
   at: number;
+  /** Both orders of the trade are this account's (stp none). */
+  self_trade: boolean;
 }
 
 function fillsFrames(batch: PrivateBatch, wanted: (accountId: number) => boolean): Map<number, Buffer> {
@@ -120,6 +128,7 @@ function fillsFrames(batch: PrivateBatch, wanted: (accountId: number) => boolean
       fee_currency: side === 'buy' ? market.base : market.quote,
       role: trade.takerSide === side ? 'taker' : 'maker',
       at: trade.createdAt,
+      self_trade: trade.selfTrade === true,
     });
     if (wanted(trade.buyAccount)) add(trade.buyAccount, fill('buy'));
     if (wanted(trade.sellAccount)) add(trade.sellAccount, fill('sell'));

@@ -197,6 +197,7 @@ export function marketDataRoutes(app: App, deps: RouteDeps): void {
                 market: Type.String(),
                 created_at: Type.String(),
                 side: Type.Null(),
+                self_trade: Type.Boolean({ description: 'both orders are one account’s (stp none)' }),
               }),
             ),
             ...errorResponses,

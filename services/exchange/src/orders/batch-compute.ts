@@ -1,5 +1,5 @@
 import type { MatchingEngine } from '../matching/engine.js';
-import type { AmendCommand, Command, EngineEvent, OrderCommand } from '../matching/types.js';
+import type { AmendCommand, Command, DoneReason, EngineEvent, OrderCommand } from '../matching/types.js';
 import type { BatchInputs } from './batch-inputs.js';
 import type { BatchWork } from './batch-work.js';
 import { checkFunds, lockCurrency } from './fund-check.js';
@@ -8,6 +8,7 @@ import { checkNonce } from './nonce-check.js';
 import type { Pending } from './queued.js';
 import type { OrderRefusal, OrderRequest } from './requests.js';
 import { lockEntry, releaseEntry, tradeEntry } from './settlement.js';
+import type { OrderReason } from './store.js';
 
 /** What computing a batch takes besides the engine: the clock, the id sequences and the fee account. */
 export interface ComputeContext {
@@ -237,6 +238,7 @@ function record(
           buyerFee: event.buyerFee,
           sellerFee: event.sellerFee,
           createdAt: event.time,
+          selfTrade: event.selfTrade,
         });
         work.fill(event.buyOrderId, event.amount, event.quote, event.time);
         work.fill(event.sellOrderId, event.amount, event.quote, event.time);
@@ -246,6 +248,7 @@ function record(
         const release = releaseEntry(market, event);
         if (release) work.post(release);
         work.finish(event.orderId, event.status === 'filled' ? 'done' : 'cancel', event.time);
+        if (isKeptReason(event.reason)) work.explain(event.orderId, event.reason, event.stp, event.time);
         break;
       }
       case 'stop_triggered':
@@ -265,8 +268,15 @@ function record(
         );
         if (entry) work.post(entry);
         work.amend(event.orderId, event.price, event.amount, event.time);
+        if (event.reason === 'self_trade_prevented')
+          work.explain(event.orderId, event.reason, event.stp, event.time);
         break;
       }
     }
   }
+}
+
+/** The done reasons an order row keeps; the others (filled, cancelled, ...) follow from its state. */
+function isKeptReason(reason: DoneReason): reason is OrderReason {
+  return reason === 'self_trade_prevented' || reason === 'fok_not_filled' || reason === 'ioc_rest_cancelled';
 }

@@ -1,7 +1,7 @@
 import type { JournalEntry } from '../ledger/entry.js';
-import type { Command, EngineEvent } from '../matching/types.js';
+import type { Command, EngineEvent, StpMode } from '../matching/types.js';
 import { balanceKey } from './batch-inputs.js';
-import type { NonceUse, OrderDelta, OrderRow, TradeRow } from './store.js';
+import type { NonceUse, OrderDelta, OrderReason, OrderRow, TradeRow } from './store.js';
 
 /** The effects of one batch, collected while the engine runs and written at its end. */
 export class BatchWork {
@@ -60,6 +60,13 @@ export class BatchWork {
     const target = this.touch(id, time);
     target.price = price;
     target.amount = amount;
+  }
+
+  /** Self-trade prevention, FOK or IOC ended or reduced the order: it keeps why (087_self_trade_reason.sql). */
+  explain(id: number, reason: OrderReason, stp: StpMode | null, time: number): void {
+    const target = this.touch(id, time);
+    target.reason = reason;
+    target.stp = stp;
   }
 
   finish(id: number, state: OrderRow['state'], time: number): void {

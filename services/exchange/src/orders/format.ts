@@ -24,7 +24,21 @@ export type V3Order = [
   string,
 ];
 
-export type V3Trade = [number, string, number, number, string, string, null, null, 1 | -1, string, string];
+/** The last element (after the fee currency): the trade was between two orders of one account. */
+export type V3Trade = [
+  number,
+  string,
+  number,
+  number,
+  string,
+  string,
+  null,
+  null,
+  1 | -1,
+  string,
+  string,
+  boolean,
+];
 
 /** The base amount of an order: its amount, or what it executed for a market order by quote. */
 function originalAmount(order: OrderRow): bigint {
@@ -84,6 +98,7 @@ export function v3Trade(market: TradingMarket, trade: TradeRow, order: OrderRow)
     taker ? -1 : 1,
     buyer ? market.formatAmount(trade.buyerFee) : market.formatTotal(trade.sellerFee),
     buyer ? market.base : market.quote,
+    trade.selfTrade === true,
   ];
 }
 
@@ -124,6 +139,9 @@ export function v2Order(market: TradingMarket, order: OrderRow, state: OrderRow[
     remaining_volume: market.formatAmount(remaining(order)),
     executed_volume: market.formatAmount(order.executed),
     trades_count: order.tradesCount,
+    // Why self-trade prevention, FOK or IOC ended or reduced it (null for every other order).
+    reason: order.reason ?? null,
+    stp: order.stp ?? null,
   };
 }
 
@@ -139,5 +157,6 @@ export function v2Trade(market: TradingMarket, trade: TradeRow, accountId?: numb
     created_at: iso(trade.createdAt),
     side: mine ? (buyer ? 'bid' : 'ask') : null,
     ...(mine ? { order_id: buyer ? trade.buyOrderId : trade.sellOrderId } : {}),
+    self_trade: trade.selfTrade === true,
   };
 }

@@ -1,7 +1,7 @@
 import type { Sql } from '../db/database.js';
 import type { JournalEntry } from '../ledger/entry.js';
 import { postingApplied, postingCtes, postingParameters } from '../ledger/store.js';
-import type { Command } from '../matching/types.js';
+import type { Command, DoneReason, StpMode } from '../matching/types.js';
 
 /** An order as stored; amounts in the market's engine units (see markets.ts). */
 export interface OrderRow {
@@ -20,7 +20,20 @@ export interface OrderRow {
   state: 'wait' | 'done' | 'cancel';
   createdAt: number;
   updatedAt: number;
+  /**
+   * Why self-trade prevention, FOK or IOC ended (or, `decrement`, reduced) the order:
+   * `self_trade_prevented`, `fok_not_filled`, `ioc_rest_cancelled`; null (absent) for every other order.
+   */
+  reason?: OrderReason | null;
+  /** The taker's self-trade prevention mode when `reason` is `self_trade_prevented`, else null. */
+  stp?: StpMode | null;
 }
+
+/** The done reasons an order keeps (087_self_trade_reason.sql). */
+export type OrderReason = Extract<
+  DoneReason,
+  'self_trade_prevented' | 'fok_not_filled' | 'ioc_rest_cancelled'
+>;
 
 export interface TradeRow {
   id: number;
@@ -36,6 +49,8 @@ export interface TradeRow {
   buyerFee: bigint;
   sellerFee: bigint;
   createdAt: number;
+  /** Both orders are one account's (the taker's stp was `none`). */
+  selfTrade?: boolean;
 }
 
 /** Changes a batch made to an order that existed before it. */
@@ -49,13 +64,16 @@ export interface OrderDelta {
   /** Set by an amend: the new limit price and total amount (null/absent: unchanged). */
   price?: bigint | null;
   amount?: bigint | null;
+  /** Set when self-trade prevention, FOK or IOC ended or reduced the order (null/absent: unchanged). */
+  reason?: OrderReason | null;
+  stp?: StpMode | null;
 }
 
 function orderColumns(p = ''): string {
   return `${p}id, ${p}market, ${p}account_id, ${p}side, ${p}kind, ${p}price::text AS price,
     ${p}stop_price::text AS stop_price, ${p}amount::text AS amount, ${p}quote::text AS quote,
     ${p}executed::text AS executed, ${p}funds::text AS funds, ${p}trades_count, ${p}state,
-    ${p}created_at::text AS created_at, ${p}updated_at::text AS updated_at`;
+    ${p}created_at::text AS created_at, ${p}updated_at::text AS updated_at, ${p}reason, ${p}stp`;
 }
 const ORDER_COLUMNS = orderColumns();
 
@@ -76,6 +94,9 @@ export interface OrderRecord {
   state: OrderRow['state'];
   created_at: string;
   updated_at: string;
+  /** Absent in feed logs written before 087_self_trade_reason.sql. */
+  reason?: OrderReason | null;
+  stp?: StpMode | null;
 }
 
 const big = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
@@ -98,6 +119,8 @@ export function orderOf(row: OrderRecord): OrderRow {
     state: row.state,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    reason: row.reason ?? null,
+    stp: row.stp ?? null,
   };
 }
 
@@ -194,7 +217,7 @@ const SINGLE_LOG = `c AS (
 // publishes (batch-feed.ts). Only while a node follows the market (066_feed_wanted.sql): the flag
 // comes from the fence's UPDATE, which sees the newest row (a flag committed while it waited for the
 // row's lock included); otherwise none of it is built.
-const CLUSTER_LOG = `c AS (
+const clusterLog = (stAt: number) => `c AS (
        INSERT INTO engine_commands (market, seq, command, feed)
        SELECT $13::text, $14::bigint, $15::jsonb,
               CASE WHEN (SELECT feed_wanted FROM f) THEN jsonb_build_object(
@@ -202,23 +225,24 @@ const CLUSTER_LOG = `c AS (
                     'id', x.id, 'market', x.market, 'price', x.price::text, 'amount', x.amount::text,
                     'quote', x.quote::text, 'takerSide', x.taker_side, 'buyOrderId', x.buy_order_id,
                     'sellOrderId', x.sell_order_id, 'buyAccount', x.buy_account, 'sellAccount', x.sell_account,
-                    'buyerFee', x.buyer_fee::text, 'sellerFee', x.seller_fee::text, 'createdAt', x.created_at)
+                    'buyerFee', x.buyer_fee::text, 'sellerFee', x.seller_fee::text, 'createdAt', x.created_at,
+                    'selfTrade', x.self_trade)
                     ORDER BY x.n), '[]'::jsonb)
                   FROM unnest($31::bigint[], $32::text[], $33::numeric[], $34::numeric[], $35::numeric[],
                               $36::text[], $37::bigint[], $38::bigint[], $39::int[], $40::int[], $41::numeric[],
-                              $42::numeric[], $43::bigint[])
+                              $42::numeric[], $43::bigint[], $${stAt}::boolean[])
                        WITH ORDINALITY AS x(id, market, price, amount, quote, taker_side, buy_order_id,
                                             sell_order_id, buy_account, sell_account, buyer_fee, seller_fee,
-                                            created_at, n)),
+                                            created_at, self_trade, n)),
                 'created', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'n' ORDER BY r.n), '[]'::jsonb)
                   FROM (SELECT ${orderColumns('y.')}, y.n
                           FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[],
                                       $21::numeric[], $22::numeric[], $23::numeric[], $24::numeric[],
                                       $25::numeric[], $26::numeric[], $27::int[], $28::text[], $29::bigint[],
-                                      $30::bigint[])
+                                      $30::bigint[], $${stAt + 1}::text[], $${stAt + 2}::text[])
                                WITH ORDINALITY AS y(id, market, account_id, side, kind, price, stop_price,
                                                     amount, quote, executed, funds, trades_count, state,
-                                                    created_at, updated_at, n)) r),
+                                                    created_at, updated_at, reason, stp, n)) r),
                 'changed', coalesce((SELECT jsonb_agg(to_jsonb(u)) FROM u), '[]'::jsonb),
                 'balances', coalesce((SELECT jsonb_agg(jsonb_build_object('account_id', account_id,
                   'currency', currency, 'available', available::text)) FROM b), '[]'::jsonb)) END
@@ -255,29 +279,34 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
   // the amend arrays (their numbers depend on the optional ones).
   const keysAt = batch.fence ? 62 : 58;
   const amendAt = keysAt + 1 + (clientOrders.length > 0 ? 3 : 0);
+  // After the amend arrays: the trades' self-trade flags, the created orders' reasons and modes, the
+  // changed orders' reasons and modes (087_self_trade_reason.sql).
+  const stAt = amendAt + 2;
   const { rows } = await db.query<{
     result: { orders: OrderRecord[] | null; balances: BalanceRecord[] | null };
   }>(
     `WITH ${postingCtes(1)}, ${batch.fence ? '' : SINGLE_LOG}o AS (
        INSERT INTO orders (id, market, account_id, side, kind, price, stop_price, amount, quote, executed,
-                           funds, trades_count, state, created_at, updated_at, api_key_id)
+                           funds, trades_count, state, created_at, updated_at, api_key_id, reason, stp)
        SELECT * FROM unnest($16::bigint[], $17::text[], $18::int[], $19::text[], $20::text[], $21::numeric[],
                             $22::numeric[], $23::numeric[], $24::numeric[], $25::numeric[], $26::numeric[],
-                            $27::int[], $28::text[], $29::bigint[], $30::bigint[], $${keysAt}::int[])
+                            $27::int[], $28::text[], $29::bigint[], $30::bigint[], $${keysAt}::int[],
+                            $${stAt + 1}::text[], $${stAt + 2}::text[])
      ), t AS (
        INSERT INTO trades (id, market, price, amount, quote, taker_side, buy_order_id, sell_order_id,
-                           buy_account, sell_account, buyer_fee, seller_fee, created_at)
+                           buy_account, sell_account, buyer_fee, seller_fee, created_at, self_trade)
        SELECT * FROM unnest($31::bigint[], $32::text[], $33::numeric[], $34::numeric[], $35::numeric[],
                             $36::text[], $37::bigint[], $38::bigint[], $39::int[], $40::int[], $41::numeric[],
-                            $42::numeric[], $43::bigint[])
+                            $42::numeric[], $43::bigint[], $${stAt}::boolean[])
      ), u AS (
        SELECT ${orderColumns('o.')}
          FROM orders_apply_changes($44::bigint[], $45::numeric[], $46::numeric[], $47::int[], $48::text[],
-                                   $49::bigint[], $${amendAt}::numeric[], $${amendAt + 1}::numeric[]) AS o
+                                   $49::bigint[], $${amendAt}::numeric[], $${amendAt + 1}::numeric[],
+                                   $${stAt + 3}::text[], $${stAt + 4}::text[]) AS o
      ), k AS (
        SELECT * FROM api_keys_record_nonces($50::int[], $51::bigint[], $52::bigint[], $53::bigint[],
                                             $54::bigint[])
-     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${CLUSTER_LOG}` : SINGLE_CHAIN}${clientOrders.length > 0 ? clientOrdersCte(keysAt + 1) : ''}
+     ), ${batch.fence ? `${CLUSTER_CHAIN}, ${clusterLog(stAt)}` : SINGLE_CHAIN}${clientOrders.length > 0 ? clientOrdersCte(keysAt + 1) : ''}
      SELECT CASE ${batch.fence ? CLUSTER_FENCE : ''}WHEN ${postingApplied(1)} AND (SELECT count(*) FROM k) = $55 AND EXISTS (SELECT 1 FROM h)
        THEN json_build_object(
          'orders', (SELECT json_agg(u) FROM u),
@@ -316,6 +345,12 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       // Last, so the numbers of the others stay put: amended prices and total amounts (085_order_amend.sql).
       batch.changed.map((d) => text(d.price ?? null)),
       batch.changed.map((d) => text(d.amount ?? null)),
+      // After them (087_self_trade_reason.sql): self-trade flags, created and changed orders' reasons and modes.
+      batch.trades.map((t) => t.selfTrade === true),
+      batch.created.map((o) => o.reason ?? null),
+      batch.created.map((o) => o.stp ?? null),
+      batch.changed.map((d) => d.reason ?? null),
+      batch.changed.map((d) => d.stp ?? null),
     ],
   );
   const result = rows[0]!.result;
@@ -510,10 +545,11 @@ interface TradeRecord {
   buyer_fee: string;
   seller_fee: string;
   created_at: string;
+  self_trade: boolean;
 }
 
 const TRADE_COLUMNS = `id, market, price::text, amount::text, quote::text, taker_side, buy_order_id,
-  sell_order_id, buy_account, sell_account, buyer_fee::text, seller_fee::text, created_at`;
+  sell_order_id, buy_account, sell_account, buyer_fee::text, seller_fee::text, created_at, self_trade`;
 
 function tradeOf(row: TradeRecord): TradeRow {
   return {
@@ -530,6 +566,7 @@ function tradeOf(row: TradeRecord): TradeRow {
     buyerFee: BigInt(row.buyer_fee),
     sellerFee: BigInt(row.seller_fee),
     createdAt: Number(row.created_at),
+    selfTrade: row.self_trade,
   };
 }
 

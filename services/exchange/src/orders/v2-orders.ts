@@ -26,6 +26,13 @@ export const V2Order = Type.Object(
     remaining_volume: Type.String(),
     executed_volume: Type.String(),
     trades_count: Type.Integer(),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'self_trade_prevented, fok_not_filled or ioc_rest_cancelled when self-trade prevention, FOK or IOC ended (or decrement reduced) the order; null otherwise',
+    }),
+    stp: Type.Union([Type.String(), Type.Null()], {
+      description: 'the self-trade prevention mode when reason is self_trade_prevented; null otherwise',
+    }),
   },
   { description: 'Peatio order' },
 );
@@ -39,6 +46,7 @@ const V2Trade = Type.Object({
   created_at: Type.String(),
   side: Type.Union([Type.String(), Type.Null()]),
   order_id: Type.Optional(Type.Integer()),
+  self_trade: Type.Boolean({ description: 'both orders are one account’s (stp none)' }),
 });
 
 const Signed = { ...V2AuthQuery };

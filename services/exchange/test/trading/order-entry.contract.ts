@@ -138,6 +138,43 @@ export function orderEntryContract(target: Target): void {
       expect(refused).not.toBe(0);
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
+
+    it('a self-trade (stp none) is flagged in the v2 and v3 trade lists; STP and FOK ends keep their reason', async () => {
+      // Far above the book of the tests before, so that only the demo's own orders meet here.
+      const sell = (await submit(demo, { amount: '-0.02', price: '5000000' })).json()[0] as number;
+      const buy = await submit(demo, { amount: '0.01', price: '5000000', stp: 'none' });
+      expect(buy.json()[13]).toBe('EXECUTED');
+      const buyId = buy.json()[0] as number;
+      const v3 = (await demo.v3(`/v3/auth/r/order/btcuah:${buyId}/trades`)).json();
+      expect(v3).toHaveLength(1);
+      // The flag follows the fee currency, the last of the v3 trade array.
+      expect(v3[0][11]).toBe(true);
+      const mine = (await demo.v2Get('/api/v2/trades/my', { market: 'btcuah' })).json() as {
+        order_id: number;
+        self_trade: boolean;
+      }[];
+      const own = mine.filter((t) => t.order_id === buyId || t.order_id === sell);
+      expect(own).toHaveLength(1);
+      expect(own[0]!.self_trade).toBe(true);
+      // The IOC of the first test traded with the other account's order: not a self-trade.
+      expect(mine.some((t) => t.self_trade === false)).toBe(true);
+      const ordinary = (await demo.v2Get('/api/v2/order', { id: String(buyId) })).json();
+      expect(ordinary).toMatchObject({ state: 'done', reason: null, stp: null });
+
+      // expire_maker: the taker meets the rest of the own sell, which is cancelled with the reason and mode.
+      const taker = await submit(demo, { amount: '0.01', price: '5000000', stp: 'expire_maker' });
+      expect(taker.json()[13]).toBe('ACTIVE');
+      const ended = (await demo.v2Get('/api/v2/order', { id: String(sell) })).json();
+      expect(ended).toMatchObject({ state: 'cancel', reason: 'self_trade_prevented', stp: 'expire_maker' });
+      expect((await demo.v2Get('/api/v2/order', { id: String(taker.json()[0]) })).json().reason).toBeNull();
+
+      // A FOK that cannot fill (no ask at or below 1000).
+      const fok = await submit(demo, { amount: '0.01', price: '1000', time_in_force: 'fok' });
+      const killed = (await demo.v2Get('/api/v2/order', { id: String(fok.json()[0]) })).json();
+      expect(killed).toMatchObject({ state: 'cancel', reason: 'fok_not_filled', stp: null });
+      await demo.v3('/v3/order/cancel', { id: taker.json()[0] });
+      expect((await reconcile(target.db())).problems).toEqual([]);
+    });
   });
 }
 
