@@ -180,13 +180,13 @@ describe('webhooks across processes', () => {
     // 20 ms per answer: deliveries are under way when the sender dies.
     const receiver = await receiverProcess(20);
     const token = await hmacToken(newId('kill'));
-    await subscribe(b!, receiver, token);
+    const subscription = await subscribe(b!, receiver, token);
     const expected = await writes([a!, b!], token, 60);
     // The sender runs at nice 10 (WEBHOOK_SENDER_NICE): on a loaded CI machine its first deliveries
     // may take a while.
     await until('some deliveries', async () => (await receiver.received()).length >= 10, 60_000);
-    // The sender is whoever holds the subscription's advisory lock (polled: between two batches a
-    // caught-up sender may let it go for a moment).
+    // The sender is whoever holds this subscription's advisory lock (polled: between two batches a
+    // caught-up sender may let it go for a moment; the first test's instances may still hold theirs).
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     let senderPid: number;
@@ -196,8 +196,9 @@ describe('webhooks across processes', () => {
         async () => {
           const rows = await admin.query<{ application_name: string }>(
             `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-             WHERE l.locktype = 'advisory' AND l.classid = 3300045 AND a.application_name LIKE $1`,
-            [`${LOCK_APPLICATION_NAME}:%`],
+             WHERE l.locktype = 'advisory' AND l.classid = 3300045 AND l.objid = hashtext($2)::oid
+               AND a.application_name LIKE $1`,
+            [`${LOCK_APPLICATION_NAME}:%`, subscription],
           );
           return rows.rows.length === 1 ? Number(rows.rows[0]!.application_name.split(':')[1]) : undefined;
         },

@@ -28,7 +28,9 @@ async function wallets(url: string, apiKey: string, apiSecret: string): Promise<
 
 describe('server process on the embedded default', () => {
   it('seeds the demo account once, writes its key file and keeps both across restarts', async () => {
-    const first = await startExchangeProcess(cwd, env);
+    // A first start on the embedded database runs initdb and every migration: on a loaded 2-core CI
+    // machine that took over 60 s once (2 Dec 2026).
+    const first = await startExchangeProcess(cwd, env, { timeoutMs: 150_000 });
     const keyFile = path.join(cwd, 'data/exchange/demo-api-key.json');
     let demo: { apiKey: string; apiSecret: string };
     try {
@@ -59,7 +61,7 @@ describe('server process on the embedded default', () => {
       await first.stop();
     }
     expect(first.isRunning()).toBe(false);
-    const second = await startExchangeProcess(cwd, env);
+    const second = await startExchangeProcess(cwd, env, { timeoutMs: 120_000 });
     try {
       expect(JSON.parse(readFileSync(keyFile, 'utf8'))).toEqual(demo);
       expect(await wallets(second.url, demo.apiKey, demo.apiSecret)).toContainEqual([
@@ -72,7 +74,7 @@ describe('server process on the embedded default', () => {
     } finally {
       await second.stop();
     }
-  }, 90_000);
+  }, 300_000);
 
   it('new user: the two seeded demo accounts trade through v2 and see it in v3', async () => {
     const server = await startExchangeProcess(cwd, env);
