@@ -17,7 +17,7 @@
  *   1,050 a GTC slot becomes a cancel (the printed realised mix shows what that moved).
  */
 import { MatchingEngine } from '../src/matching/engine.js';
-import { accountNames, rng, type Stream } from './streams.js';
+import { accountNames, emptyStream, rng, type Stream } from './streams.js';
 
 /** Command kinds of this stream (the shared ones are LIMIT 0, CANCEL 1, MARKET 2). */
 export const GTC = 0;
@@ -76,18 +76,8 @@ export interface ExchangeCoreMix {
 
 export function generateExchangeCore(length: number, seed: number): { stream: Stream; mix: ExchangeCoreMix } {
   const random = rng(seed);
-  const stream: Stream = {
-    name: 'exchange-core',
-    length,
-    kind: new Uint8Array(length),
-    side: new Uint8Array(length),
-    id: new Uint32Array(length),
-    price: new Uint32Array(length),
-    amount: new Uint32Array(length),
-    account: new Uint16Array(length),
-    // Unused here: the kind says GTC or IOC.
-    tif: new Uint8Array(length),
-  };
+  // The kind says GTC or IOC: the stream's `tif` column is unused here.
+  const stream = emptyStream('exchange-core', length);
   const live = new LiveOrders();
   const model = new MatchingEngine({ id: 'model', pricePrecision: 0, amountPrecision: 0 });
   const mid = 1_000_000;

@@ -144,12 +144,10 @@ class Pool {
  * tick away from the other side, so none trades), and of the limits 10 % are IOC and 10 % FOK; the
  * rest draws from the same generator, so the mix of the others stays as in the plain stream.
  */
-export function generate(shape: StreamShape, length: number, seed: number, options = false): Stream {
-  const random = rng(seed);
-  /** Total amount (filled + remaining) of each live order, for the amends' new totals. */
-  const totals = new Map<number, number>();
-  const stream: Stream = {
-    name: shape.name,
+/** A stream of `length` commands, every column zero, for a generator to fill. */
+export function emptyStream(name: string, length: number): Stream {
+  return {
+    name,
     length,
     kind: new Uint8Array(length),
     side: new Uint8Array(length),
@@ -159,6 +157,13 @@ export function generate(shape: StreamShape, length: number, seed: number, optio
     account: new Uint16Array(length),
     tif: new Uint8Array(length),
   };
+}
+
+export function generate(shape: StreamShape, length: number, seed: number, options = false): Stream {
+  const random = rng(seed);
+  /** Total amount (filled + remaining) of each live order, for the amends' new totals. */
+  const totals = new Map<number, number>();
+  const stream = emptyStream(shape.name, length);
   const live = new Pool();
   const model = new MatchingEngine({ id: 'model', pricePrecision: 0, amountPrecision: 0 });
   let nextId = 1;
