@@ -24,21 +24,11 @@ export type V3Order = [
   string,
 ];
 
-/** The last element (after the fee currency): the trade was between two orders of one account. */
-export type V3Trade = [
-  number,
-  string,
-  number,
-  number,
-  string,
-  string,
-  null,
-  null,
-  1 | -1,
-  string,
-  string,
-  boolean,
-];
+/**
+ * The spec's 11 items. The self-trade flag (issue 43) is not appended: the spec fixes the array at 11
+ * items and a client may check that; v2's trade objects and the feed's frames carry `self_trade`.
+ */
+export type V3Trade = [number, string, number, number, string, string, null, null, 1 | -1, string, string];
 
 /** The base amount of an order: its amount, or what it executed for a market order by quote. */
 function originalAmount(order: OrderRow): bigint {
@@ -98,7 +88,6 @@ export function v3Trade(market: TradingMarket, trade: TradeRow, order: OrderRow)
     taker ? -1 : 1,
     buyer ? market.formatAmount(trade.buyerFee) : market.formatTotal(trade.sellerFee),
     buyer ? market.base : market.quote,
-    trade.selfTrade === true,
   ];
 }
 

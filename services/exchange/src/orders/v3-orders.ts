@@ -25,9 +25,9 @@ const V3OrderSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.
   description:
     '[id, null, null, market, created ms, updated ms, volume, original volume (< 0 sell), LIMIT|MARKET, null x4, status, null, null, price, average price]',
 });
-const V3TradeSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.Null(), Type.Boolean()]), {
+const V3TradeSchema = Type.Array(Type.Union([Type.String(), Type.Number(), Type.Null()]), {
   description:
-    '[trade id, market, time ms, order id, amount, rate, null, null, 1 maker | -1 taker, fee, fee currency, self-trade (both orders one account’s, stp none)]',
+    '[trade id, market, time ms, order id, amount, rate, null, null, 1 maker | -1 taker, fee, fee currency]',
 });
 export const CancelledSchema = Type.Object({
   id: Type.Integer(),

@@ -110,8 +110,6 @@ export function tradingContract(target: Target): void {
         1,
         '0.0002',
         'btc',
-        // Not a self-trade: two accounts.
-        false,
       ]);
       const sellerTrades = await other.v3(`/v3/auth/r/order/btcuah:${sell.json().id}/trades`);
       // The seller is the taker: 0.2 % of 300000 UAH = 600 UAH.
@@ -127,8 +125,6 @@ export function tradingContract(target: Target): void {
         -1,
         '600',
         'uah',
-        // Not a self-trade: two accounts.
-        false,
       ]);
 
       const tickers = await app.inject({ method: 'GET', url: '/v3/tickers?symbols=btcuah' });
