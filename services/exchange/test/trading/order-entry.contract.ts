@@ -139,7 +139,7 @@ export function orderEntryContract(target: Target): void {
       expect((await reconcile(target.db())).problems).toEqual([]);
     });
 
-    it('a self-trade (stp none) is flagged in the v2 trade list (v3 keeps the spec\'s 11 items); STP and FOK ends keep their reason', async () => {
+    it("a self-trade (stp none) is flagged in the v2 trade list (v3 keeps the spec's 11 items); STP and FOK ends keep their reason", async () => {
       // Far above the book of the tests before, so that only the demo's own orders meet here.
       const sell = (await submit(demo, { amount: '-0.02', price: '5000000' })).json()[0] as number;
       const buy = await submit(demo, { amount: '0.01', price: '5000000', stp: 'none' });
