@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { BlogConfig } from './config.js';
 import { seedState } from './domain/seed.js';
-import type { BlogContext } from './graphql/context.js';
+import { type BlogContext, STORE_UNAVAILABLE_MESSAGE } from './graphql/context.js';
 import { mutationResolvers } from './graphql/mutation-resolvers.js';
 import { queryResolvers } from './graphql/query-resolvers.js';
 import { typeDefs } from './graphql/schema.js';
@@ -162,6 +162,17 @@ export async function buildApp(
         response,
         409,
         JSON.stringify({ errors: [{ message, extensions: { code: 'IDEMPOTENT_ANSWER_LOST' } }] }),
+      );
+      return;
+    }
+    if (decision.kind === 'unavailable') {
+      sendJson(
+        response,
+        503,
+        JSON.stringify({
+          errors: [{ message: STORE_UNAVAILABLE_MESSAGE, extensions: { code: 'STORE_UNAVAILABLE' } }],
+        }),
+        { 'retry-after': '1' },
       );
       return;
     }

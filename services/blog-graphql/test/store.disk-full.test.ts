@@ -3,10 +3,12 @@ import { mkdtemp, open, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { DEVELOPMENT_AUTH_TOKEN } from '../src/config.js';
 import { createContent } from '../src/domain/content.js';
 import { seedState } from '../src/domain/seed.js';
 import type { IdempotencyBounds } from '../src/idempotency/records.js';
 import { BlogStore, StoreWriteError } from '../src/store/file-store.js';
+import { listenBlog } from './support/blog-server.js';
 
 // Issue 41's leftover: a journal line that could not be written (disk full) left its change in
 // memory, visible to every later read and folded into the next snapshot, although its request
@@ -75,4 +77,45 @@ it('a change the disk refused is not kept in memory, nor one made on top of it; 
   const again = await BlogStore.open(dir, seedState, { bounds: BOUNDS, now: () => NOW });
   expect(titles(again)).toEqual([...before, 'after']);
   await again.close();
+});
+
+it('over HTTP, a change the disk refused answers STORE_UNAVAILABLE (not a masked error), and its Idempotency-Key is free to retry', async () => {
+  const { app, url } = await listenBlog(dir, { BLOG_SEED: 'false' });
+  const create = (title: string, key: string) =>
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${DEVELOPMENT_AUTH_TOKEN}`,
+        'idempotency-key': key,
+      },
+      body: JSON.stringify({
+        query: 'mutation ($input: CreatePostInput!) { createPost(input: $input) { post { title } } }',
+        variables: { input: { title } },
+      }),
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as {
+        data?: { createPost: { post: { title: string } } | null } | null;
+        errors?: Array<{ message: string; extensions?: { code?: string } }>;
+      },
+    }));
+  try {
+    const filler = await fill();
+    const big = 'refused'.padEnd(3 * 4096, '.');
+    const refused = await create(big, 'key-1');
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');
+    expect(refused.body.errors?.[0]?.message).toMatch(/was kept/);
+    // While memory is read back from the files, later changes are refused the same way, never masked.
+    const next = await create('also refused', 'key-2');
+    if (next.body.errors) expect(next.body.errors[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');
+    await unlink(filler);
+    const retried = await create(big, 'key-1');
+    expect(retried.body.errors).toBeUndefined();
+    expect(retried.body.data?.createPost?.post.title).toBe(big);
+    // Taken once: the refused attempt left nothing behind.
+    expect(app.store.current.posts.filter((post) => post.title === big)).toHaveLength(1);
+  } finally {
+    await app.close();
+  }
 });

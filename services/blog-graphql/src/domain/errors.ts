@@ -5,7 +5,9 @@ export type BlogErrorCode =
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'IDEMPOTENCY_KEY_REUSED'
-  | 'IDEMPOTENT_ANSWER_LOST';
+  | 'IDEMPOTENT_ANSWER_LOST'
+  /** The change could not be written to the journal (disk full, I/O error): nothing was kept; retry later. */
+  | 'STORE_UNAVAILABLE';
 
 export interface BlogFailure {
   readonly ok: false;

@@ -5,7 +5,7 @@ import type { BlogState } from '../domain/model.js';
 import type { IdempotencyKeyRecord, PendingRecord } from '../idempotency/guard.js';
 import type { GraphQLRequestParts } from '../idempotency/request-hash.js';
 import type { ListBudget } from '../limits/list-budget.js';
-import type { BlogStore } from '../store/file-store.js';
+import { type BlogStore, StoreWriteError } from '../store/file-store.js';
 
 export interface BlogContext {
   readonly store: BlogStore;
@@ -48,8 +48,42 @@ export async function mutateOrThrow<T>(
     pending && !pending.reserved
       ? { key: pending.recordKey, record: { ...pending.record, body: null, storedAt: context.now() } }
       : undefined;
-  const outcome = await context.store.mutate(change, reserve);
+  const outcome = await mutateStore(context.store, change, reserve);
   if (!outcome.ok) throw toGraphQLError(outcome);
   if (pending) pending.reserved = true;
   return outcome.value;
+}
+
+export const STORE_UNAVAILABLE_MESSAGE =
+  'The blog could not write to its data files (disk full or failing): nothing of this request was kept. Retry later.';
+
+/** Errors of the journal's file system: the change was not kept, and may be taken again later. */
+const WRITE_FAILURE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG']);
+
+function isWriteFailure(error: unknown): boolean {
+  if (error instanceof StoreWriteError) return true;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && WRITE_FAILURE_CODES.has(code);
+}
+
+/**
+ * The store's change, with a journal that could not be written answered as the blog's
+ * `STORE_UNAVAILABLE` error instead of graphql-yoga's masked "Unexpected error.": the client (and
+ * the proxy's replay, which retries it with backoff) can tell "nothing was kept, try again" from a bug.
+ */
+async function mutateStore<T>(
+  store: BlogStore,
+  change: (draft: BlogState) => Outcome<T>,
+  reserve: Parameters<BlogStore['mutate']>[1],
+): Promise<Outcome<T>> {
+  try {
+    return await store.mutate(change, reserve);
+  } catch (error) {
+    if (!isWriteFailure(error)) throw error;
+    return {
+      ok: false,
+      code: 'STORE_UNAVAILABLE',
+      message: STORE_UNAVAILABLE_MESSAGE,
+    };
+  }
 }

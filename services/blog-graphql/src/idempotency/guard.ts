@@ -29,7 +29,9 @@ export type IdempotencyKeyRecord =
       readonly arrivals: number;
     }
   /** The key's record is of another request (another operation or other variables). */
-  | { readonly state: 'OTHER_REQUEST' };
+  | { readonly state: 'OTHER_REQUEST' }
+  /** The store is reading itself back after a failed write: ask again later. */
+  | { readonly state: 'STORE_UNAVAILABLE' };
 
 /** How many keys' arrival counts are kept (the oldest are forgotten first). */
 const ARRIVALS_KEPT = 100_000;
@@ -48,6 +50,8 @@ export type IdempotencyDecision =
   | { kind: 'replay'; body: string }
   | { kind: 'conflict' }
   | { kind: 'lost' }
+  /** The store is reading itself back after a failed write: its records are not facts yet. */
+  | { kind: 'unavailable' }
   | { kind: 'execute'; pending: PendingRecord };
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -72,6 +76,7 @@ export class IdempotencyGuard {
     this.countArrival(recordKey);
     const requestHash = sha256(body);
     await this.settled(recordKey);
+    if (!(await this.store.consistent())) return { kind: 'unavailable' };
     const stored = this.store.answers.get(recordKey, this.now());
     if (stored !== undefined) {
       if (stored.requestHash !== requestHash) return { kind: 'conflict' };
@@ -109,6 +114,7 @@ export class IdempotencyGuard {
   ): Promise<IdempotencyKeyRecord> {
     const recordKey = recordKeyOf(key, sha256(authorization));
     await this.settled(recordKey);
+    if (!(await this.store.consistent())) return { state: 'STORE_UNAVAILABLE' };
     const arrivals = this.arrivals.get(recordKey) ?? 0;
     const stored = this.store.answers.get(recordKey, this.now());
     if (stored === undefined) return { state: 'NOT_APPLIED', response: null, arrivals };

@@ -1,5 +1,5 @@
 import type { BlogContext } from '../graphql/context.js';
-import { toGraphQLError } from '../graphql/context.js';
+import { STORE_UNAVAILABLE_MESSAGE, toGraphQLError } from '../graphql/context.js';
 
 /**
  * `idempotencyKey(key, query, variables, operationName)`: what the blog knows of a request sent with
@@ -70,6 +70,9 @@ export const idempotencyResolvers = {
         response: null,
         arrivals: 0,
       };
+      if (record.state === 'STORE_UNAVAILABLE') {
+        throw toGraphQLError({ ok: false, code: 'STORE_UNAVAILABLE', message: STORE_UNAVAILABLE_MESSAGE });
+      }
       if (record.state === 'OTHER_REQUEST') {
         throw toGraphQLError({
           ok: false,

@@ -382,6 +382,19 @@ export class BlogStore {
     await this.writing;
   }
 
+  /**
+   * True once memory is known to match the files: after a failed write, waits for (or starts) the
+   * read back. Until then memory may hold a change, or an idempotency reservation, that was never
+   * written: a reader that must not mistake one for a fact (the idempotency guard) asks this first.
+   * False while the files cannot be read back either.
+   */
+  async consistent(): Promise<boolean> {
+    if (this.failedWrite === undefined) return true;
+    if (!this.failedWrite.recovering) this.writing = this.writing.then(() => this.recover());
+    await this.writing;
+    return this.failedWrite === undefined;
+  }
+
   async close(): Promise<void> {
     await this.flush();
     await this.journal.close();

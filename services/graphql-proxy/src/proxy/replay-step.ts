@@ -129,6 +129,9 @@ async function lookUpKey(deps: ReplayStepDeps, item: QueuedMutation): Promise<Ke
   if (outcome.kind === 'unavailable') return outcome;
   const record = (outcome.body.data as { idempotencyKey?: KeyRecord | null } | null | undefined)
     ?.idempotencyKey;
+  if (isStoreUnavailable(outcome.body)) {
+    return { kind: 'unavailable', reason: outcome.body.errors?.[0]?.message ?? 'STORE_UNAVAILABLE' };
+  }
   if (outcome.body.errors?.[0]?.extensions?.code === 'IDEMPOTENCY_KEY_REUSED') {
     return { kind: 'reused', status: outcome.status, body: outcome.body };
   }
@@ -139,6 +142,18 @@ async function lookUpKey(deps: ReplayStepDeps, item: QueuedMutation): Promise<Ke
     };
   }
   return { kind: 'record', record };
+}
+
+/**
+ * The blog's "nothing was kept, try later" (its disk full or failing; services/blog-graphql README):
+ * a transient state, retried with backoff like an unreachable upstream, not kept as a rejection. Only
+ * when nothing of the request was applied (no data): a document whose first mutation was applied
+ * before the store failed has its answer stored under its key, and is settled as that answer.
+ */
+function isStoreUnavailable(body: GraphQLResponseBody): boolean {
+  if (body.errors?.[0]?.extensions?.code !== 'STORE_UNAVAILABLE') return false;
+  const data = body.data as Record<string, unknown> | null | undefined;
+  return data == null || Object.values(data).every((value) => value === null);
 }
 
 function answerOf(text: string): GraphQLResponseBody | undefined {
@@ -254,6 +269,9 @@ export async function replayStep(
   });
   deps.monitor.record(outcome);
   if (outcome.kind === 'unavailable') return retry(deps, item, outcome.reason);
+  if (isStoreUnavailable(outcome.body)) {
+    return retry(deps, item, outcome.body.errors?.[0]?.message ?? 'STORE_UNAVAILABLE');
+  }
   return verdictOf(deps, item, outcome.status, outcome.body, false);
 }
 
