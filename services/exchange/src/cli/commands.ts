@@ -19,6 +19,7 @@ import {
   setApiKeyEnabled,
   setApiKeyStp,
 } from '../apikeys/store.js';
+import { runSwitchCommand, SWITCH_USAGE, SwitchCommandError } from '../cancel-all/operator.js';
 import { CLUSTER_USAGE, ClusterCommandError, clusterStatus, marketCommand } from '../cluster/operator.js';
 import { CODE_USAGE, CodeCommandError, runCodeCommand } from '../codes/operator.js';
 import type { SecretBox } from '../crypto/secret-box.js';
@@ -72,6 +73,7 @@ export const USAGE = `usage: exchange-admin <command>
   deposit confirm <txid> --confirmations <n>    sandbox custody: the transfer reaches n confirmations
 ${CODE_USAGE}
 ${WITHDRAW_ADDRESS_USAGE}
+${SWITCH_USAGE}
 ${MAIL_USAGE}
 ${CLUSTER_USAGE}
 ${FIAT_USAGE}`;
@@ -331,6 +333,15 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
           ctx.print(await runWithdrawAddressCommand(ctx, sub, positionals[2]));
         } catch (error) {
           if (error instanceof WithdrawAddressCommandError) throw new CliError(error.message);
+          throw error;
+        }
+        return 0;
+      }
+      if (command === 'switch') {
+        try {
+          ctx.print(await runSwitchCommand(ctx, sub, positionals[2]));
+        } catch (error) {
+          if (error instanceof SwitchCommandError) throw new CliError(error.message);
           throw error;
         }
         return 0;

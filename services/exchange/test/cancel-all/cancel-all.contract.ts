@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { Target } from '../support/targets.js';
+import { runCli } from '../../src/cli/commands.js';
+import { reference, secretBox, type Target } from '../support/targets.js';
 import { lockedOf, restingBuy, statesOf, tradingAccount, tradingKey, useServer } from './support.js';
 
 /** Polls until `done` answers true, or fails after `ms`. */
@@ -160,6 +161,45 @@ export function cancelAllContract(target: Target): void {
       await until(async () => (await statesOf(db(), [ofA]))[ofA] === 'cancel', 4_000);
       expect(Number(await updatedAt([ofA])) - trigger).toBeLessThan(1_000);
       expect((await statesOf(db(), [ofB]))[ofB]).toBe('wait');
+    });
+
+    it('the operator lists switches (armed, then fired) and clears one before it fires', async () => {
+      const admin = async (...argv: string[]) => {
+        let output: unknown;
+        const code = await runCli(argv, { db: db(), reference, secretBox, print: (v) => (output = v) });
+        return { code, output: output as Array<Record<string, unknown>> | Record<string, unknown> };
+      };
+      const account = await tradingAccount(db());
+      const a = await tradingKey(db(), account.id, server.url);
+      const b = await tradingKey(db(), account.id, server.url);
+      const ofA = await restingBuy(a.call);
+      const ofB = await restingBuy(b.call);
+      const armedA = await a.call('/v3/order/cancel-all-after', { timeout: 2 });
+      await b.call('/v3/order/cancel-all-after', { timeout: 2 });
+      const listed = (await admin('switch', 'list', String(account.id))).output as Array<
+        Record<string, unknown>
+      >;
+      expect(listed.map((row) => [row['api_key'], row['state']]).sort()).toEqual(
+        [
+          [a.apiKey, 'armed'],
+          [b.apiKey, 'armed'],
+        ].sort(),
+      );
+      expect(listed.find((row) => row['api_key'] === a.apiKey)?.['trigger_time']).toBe(
+        new Date(Date.parse(armedA.body.trigger_time)).toISOString(),
+      );
+      const cleared = await admin('switch', 'clear', b.apiKey);
+      expect(cleared.output).toMatchObject({ api_key: b.apiKey, state: 'disabled', trigger_time: null });
+      await until(async () => (await statesOf(db(), [ofA]))[ofA] === 'cancel', 5_000);
+      await sleep(300);
+      expect((await statesOf(db(), [ofB]))[ofB]).toBe('wait');
+      const after = (await admin('switch', 'list', String(account.id))).output as Array<
+        Record<string, unknown>
+      >;
+      expect(after.find((row) => row['api_key'] === a.apiKey)).toMatchObject({ state: 'fired' });
+      expect(after.find((row) => row['api_key'] === b.apiKey)).toMatchObject({ state: 'disabled' });
+      await expect(admin('switch', 'clear', 'no-such-key')).rejects.toThrow(/no switch/);
+      await expect(admin('switch', 'list', 'nobody@example.com')).rejects.toThrow(/no account/);
     });
   });
 }
