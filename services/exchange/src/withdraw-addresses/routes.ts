@@ -29,6 +29,9 @@ const EntrySchema = Type.Object(
     usable_at: Type.Union([Type.String(), Type.Null()], {
       description: 'ISO 8601: WITHDRAW_ADDRESS_LOCK_S after the confirmation; null until confirmed',
     }),
+    ended_at: Type.Union([Type.String(), Type.Null()], {
+      description: 'ISO 8601: when it was deleted, revoked, canceled or expired; null while live',
+    }),
   },
   { description: 'withdrawal address book entry' },
 );
@@ -115,10 +118,16 @@ export function withdrawAddressRoutes(app: App, deps: RouteDeps, book: WithdrawA
       preValidation: v3Auth(deps.auth, 'read'),
       schema: {
         ...signed,
-        summary: 'The address book: live entries, newest first',
+        summary: 'The address book: live entries, newest first (with include_ended, ended ones too)',
         body: Type.Object({
           currency: Type.Optional(
             Type.String({ minLength: 1, maxLength: 12, description: 'only this coin' }),
+          ),
+          include_ended: Type.Optional(
+            Type.Boolean({
+              description:
+                'also the entries that ended (deleted, revoked, canceled, expired): who removed an address, and when; at most 1,000 rows',
+            }),
           ),
         }),
         response: { 200: Type.Array(EntrySchema), ...errorResponses },
@@ -130,9 +139,12 @@ export function withdrawAddressRoutes(app: App, deps: RouteDeps, book: WithdrawA
       if (code !== undefined && !currency)
         throw new ApiError('unknown_currency', `unknown currency "${code}"`);
       const now = deps.now();
-      return (await book.list(request.auth!.accountId, currency?.code)).map((entry) =>
-        entryObject(entry, now),
+      const entries = await book.list(
+        request.auth!.accountId,
+        currency?.code,
+        request.body.include_ended === true,
       );
+      return entries.map((entry) => entryObject(entry, now));
     },
   );
 

@@ -142,8 +142,9 @@ export class WithdrawAddresses {
   }
 
   /** The live entries of an account (optionally of one currency), newest first. */
-  list(accountId: number, currency?: string): Promise<StoredEntry[]> {
-    return listEntries(this.options.db, accountId, { currency, liveOnly: true });
+  /** Live entries, newest first; with `includeEnded` the ended ones too (the owner's history). */
+  list(accountId: number, currency?: string, includeEnded = false): Promise<StoredEntry[]> {
+    return listEntries(this.options.db, accountId, { currency, liveOnly: !includeEnded });
   }
 
   /**

@@ -12,6 +12,7 @@ export function entryObject(entry: StoredEntry, now: number) {
     status: shownStatus(stateOf(entry), now),
     created_at: entry.createdAt.toISOString(),
     usable_at: entry.usableAt?.toISOString() ?? null,
+    ended_at: entry.endedAt?.toISOString() ?? null,
   };
 }
 
@@ -24,6 +25,5 @@ export function operatorEntry(entry: StoredEntry, now: number) {
     storedStatus: entry.status,
     confirmExpiresAt: entry.confirmExpiresAt?.toISOString() ?? null,
     confirmedAt: entry.confirmedAt?.toISOString() ?? null,
-    endedAt: entry.endedAt?.toISOString() ?? null,
   };
 }

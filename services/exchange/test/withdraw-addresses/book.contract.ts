@@ -88,6 +88,7 @@ export function bookContract(target: Target): void {
         status: 'active',
         created_at: expect.any(String),
         usable_at: added.body.created_at,
+        ended_at: null,
       });
       // The owner hears of it (no confirmation is needed on this account); the label is not in the mail.
       const notice = await mailTo(account.email, `(entry ${added.body.id})`);
@@ -367,6 +368,17 @@ export function bookContract(target: Target): void {
       );
       expect((await owner('/v3/auth/withdraw/addresses/delete', { id: entry.id })).status).toBe(404);
       expect((await owner('/v3/auth/withdraw/addresses/list')).body).toEqual([]);
+      // The owner's history: ended entries with include_ended, when they ended; never another's.
+      const history = (await owner('/v3/auth/withdraw/addresses/list', { include_ended: true })).body;
+      expect(history).toMatchObject([{ id: entry.id, status: 'deleted', address: BTC }]);
+      expect(Date.parse(history[0].ended_at)).toBeGreaterThan(0);
+      expect(entry.ended_at).toBeNull();
+      expect((await strangerKey('/v3/auth/withdraw/addresses/list', { include_ended: true })).body).toEqual(
+        [],
+      );
+      expect(
+        (await owner('/v3/auth/withdraw/addresses/list', { include_ended: 'yes' })).body.error.name,
+      ).toBe('validation_failed');
       await open().wallet.tick();
       expect(await sentTransfers(account.id)).toBe(0);
 
