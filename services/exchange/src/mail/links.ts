@@ -89,12 +89,18 @@ export class ActionLinks {
     this.handlers.set(purpose, handler);
   }
 
-  /** Creates the link pair of `subject` in the caller's transaction (so it exists iff the subject does). */
-  async issue(tx: Sql, subject: LinkSubject): Promise<IssuedLinks> {
+  /**
+   * Creates the link pair of `subject` in the caller's transaction (so it exists iff the subject
+   * does), valid for the configured time unless `expiresAt` says otherwise.
+   */
+  async issue(
+    tx: Sql,
+    subject: LinkSubject,
+    expiresAt = new Date(this.options.now() + this.options.ttlMs),
+  ): Promise<IssuedLinks> {
     if (!this.handlers.has(subject.purpose)) throw new Error(`no link handler for "${subject.purpose}"`);
     const confirm = randomBytes(32).toString('base64url');
     const cancel = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(this.options.now() + this.options.ttlMs);
     await tx.query(
       `INSERT INTO action_links (purpose, subject_id, account_id, confirm_hash, cancel_hash, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -41,7 +41,12 @@ export function confirmationMail(
   };
 }
 
-export function noticeMail(to: string, entry: StoredEntry): OutgoingMail {
+/**
+ * The notice of an entry that needed no confirmation: the lock is worth something only if the owner
+ * hears of the address, and can stop it without an API key (a stolen one added it): the cancel link
+ * works until the lock ends (none with a lock of 0).
+ */
+export function noticeMail(to: string, entry: StoredEntry, links?: IssuedLinks): OutgoingMail {
   return {
     to,
     subject: `A ${entry.currency.toUpperCase()} withdrawal address was added (entry ${entry.id})`,
@@ -49,7 +54,8 @@ export function noticeMail(to: string, entry: StoredEntry): OutgoingMail {
       `A withdrawal address was added to your address book: ${destinationOf(entry)}.`,
       `It can be used from ${entry.usableAt?.toISOString() ?? 'its confirmation'} on.`,
       '',
-      'If you did not add it, delete it before then (POST /v3/auth/withdraw/addresses/delete with',
+      ...(links ? [`If you did not add it, cancel it before then: ${links.cancelUrl}`, ''] : []),
+      `${links ? 'Or' : 'If you did not add it,'} delete it (POST /v3/auth/withdraw/addresses/delete with`,
       `{"id": ${entry.id}}) or ask support to revoke it, and change your API keys.`,
     ].join('\n'),
   };
@@ -74,7 +80,13 @@ export function entryMail(deps: EntryMailDeps): EntryMail {
     },
     send: (entry, to, issued) =>
       deps.mailer.send(confirmationMail(to, entry, issued as IssuedLinks, deps.lockMs)),
-    notify: (entry, to) => deps.mailer.send(noticeMail(to, entry)),
+    issueNotice: (tx, entry) =>
+      deps.links.issue(
+        tx,
+        { purpose: LINK_PURPOSE, subjectId: entry.id, accountId: entry.accountId },
+        entry.usableAt ?? undefined,
+      ),
+    notify: (entry, to, issued) => deps.mailer.send(noticeMail(to, entry, issued as IssuedLinks | undefined)),
   };
 }
 

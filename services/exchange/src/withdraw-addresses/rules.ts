@@ -83,10 +83,11 @@ export function destinationVerdict(entry: EntryState | undefined, now: number): 
 }
 
 /**
- * `confirm`: the owner's e-mailed confirm link; `decline`: its cancel link; `delete`: the owner (API);
- * `revoke`: an operator. Ending an entry is allowed from any live status.
+ * `confirm`: the owner's e-mailed confirm link; `decline`: its cancel link; `disown`: the cancel link
+ * of the notice an entry that needed no confirmation sends (valid while it is locked); `delete`: the
+ * owner (API); `revoke`: an operator. Ending an entry is allowed from any live status.
  */
-export type EntryAction = 'confirm' | 'decline' | 'delete' | 'revoke';
+export type EntryAction = 'confirm' | 'decline' | 'disown' | 'delete' | 'revoke';
 
 export type EntryTransition =
   | { readonly ok: true; readonly status: StoredStatus }
@@ -102,6 +103,10 @@ export function entryTransition(entry: EntryState, action: EntryAction, now: num
         return { ok: false, detail: `the entry is ${shown}, not awaiting confirmation` };
       }
       return { ok: true, status: action === 'confirm' ? 'confirmed' : 'canceled' };
+    case 'disown':
+      // The notice's link expires with the lock; an entry already usable is deleted through the API.
+      if (shown !== 'locked') return { ok: false, detail: `the entry is ${shown}, not locked` };
+      return { ok: true, status: 'canceled' };
     case 'delete':
     case 'revoke':
       if (!LIVE_STATUSES.includes(entry.status)) return { ok: false, detail: `the entry is ${shown}` };

@@ -57,7 +57,9 @@ export interface NewAddress {
 export interface EntryMail {
   issue(tx: Sql, entry: StoredEntry): Promise<unknown>;
   send(entry: StoredEntry, to: string, issued: unknown): Promise<void>;
-  notify(entry: StoredEntry, to: string): Promise<void>;
+  /** The notice's cancel link, valid until the entry's lock ends (in the creating transaction). */
+  issueNotice(tx: Sql, entry: StoredEntry): Promise<unknown>;
+  notify(entry: StoredEntry, to: string, issued: unknown): Promise<void>;
 }
 
 export interface WithdrawAddressesOptions {
@@ -74,8 +76,11 @@ export interface WithdrawAddressesOptions {
 const fail = (error: AddressError, detail: string): AddressFailure => ({ ok: false, error, detail });
 
 /** Where each way of ending an entry leaves the withdrawals it allowed. */
-const END_NOTE: Record<'delete' | 'revoke', string> = {
+type EndAction = 'delete' | 'revoke' | 'disown';
+
+const END_NOTE: Record<EndAction, string> = {
   delete: 'the withdrawal address was deleted from the address book',
+  disown: "the withdrawal address was cancelled through the link of the owner's notice",
   revoke: 'the withdrawal address was revoked by an operator',
 };
 
@@ -114,6 +119,8 @@ export class WithdrawAddresses {
           usableAt: byMail ? null : new Date(usableAt(now.getTime(), this.options.lockMs)),
         });
         if (byMail) issued = await mail.issue(tx, row);
+        // A lock of 0: usable at once, nothing to cancel before it is (delete through the API).
+        else if (this.options.lockMs > 0) issued = await mail.issueNotice(tx, row);
         return { ok: true, entry: row };
       });
       if (!created.ok) return created;
@@ -134,7 +141,7 @@ export class WithdrawAddresses {
         return fail('mail_failed', 'the confirmation e-mail could not be sent; the entry was not added');
       }
     } else {
-      await mail.notify(entry, account.email).catch((error: unknown) => {
+      await mail.notify(entry, account.email, issued).catch((error: unknown) => {
         this.log.error({ err: error, entry: entry.id }, 'withdrawal address notice not sent');
       });
     }
@@ -158,29 +165,39 @@ export class WithdrawAddresses {
       if (!entry || (ownerId !== undefined && entry.accountId !== ownerId)) {
         return fail('not_found', `no withdrawal address ${id}`);
       }
-      const now = this.options.now();
-      const next = entryTransition(stateOf(entry), action, now);
-      if (!next.ok) return fail(ownerId === undefined ? 'state' : 'not_found', next.detail);
-      const ended = await changeStatus(tx, id, next.status, new Date(now));
-      const canceledWithdrawals: number[] = [];
-      const alreadySending: number[] = [];
-      for (const withdrawal of await withdrawalsAllowedBy(tx, id)) {
-        const released =
-          withdrawal.status !== 'sending' &&
-          (await releaseWithdrawal(tx, withdrawal.id, 'canceled', END_NOTE[action], [
-            'awaiting_confirmation',
-            'queued',
-          ]));
-        (released ? canceledWithdrawals : alreadySending).push(withdrawal.id);
-      }
-      if (alreadySending.length > 0) {
-        this.log.warn(
-          { entry: id, withdrawals: alreadySending },
-          'withdrawal address ended while withdrawals it allowed were already sending',
-        );
-      }
-      return { ok: true, entry: ended, canceledWithdrawals, alreadySending };
+      return this.endLocked(tx, entry, action, ownerId === undefined ? 'state' : 'not_found');
     });
+  }
+
+  /** Ends an entry locked by the caller's transaction, and the withdrawals it allowed not yet sending. */
+  private async endLocked(
+    tx: Sql,
+    entry: StoredEntry,
+    action: EndAction,
+    refusal: 'state' | 'not_found',
+  ): Promise<EndOutcome> {
+    const now = this.options.now();
+    const next = entryTransition(stateOf(entry), action, now);
+    if (!next.ok) return fail(refusal, next.detail);
+    const ended = await changeStatus(tx, entry.id, next.status, new Date(now));
+    const canceledWithdrawals: number[] = [];
+    const alreadySending: number[] = [];
+    for (const withdrawal of await withdrawalsAllowedBy(tx, entry.id)) {
+      const released =
+        withdrawal.status !== 'sending' &&
+        (await releaseWithdrawal(tx, withdrawal.id, 'canceled', END_NOTE[action], [
+          'awaiting_confirmation',
+          'queued',
+        ]));
+      (released ? canceledWithdrawals : alreadySending).push(withdrawal.id);
+    }
+    if (alreadySending.length > 0) {
+      this.log.warn(
+        { entry: entry.id, withdrawals: alreadySending },
+        'withdrawal address ended while withdrawals it allowed were already sending',
+      );
+    }
+    return { ok: true, entry: ended, canceledWithdrawals, alreadySending };
   }
 
   /** The owner's e-mailed link (confirm or cancel), in the link's transaction. */
@@ -191,6 +208,10 @@ export class WithdrawAddresses {
   ): Promise<EntryOutcome> {
     const entry = await lockEntry(tx, id);
     if (!entry) return fail('not_found', `no withdrawal address ${id}`);
+    // The cancel link of a notice (the entry needed no confirmation): ends it as a delete does.
+    if (action === 'decline' && entry.status === 'confirmed') {
+      return this.endLocked(tx, entry, 'disown', 'state');
+    }
     const now = this.options.now();
     const next = entryTransition(stateOf(entry), action, now);
     if (!next.ok) return fail('state', next.detail);

@@ -162,6 +162,38 @@ export function bookContract(target: Target): void {
       expect((await bot('/v3/auth/withdraw', btcWithdrawal(BTC))).status).toBe(200);
     });
 
+    it('the notice of an entry that needed no confirmation carries a cancel link, valid while it is locked', async () => {
+      const account = await fundedAccount(db());
+      const thief = await keyOf(db(), account.id, ['read', 'withdraw'], locked);
+      const bot = await keyOf(db(), account.id, ['withdraw_allowlisted'], locked);
+      const added = (await thief('/v3/auth/withdraw/addresses', { currency: 'btc', address: BTC })).body;
+      expect(added.status).toBe('locked');
+      const notice = await mailTo(account.email, `(entry ${added.id})`);
+      const links = linksOf(notice);
+      expect(links).toHaveLength(1);
+      const cancelled = await postLink(locked, links[0]!);
+      expect(cancelled.status).toBe(200);
+      expect(await cancelled.json()).toMatchObject({ message: expect.stringContaining('cancelled') });
+      expect((await thief('/v3/auth/withdraw/addresses/list')).body).toEqual([]);
+      expect((await thief('/v3/auth/withdraw/addresses/list', { include_ended: true })).body).toMatchObject([
+        { id: added.id, status: 'canceled' },
+      ]);
+      await sleep(Math.max(0, Date.parse(added.usable_at) - Date.now()) + 20);
+      expect((await bot('/v3/auth/withdraw', btcWithdrawal(BTC))).body.error.name).toBe(
+        'address_not_allowlisted',
+      );
+      expect((await postLink(locked, links[0]!)).status).toBe(410);
+
+      // Once the lock is over the link no longer works: the entry is deleted through the API then.
+      const second = (await thief('/v3/auth/withdraw/addresses', { currency: 'btc', address: BTC })).body;
+      const [late] = linksOf(await mailTo(account.email, `(entry ${second.id})`));
+      await sleep(Math.max(0, Date.parse(second.usable_at) - Date.now()) + 20);
+      expect((await postLink(locked, late!)).status).toBe(410);
+      expect((await thief('/v3/auth/withdraw/addresses/list')).body).toMatchObject([
+        { id: second.id, status: 'active' },
+      ]);
+    });
+
     it('with e-mail confirmation on, an entry waits for its link; the lock starts at the confirmation', async () => {
       const account = await fundedAccount(db(), { withdrawConfirmation: true });
       const owner = await keyOf(db(), account.id, ['read', 'withdraw'], locked);

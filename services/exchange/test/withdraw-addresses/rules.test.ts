@@ -73,6 +73,10 @@ describe('address book rules', () => {
     expect(entryTransition(confirmed(T + 1), 'delete', T)).toEqual({ ok: true, status: 'deleted' });
     expect(entryTransition(confirmed(T - 1), 'revoke', T)).toEqual({ ok: true, status: 'revoked' });
     expect(entryTransition(awaiting(T + 1), 'revoke', T)).toEqual({ ok: true, status: 'revoked' });
+    // The notice's cancel link: only while the lock lasts.
+    expect(entryTransition(confirmed(T + 1), 'disown', T)).toEqual({ ok: true, status: 'canceled' });
+    expect(entryTransition(confirmed(T), 'disown', T)).toMatchObject({ ok: false });
+    expect(entryTransition(awaiting(T + 1), 'disown', T)).toMatchObject({ ok: false });
     const deleted: EntryState = { status: 'deleted', usableAt: T, confirmExpiresAt: null };
     expect(entryTransition(deleted, 'delete', T)).toMatchObject({ ok: false });
     expect(entryTransition(deleted, 'revoke', T)).toMatchObject({ ok: false });
