@@ -81,6 +81,24 @@ ${FIAT_USAGE}`;
 /** A refusal to show the operator; exit code 2. */
 export class CliError extends Error {}
 
+/**
+ * Runs one capability's operator command and prints its result; that capability's own refusal
+ * (`refusal`) becomes a CliError (exit code 2), anything else stays a failure.
+ */
+async function printed(
+  ctx: CliContext,
+  refusal: new (message: string) => Error,
+  run: () => Promise<unknown>,
+): Promise<0> {
+  try {
+    ctx.print(await run());
+  } catch (error) {
+    if (error instanceof refusal) throw new CliError(error.message);
+    throw error;
+  }
+  return 0;
+}
+
 async function account(ctx: CliContext, ref: string | undefined): Promise<Account> {
   if (!ref) throw new CliError('name the account by id, e-mail or svcid');
   const found = await findAccount(ctx.db, ref);
@@ -274,78 +292,41 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
     }
     case 'deposit simulate':
     case 'deposit confirm': {
-      if (!ctx.wallet) throw new CliError('the wallet is not available');
-      try {
-        ctx.print(
-          await depositCommand(
-            { db: ctx.db, reference: ctx.reference, wallet: ctx.wallet },
-            [sub!, ...rest],
-            {
-              memo: values.memo,
-              confirmations: values.confirmations,
-            },
-          ),
-        );
-      } catch (error) {
-        if (error instanceof OperatorError) throw new CliError(error.message);
-        throw error;
-      }
-      return 0;
+      const wallet = ctx.wallet;
+      if (!wallet) throw new CliError('the wallet is not available');
+      return printed(ctx, OperatorError, () =>
+        depositCommand({ db: ctx.db, reference: ctx.reference, wallet }, [sub!, ...rest], {
+          memo: values.memo,
+          confirmations: values.confirmations,
+        }),
+      );
     }
     case 'cluster status':
       ctx.print(await clusterStatus(ctx.db));
       return 0;
     case 'market move':
     case 'market pin':
-      try {
-        ctx.print(await marketCommand(ctx.db, sub as 'move' | 'pin', rest[0], rest[1]));
-      } catch (error) {
-        if (error instanceof ClusterCommandError) throw new CliError(error.message);
-        throw error;
-      }
-      return 0;
+      return printed(ctx, ClusterCommandError, () =>
+        marketCommand(ctx.db, sub as 'move' | 'pin', rest[0], rest[1]),
+      );
     default:
       if (command === 'balances') {
         const target = await account(ctx, sub);
         ctx.print({ account: target.id, email: target.email, balances: await balancesView(ctx, target.id) });
         return 0;
       }
-      if (command === 'fiat') {
-        try {
-          ctx.print(await runFiatCommand({ ...ctx, gateway: ctx.gateway }, sub, positionals[2]));
-        } catch (error) {
-          if (error instanceof FiatCommandError) throw new CliError(error.message);
-          throw error;
-        }
-        return 0;
-      }
-      if (command === 'code') {
-        try {
-          ctx.print(await runCodeCommand(ctx, sub, positionals[2], values));
-        } catch (error) {
-          if (error instanceof CodeCommandError) throw new CliError(error.message);
-          throw error;
-        }
-        return 0;
-      }
-      if (command === 'withdraw-address') {
-        try {
-          ctx.print(await runWithdrawAddressCommand(ctx, sub, positionals[2]));
-        } catch (error) {
-          if (error instanceof WithdrawAddressCommandError) throw new CliError(error.message);
-          throw error;
-        }
-        return 0;
-      }
-      if (command === 'switch') {
-        try {
-          ctx.print(await runSwitchCommand(ctx, sub, positionals[2]));
-        } catch (error) {
-          if (error instanceof SwitchCommandError) throw new CliError(error.message);
-          throw error;
-        }
-        return 0;
-      }
+      if (command === 'fiat')
+        return printed(ctx, FiatCommandError, () =>
+          runFiatCommand({ ...ctx, gateway: ctx.gateway }, sub, positionals[2]),
+        );
+      if (command === 'code')
+        return printed(ctx, CodeCommandError, () => runCodeCommand(ctx, sub, positionals[2], values));
+      if (command === 'withdraw-address')
+        return printed(ctx, WithdrawAddressCommandError, () =>
+          runWithdrawAddressCommand(ctx, sub, positionals[2]),
+        );
+      if (command === 'switch')
+        return printed(ctx, SwitchCommandError, () => runSwitchCommand(ctx, sub, positionals[2]));
       if (command === 'reconcile') {
         const report = await reconcile(ctx.db);
         await recordReconcileRun(ctx.db, report);
