@@ -260,14 +260,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     scanning = true;
     try {
       const ids = await store.due(now(), settings.concurrency * 2);
-      // Subscriptions due that no sender here has, and no slot for them: lingering senders give
-      // theirs up (those in their GATHER_MS pause too, see `linger`).
+      // A subscription due that no sender has, and no slot for it: lingering senders give theirs
+      // up (those in their GATHER_MS pause too, see `linger`).
       starved = false;
       for (const id of ids) {
         if (closed) break;
         if (working.has(id)) continue;
         if (working.size >= settings.concurrency) {
-          starved = true;
+          // No room here. Only a subscription no other instance is sending is worth a slot (else
+          // two instances full of lingering senders would make each other's give theirs up at every
+          // scan): its lock, tried once per scan, says so. Let go at once; the next scan takes it.
+          if (await locks.tryAcquire(id)) {
+            await locks.release(id);
+            starved = true;
+          }
           break;
         }
         if (!(await locks.tryAcquire(id))) continue;
