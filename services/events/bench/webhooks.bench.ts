@@ -266,10 +266,7 @@ async function bareRate(url: string, body: string, count: number, parallel: numb
   return count / ((performance.now() - start) / 1000);
 }
 
-async function drainPhase(
-  sink: { url: string; count(): Promise<number> },
-  subscriptions: number,
-): Promise<void> {
+async function drainPhase(sink: Sink, subscriptions: number): Promise<void> {
   const db = await database();
   let proc: ServiceProcess | undefined;
   try {
@@ -289,6 +286,7 @@ async function drainPhase(
     const before = await sink.count();
     const total = Number(visible[0]?.n) * subscriptions;
     proc = await server(db, ENV);
+    const admin = createPgClient({ url: db.url, poolMax: 1 });
     let first = Number.NaN;
     await until(
       'the first delivery',
@@ -299,9 +297,24 @@ async function drainPhase(
       60_000,
       5,
     );
+    // CPU of the drain (us per message) from the first delivery on: the server (its sender thread
+    // included), PostgreSQL's backends of this database and the receiver.
+    const tree = (pid: number | undefined): number =>
+      pid === undefined ? Number.NaN : cpuMicros(processTree(pid));
+    const serverBefore = tree(proc.pid);
+    const receiverBefore = tree(sink.proc.pid);
+    const pgBefore = await pgState(admin, db);
     const firstCount = await sink.count();
     await until('the backlog delivered', async () => (await sink.count()) - before >= total, 600_000, 20);
     const rate = (total - (firstCount - before)) / ((performance.now() - first) / 1000);
+    const sent = total - (firstCount - before);
+    const serverUs = (tree(proc.pid) - serverBefore) / sent;
+    const receiverUs = (tree(sink.proc.pid) - receiverBefore) / sent;
+    const pgAfter = await pgState(admin, db);
+    await admin.close();
+    let pgUs = 0;
+    for (const [pid, after] of pgAfter.cpu) pgUs += after - (pgBefore.cpu.get(pid) ?? 0);
+    pgUs /= sent;
     const body = JSON.stringify({
       type: 'event.created',
       timestamp: new Date().toISOString(),
@@ -311,16 +324,19 @@ async function drainPhase(
         body: `## Agenda\n${'Talks, demos and a long Markdown description. '.repeat(6)}`,
       },
     });
-    const anchor = await bareRate(
-      `${sink.url}/hook/anchor`,
-      body,
-      Math.min(total, 5_000),
-      subscriptions === 1 ? 1 : 8,
-    );
+    const anchorCpu = process.cpuUsage();
+    const anchorCount = Math.min(total, 5_000);
+    const anchor = await bareRate(`${sink.url}/hook/anchor`, body, anchorCount, subscriptions === 1 ? 1 : 8);
+    const { user, system } = process.cpuUsage(anchorCpu);
+    const anchorUs = (user + system) / anchorCount;
     console.log(
       `deliveries, ${subscriptions} subscription${subscriptions === 1 ? '' : 's'}: ${total} messages at ${rate.toFixed(0)}/s ` +
         `(target >= 1000/s) ${rate >= 1000 ? 'OK' : 'BELOW'}; bare POST loop ${subscriptions === 1 ? '1' : '8'} at a time: ` +
         `${anchor.toFixed(0)}/s; ratio ${(rate / anchor).toFixed(2)}x | load ${load()}`,
+    );
+    console.log(
+      `  CPU per message: server ${serverUs.toFixed(0)} us + PostgreSQL ${pgUs.toFixed(0)} us, receiver ${receiverUs.toFixed(0)} us; ` +
+        `the bare loop's own CPU per POST ${anchorUs.toFixed(0)} us`,
     );
   } finally {
     await proc?.stop();

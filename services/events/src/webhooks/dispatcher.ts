@@ -73,6 +73,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let scanning = false;
   let again = false;
   let wakeQueued = false;
+  // Due subscriptions the last scan left for want of a slot: caught-up senders let theirs go.
+  let starved = false;
 
   // Wakes: each bumps the generation and lets lingering senders look again.
   let generation = 0;
@@ -92,7 +94,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * message. True to look again; false to let go (timed out, closing, or the slot is wanted).
    */
   const linger = (seen: number): Promise<boolean> => {
-    if (closed) return Promise.resolve(false);
+    if (closed || starved) return Promise.resolve(false);
     if (generation !== seen) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => done(false), LINGER_MS);
@@ -105,7 +107,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
         // A moment for the writes of a burst to join this one: one read and one commit carry them
         // all, instead of a read and a commit per message.
-        setTimeout(() => resolve(!closed), GATHER_MS);
+        // A slot wanted meanwhile wins over the burst: the wake that brought this sender back may be
+        // a poll, and polls come more often than LINGER_MS, so without this check a caught-up
+        // sender would keep its slot for ever and a subscription beyond WEBHOOK_CONCURRENCY starve.
+        setTimeout(() => resolve(!closed && !starved), GATHER_MS);
       };
       lingering.add(done);
     });
@@ -255,13 +260,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     scanning = true;
     try {
       const ids = await store.due(now(), settings.concurrency * 2);
-      // Subscriptions due that no sender here has: lingering senders give their slots up.
-      if (working.size >= settings.concurrency && ids.some((id) => !working.has(id))) {
-        for (const done of [...lingering]) done(false);
-      }
+      // A subscription due that no sender has, and no slot for it: lingering senders give theirs
+      // up (those in their GATHER_MS pause too, see `linger`).
+      starved = false;
       for (const id of ids) {
-        if (closed || working.size >= settings.concurrency) break;
-        if (working.has(id) || !(await locks.tryAcquire(id))) continue;
+        if (closed) break;
+        if (working.has(id)) continue;
+        if (working.size >= settings.concurrency) {
+          // No room here. Only a subscription no other instance is sending is worth a slot (else
+          // two instances full of lingering senders would make each other's give theirs up at every
+          // scan): its lock, tried once per scan, says so. Let go at once; the next scan takes it.
+          if (await locks.tryAcquire(id)) {
+            await locks.release(id);
+            starved = true;
+          }
+          break;
+        }
+        if (!(await locks.tryAcquire(id))) continue;
         const run = work(id)
           .catch((error: unknown) =>
             options.logger?.warn({ err: error, subscription: id }, 'webhook sender failed'),
@@ -273,6 +288,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           });
         working.set(id, run);
       }
+      if (starved) for (const done of [...lingering]) done(false);
     } catch (error) {
       options.logger?.warn({ err: error }, 'webhook sender could not look for due messages');
     } finally {
