@@ -234,6 +234,8 @@ async function big(
   const again = performance.now() - t1;
   s.close();
   client.close();
+  // The server's close of the 10,000 buckets (their leave in Redis) is not measured with the next one.
+  await sleep(1000);
   return { first, again, cpuMs, redisMs };
 }
 
