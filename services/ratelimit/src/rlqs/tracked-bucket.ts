@@ -4,7 +4,6 @@ import type { RuleStats } from '../rules/rule-stats.js';
 import { type QuotaState, windowStartMs } from './assignment.js';
 import { matchBucket } from './bucket-mapping.js';
 import type { BucketId, Strategy } from './protos.js';
-import type { BucketRule, RuleCache } from './rule-cache.js';
 
 /**
  * One bucket one stream reported: its rule (matched again after every reload), the rule counter it
@@ -63,8 +62,6 @@ export function validBucketId(bucket: BucketId): boolean {
 export interface MatchContext {
   readonly cacheKeyPrefix: string;
   readonly globalShadowMode: boolean;
-  /** The matches of this server's bucket ids in the current config. */
-  readonly rules: RuleCache;
   statsFor(statKey: string): RuleStats;
   domainNotFound(domain: string): void;
 }
@@ -77,36 +74,22 @@ export function rematch(
 ): string | undefined {
   const before = t.counterKey;
   t.config = config;
-  const rule = config ? ctx.rules.ruleOf(config, t.id, () => matchRule(config, t, ctx)) : undefined;
-  if (rule?.domainNotFound) ctx.domainNotFound(t.domain);
-  t.limit = rule?.limit;
-  t.counterKey = rule?.counterKey;
-  t.shadow = rule?.shadow ?? ctx.globalShadowMode;
-  return before;
-}
-
-/** The rule of `t`'s bucket id in `config` (pure but for the stats objects `statsFor` makes once). */
-function matchRule(config: RateLimitConfig, t: TrackedBucket, ctx: MatchContext): BucketRule {
+  t.limit = undefined;
+  t.counterKey = undefined;
+  t.shadow = ctx.globalShadowMode;
+  if (!config) return before;
   const { descriptor, match } = matchBucket(config, t.domain, t.bucketId);
-  if (match.kind !== 'rule' || match.rule.unlimited) {
-    return {
-      limit: undefined,
-      counterKey: undefined,
-      shadow: ctx.globalShadowMode,
-      domainNotFound: match.kind === 'domain_not_found',
-    };
-  }
+  if (match.kind === 'domain_not_found') ctx.domainNotFound(t.domain);
+  if (match.kind !== 'rule' || match.rule.unlimited) return before;
   const rule = match.rule;
+  t.limit = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
+  t.shadow = ctx.globalShadowMode || rule.shadowMode;
   let key = `${ctx.cacheKeyPrefix}{rlqs_${t.domain}_`;
   descriptor.entries.forEach((e, i) => {
     key += `${e.key}_${match.sharedValues?.[i] || e.value}_`;
   });
-  return {
-    limit: match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule,
-    counterKey: `${key}}`,
-    shadow: ctx.globalShadowMode || rule.shadowMode,
-    domainNotFound: false,
-  };
+  t.counterKey = `${key}}`;
+  return before;
 }
 
 /** The end (ms) of the window the cap of `t`'s rule counts in. */
