@@ -7,7 +7,6 @@ import type { Counter, Gauge, StatsRegistry, Timer } from '../stats/registry.js'
 import { sanitizeStatName } from '../stats/sanitize.js';
 import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrategy } from './assignment.js';
 import type { BucketAction, BucketUsage, Strategy, UsageReports } from './protos.js';
-import { RuleCache } from './rule-cache.js';
 import type { RlqsSettings } from './settings.js';
 import type { QuotaReport, QuotaStore } from './store.js';
 import {
@@ -138,7 +137,6 @@ export class RateLimitQuotaService {
     this.matchContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
       globalShadowMode: options.globalShadowMode,
-      rules: new RuleCache(),
       statsFor: ruleStatsCache(r),
       domainNotFound: (domain) =>
         r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
