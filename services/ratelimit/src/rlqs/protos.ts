@@ -102,7 +102,22 @@ function wireStrategy(s: Strategy): object {
  */
 const assignmentBytes = new Map<string, Uint8Array>();
 
+/**
+ * The same, by the strategy object: the quota service hands out a few shared strategy objects
+ * (assignment.ts caches one per rule and participant count), so most actions are found here
+ * without building the string key above (10,000 of them on the tail of a 10,000-bucket answer).
+ */
+const byStrategy = new WeakMap<Strategy, { readonly ttlSeconds: number; readonly bytes: Uint8Array }>();
+
 function encodedAssignment(strategy: Strategy, ttlSeconds: number): Uint8Array {
+  const known = byStrategy.get(strategy);
+  if (known !== undefined && known.ttlSeconds === ttlSeconds) return known.bytes;
+  const bytes = encodedByKey(strategy, ttlSeconds);
+  byStrategy.set(strategy, { ttlSeconds, bytes });
+  return bytes;
+}
+
+function encodedByKey(strategy: Strategy, ttlSeconds: number): Uint8Array {
   const key =
     strategy.kind === 'token_bucket'
       ? `${ttlSeconds}/${strategy.maxTokens}/${strategy.tokensPerFill}/${strategy.fillIntervalSeconds}`

@@ -24,10 +24,13 @@ import type { QuotaReport, QuotaStore } from './store.js';
  * the script.
  */
 const QUOTA_SCRIPT = redisScript(`
+local call = redis.call
 local now = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
 local stale = '(' .. string.format('%d', now - ttl)
 local keep = string.format('%d', ttl * 2)
+-- Per window length: the usage key's suffix and its expiry (the same for every counter of a call).
+local windows = {}
 local out = {}
 local e = 0
 for member, allowedText, windowText in string.gmatch(ARGV[3], '(%S+) (%S+) (%S+)') do
@@ -35,29 +38,32 @@ for member, allowedText, windowText in string.gmatch(ARGV[3], '(%S+) (%S+) (%S+)
   local base = KEYS[e]
   local participants = base .. 'p'
   local allowed = tonumber(allowedText)
-  local w = tonumber(windowText) * 1000
+  local win = windows[windowText]
+  if win == nil then
+    local w = tonumber(windowText) * 1000
+    local start = math.floor(now / w) * w
+    win = { 'u' .. windowText .. '_' .. string.format('%d', start), string.format('%d', start + w - now + 60000) }
+    windows[windowText] = win
+  end
   local n
   if allowed < 0 then
-    redis.call('ZREM', participants, member)
-    n = redis.call('ZCARD', participants)
-    if n > 0 then n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
+    call('ZREM', participants, member)
+    n = call('ZCARD', participants)
+    if n > 0 then n = n - call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
   else
-    redis.call('ZADD', participants, ARGV[1], member)
-    redis.call('PEXPIRE', participants, keep)
-    n = redis.call('ZCARD', participants)
+    call('ZADD', participants, ARGV[1], member)
+    call('PEXPIRE', participants, keep)
+    n = call('ZCARD', participants)
     -- Others take part: drop those not heard of for the TTL (a lone member is the caller itself).
-    if n > 1 then n = n - redis.call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
+    if n > 1 then n = n - call('ZREMRANGEBYSCORE', participants, '-inf', stale) end
   end
-  local start = math.floor(now / w) * w
-  local usage = base .. 'u' .. windowText .. '_' .. string.format('%d', start)
+  local usage = base .. win[1]
   local used
   if allowed > 0 then
-    used = redis.call('INCRBY', usage, allowedText)
-    if used == allowed then
-      redis.call('PEXPIRE', usage, string.format('%d', start + w - now + 60000))
-    end
+    used = call('INCRBY', usage, allowedText)
+    if used == allowed then call('PEXPIRE', usage, win[2]) end
   else
-    used = tonumber(redis.call('GET', usage) or '0')
+    used = tonumber(call('GET', usage) or '0')
   end
   out[2 * e - 1] = n
   out[2 * e] = used
