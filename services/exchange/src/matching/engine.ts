@@ -1,6 +1,6 @@
 import { type BookEntry, BookState, SIDES } from './book-state.js';
 import { CANCELLED, FILLED } from './closed-orders.js';
-import { type CommandResult, fail } from './errors.js';
+import { type CommandResult, fail, type MatchingError } from './errors.js';
 import { BUY, type Level, NIL, SELL, type SideCode } from './order-list.js';
 import type { PriceLadder } from './price-ladder.js';
 import type { EngineSnapshot } from './snapshot.js';
@@ -103,6 +103,12 @@ export class MatchingEngine extends BookState {
   private changedCounts: [number, number] = [0, 0];
   /** The round `changedLevels` collects (never 0, the value of a level never recorded). */
   private levelRound = 1;
+  // The last accepted amend's plan (planAmend), in fields so that an amend allocates no plan object.
+  private planSlot = NIL;
+  private planPrice = 0;
+  private planRemaining = 0;
+  private planDelta = 0n;
+  private planMoved = false;
 
   constructor(spec: MarketSpec) {
     super(spec);
@@ -161,7 +167,7 @@ export class MatchingEngine extends BookState {
       if (
         cmd.type === 'limit' &&
         cmd.postOnly === true &&
-        this.wouldTake(cmd.side === 'buy' ? BUY : SELL, cmd.price)
+        this.wouldTake(cmd.side === 'buy' ? BUY : SELL, Number(cmd.price))
       ) {
         return fail('POST_ONLY_WOULD_TAKE', 'a post-only order would trade at once');
       }
@@ -171,7 +177,7 @@ export class MatchingEngine extends BookState {
     } else if (
       cmd.type === 'limit' &&
       cmd.postOnly === true &&
-      this.wouldTake(cmd.side === 'buy' ? BUY : SELL, cmd.price)
+      this.wouldTake(cmd.side === 'buy' ? BUY : SELL, Number(cmd.price))
     ) {
       return fail('POST_ONLY_WOULD_TAKE', 'a post-only order would trade at once');
     }
@@ -229,11 +235,10 @@ export class MatchingEngine extends BookState {
   }
 
   /** Whether a limit at `price` on `side` would trade with the book now. */
-  private wouldTake(side: SideCode, price: bigint): boolean {
+  private wouldTake(side: SideCode, price: number): boolean {
     const best = (side === BUY ? this.asks : this.bids).best();
     if (best === undefined) return false;
-    const p = Number(price);
-    return side === BUY ? best.price <= p : best.price >= p;
+    return side === BUY ? best.price <= price : best.price >= price;
   }
 
   /**
@@ -241,19 +246,19 @@ export class MatchingEngine extends BookState {
    * locked more, < 0 is released. The order-entry path checks the account's available balance for a
    * positive one before `apply()`.
    */
-  amendLock(cmd: AmendCommand): Lock | ReturnType<typeof fail> {
+  amendLock(cmd: AmendCommand): Lock | MatchingError {
     const checked = lockFor(this.market, cmd);
     if ('ok' in checked) return checked;
-    const plan = this.planAmend(cmd);
-    if ('ok' in plan) return plan;
-    return { asset: plan.asset, amount: plan.delta };
+    const refused = this.planAmend(cmd);
+    if (refused !== null) return refused;
+    return { asset: this.store.side(this.planSlot) === BUY ? 'quote' : 'base', amount: this.planDelta };
   }
 
-  private planAmend(
-    cmd: AmendCommand,
-  ):
-    | { slot: number; price: number; remaining: number; asset: Asset; delta: bigint; moved: boolean }
-    | ReturnType<typeof fail> {
+  /**
+   * Checks an amend against its order and leaves the plan in the `plan*` fields (no object per
+   * amend: moves are 82 % of the exchange-core-shaped stream); null when it may go ahead.
+   */
+  private planAmend(cmd: AmendCommand): MatchingError | null {
     const slot = this.live.get(cmd.id);
     const store = this.store;
     if (
@@ -288,35 +293,36 @@ export class MatchingEngine extends BookState {
       remaining = amount - filled;
     }
     const price = cmd.price === undefined ? oldPrice : Number(cmd.price);
-    if (price !== oldPrice && this.wouldTake(side, BigInt(price))) {
+    if (price !== oldPrice && this.wouldTake(side, price)) {
       return fail('AMEND_WOULD_TAKE', `price ${price} would trade at once`);
     }
-    const buy = side === BUY;
-    const delta = buy
-      ? product(price, remaining) - product(oldPrice, oldRemaining)
-      : BigInt(remaining - oldRemaining);
-    return {
-      slot,
-      price,
-      remaining,
-      asset: buy ? 'quote' : 'base',
-      delta,
-      moved: price !== oldPrice || remaining > oldRemaining,
-    };
+    this.planSlot = slot;
+    this.planPrice = price;
+    this.planRemaining = remaining;
+    this.planDelta =
+      side === BUY
+        ? product(price, remaining) - product(oldPrice, oldRemaining)
+        : BigInt(remaining - oldRemaining);
+    this.planMoved = price !== oldPrice || remaining > oldRemaining;
+    return null;
   }
 
   /** Applies an amend: in place when the remaining shrinks at the same price, else to the back of its level. */
   private amend(cmd: AmendCommand): CommandResult {
-    const plan = this.planAmend(cmd);
-    if ('ok' in plan) return plan;
+    const refused = this.planAmend(cmd);
+    if (refused !== null) return refused;
     this.now = cmd.time;
     const store = this.store;
-    const { slot, price, remaining } = plan;
+    const slot = this.planSlot;
+    const price = this.planPrice;
+    const remaining = this.planRemaining;
+    const moved = this.planMoved;
+    const delta = this.planDelta;
     const side = store.side(slot);
     const ladder = this.bookLadder(side);
     const level = ladder.levelOf(store.price(slot));
     this.levelChanged(side, level);
-    if (!plan.moved) {
+    if (!moved) {
       level.total -= store.remaining(slot) - remaining;
       store.setRemaining(slot, remaining);
     } else {
@@ -330,10 +336,8 @@ export class MatchingEngine extends BookState {
         this.levelChanged(side, target);
       }
     }
-    const events: EngineEvent[] = [
-      this.amendedEvent(slot, 'amend', null, plan.moved ? 'moved' : 'kept', plan.delta),
-    ];
-    return { ok: true, lockAsset: plan.asset, lock: plan.delta > 0n ? plan.delta : 0n, events };
+    const events: EngineEvent[] = [this.amendedEvent(slot, 'amend', null, moved ? 'moved' : 'kept', delta)];
+    return { ok: true, lockAsset: side === BUY ? 'quote' : 'base', lock: delta > 0n ? delta : 0n, events };
   }
 
   private amendedEvent(
