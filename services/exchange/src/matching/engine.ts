@@ -64,6 +64,19 @@ function product(a: number, b: number): bigint {
   return n <= MAX_SAFE ? BigInt(n) : BigInt(a) * BigInt(b);
 }
 
+/** price * remaining - oldPrice * oldRemaining, exact; one bigint when both products are safe (0n shared). */
+function quoteDelta(price: number, remaining: number, oldPrice: number, oldRemaining: number): bigint {
+  const now = price * remaining;
+  const before = oldPrice * oldRemaining;
+  if (now <= MAX_SAFE && before <= MAX_SAFE) return now === before ? 0n : BigInt(now - before);
+  return BigInt(price) * BigInt(remaining) - BigInt(oldPrice) * BigInt(oldRemaining);
+}
+
+/** A base amount's change as a bigint, the shared 0n when nothing changes (a move to a new price). */
+function baseDelta(change: number): bigint {
+  return change === 0 ? 0n : BigInt(change);
+}
+
 /**
  * One market's order book and matching rules: a single-writer state machine. `apply(command)` runs
  * one command to completion (including stop orders it triggers) and returns the events it produced;
@@ -301,8 +314,8 @@ export class MatchingEngine extends BookState {
     this.planRemaining = remaining;
     this.planDelta =
       side === BUY
-        ? product(price, remaining) - product(oldPrice, oldRemaining)
-        : BigInt(remaining - oldRemaining);
+        ? quoteDelta(price, remaining, oldPrice, oldRemaining)
+        : baseDelta(remaining - oldRemaining);
     this.planMoved = price !== oldPrice || remaining > oldRemaining;
     return null;
   }
@@ -322,6 +335,7 @@ export class MatchingEngine extends BookState {
     const ladder = this.bookLadder(side);
     const level = ladder.levelOf(store.price(slot));
     this.levelChanged(side, level);
+    let target = level;
     if (!moved) {
       level.total -= store.remaining(slot) - remaining;
       store.setRemaining(slot, remaining);
@@ -329,19 +343,23 @@ export class MatchingEngine extends BookState {
       store.unlink(level, slot);
       store.setPrice(slot, price);
       store.setRemaining(slot, remaining);
-      const target = price === level.price ? level : ladder.levelAt(price);
+      if (price !== level.price) target = ladder.levelAt(price);
       store.push(target, slot);
       if (target !== level) {
         ladder.noteEmptied(level);
         this.levelChanged(side, target);
       }
     }
-    const events: EngineEvent[] = [this.amendedEvent(slot, 'amend', null, moved ? 'moved' : 'kept', delta)];
+    const events: EngineEvent[] = [
+      this.amendedEvent(slot, target.bigPrice, 'amend', null, moved ? 'moved' : 'kept', delta),
+    ];
     return { ok: true, lockAsset: side === BUY ? 'quote' : 'base', lock: delta > 0n ? delta : 0n, events };
   }
 
+  /** `bigPrice`: the order's price as a bigint, its level's (made once per level, not per event). */
   private amendedEvent(
     slot: number,
+    bigPrice: bigint,
     reason: AmendedEvent['reason'],
     stp: StpMode | null,
     priority: AmendedEvent['priority'],
@@ -360,7 +378,7 @@ export class MatchingEngine extends BookState {
       side: SIDES[side]!,
       reason,
       stp,
-      price: BigInt(store.price(slot)),
+      price: bigPrice,
       amount: BigInt(store.filled(slot) < 0 ? remaining : store.filled(slot) + remaining),
       remaining: BigInt(remaining),
       priority,
@@ -516,7 +534,9 @@ export class MatchingEngine extends BookState {
     if (decremented !== 0) {
       // The part decrement took is no longer the order's: its lock goes back, the rest rests.
       const release = side === BUY ? product(price, decremented) : BigInt(decremented);
-      this.out.push(this.amendedEvent(slot, 'self_trade_prevented', 'decrement', 'kept', -release));
+      this.out.push(
+        this.amendedEvent(slot, level.bigPrice, 'self_trade_prevented', 'decrement', 'kept', -release),
+      );
     }
   }
 
@@ -660,7 +680,16 @@ export class MatchingEngine extends BookState {
               store.setRemaining(maker, makerRemaining - qty);
               level.total -= qty;
               const release = side === BUY ? BigInt(qty) : product(level.price, qty);
-              this.out.push(this.amendedEvent(maker, 'self_trade_prevented', 'decrement', 'kept', -release));
+              this.out.push(
+                this.amendedEvent(
+                  maker,
+                  level.bigPrice,
+                  'self_trade_prevented',
+                  'decrement',
+                  'kept',
+                  -release,
+                ),
+              );
             }
           } else {
             if (stp === STP_EXPIRE_BOTH) {
