@@ -16,7 +16,7 @@ import type {
   OrderId,
   StpMode,
 } from './types.js';
-import { feeOf, type Lock, lockFor } from './validate.js';
+import { checkAmend, feeOf, type Lock, lockFor, lockForOrder } from './validate.js';
 
 export type { BookEntry, LiveOrder } from './book-state.js';
 
@@ -171,14 +171,21 @@ export class MatchingEngine extends BookState {
   }
 
   apply(cmd: Command): CommandResult {
-    const lock = lockFor(this.market, cmd);
+    if (cmd === null || typeof cmd !== 'object') return fail('INVALID_COMMAND', 'command must be an object');
+    // The command's type read once: this load sees every command shape; the code behind each branch
+    // sees only its own type's shapes (see lockForOrder).
+    const type = cmd.type;
+    if (type === 'cancel') return this.cancel(cmd.id, cmd.account, cmd.time);
+    if (type === 'amend') {
+      const checked = checkAmend(this.market, cmd);
+      return 'ok' in checked ? checked : this.amend(cmd);
+    }
+    const lock = lockForOrder(this.market, cmd);
     if ('ok' in lock) return lock;
-    if (cmd.type === 'cancel') return this.cancel(cmd.id, cmd.account, cmd.time);
-    if (cmd.type === 'amend') return this.amend(cmd);
     if (cmd.id > this.maxId) {
       // Checked before the id is taken: a refused command changes nothing.
       if (
-        cmd.type === 'limit' &&
+        type === 'limit' &&
         cmd.postOnly === true &&
         this.wouldTake(cmd.side === 'buy' ? BUY : SELL, Number(cmd.price))
       ) {
@@ -188,7 +195,7 @@ export class MatchingEngine extends BookState {
     } else if (this.live.has(cmd.id) || this.closed.has(cmd.id)) {
       return fail('DUPLICATE_ORDER_ID', `order id ${cmd.id} was already used`);
     } else if (
-      cmd.type === 'limit' &&
+      type === 'limit' &&
       cmd.postOnly === true &&
       this.wouldTake(cmd.side === 'buy' ? BUY : SELL, Number(cmd.price))
     ) {
@@ -206,11 +213,11 @@ export class MatchingEngine extends BookState {
         orderId: cmd.id,
         account: cmd.account,
         side: cmd.side,
-        kind: cmd.type,
-        price: cmd.type === 'limit' || cmd.type === 'limit_stop_loss' ? cmd.price : null,
-        stopPrice: cmd.type === 'limit_stop_loss' ? cmd.stopPrice : null,
-        amount: cmd.type === 'market_by_quote' ? null : cmd.amount,
-        quote: cmd.type === 'market_by_quote' ? cmd.quote : null,
+        kind: type,
+        price: type === 'limit' || type === 'limit_stop_loss' ? cmd.price : null,
+        stopPrice: type === 'limit_stop_loss' ? cmd.stopPrice : null,
+        amount: type === 'market_by_quote' ? null : cmd.amount,
+        quote: type === 'market_by_quote' ? cmd.quote : null,
         lockAsset: lock.asset,
         lock: lock.amount,
       },
@@ -218,7 +225,7 @@ export class MatchingEngine extends BookState {
     this.out = events;
     const account = this.store.accountId(cmd.account);
     const stp = stpCode(cmd.stp);
-    switch (cmd.type) {
+    switch (type) {
       case 'limit': {
         const tif =
           cmd.tif === undefined || cmd.tif === 'gtc' ? TIF_GTC : cmd.tif === 'ioc' ? TIF_IOC : TIF_FOK;
