@@ -15,7 +15,7 @@
  *   then subscribed to book and trades of a quiet market, per connection (`--expose-gc`).
  *
  *   npm run bench:feed -w services/exchange [-- --only entry|fanout|memory --rounds 3 --seconds 4
- *     --clients 32 --concurrency 16 --subscribers 1000 --share 0.2]
+ *     --clients 32 --concurrency 16 --subscribers 1000 --share 0.1 --max-delay 10]
  */
 
 import { fork } from 'node:child_process';
@@ -37,6 +37,10 @@ const concurrency = numberOption('concurrency', 16);
 const subscribers = numberOption('subscribers', 1000);
 /** FEED_FANOUT_SHARE of the app (its default unless given). */
 const share = numberOption('share', defaultFeedConfig().fanOutShare);
+/** FEED_FANOUT_MAX_DELAY_MS of the app (its default unless given): the longest a frame waits for its round. */
+/** Subscribers that parse their frames (latency, gaps); the others only count them (feed-subscribers.mjs). */
+const sample = numberOption('sample', 100);
+const maxDelay = numberOption('max-delay', defaultFeedConfig().fanOutMaxDelayMs);
 const MARKET = 'btcuah';
 
 interface Delivery {
@@ -46,6 +50,8 @@ interface Delivery {
   unknown: number;
   bookFrames: number;
   gaps: number;
+  /** Messages the connections that do not parse received. */
+  counted: number;
   p50: number;
   p99: number;
   max: number;
@@ -88,6 +94,7 @@ try {
       ...defaultFeedConfig(),
       maxConnectionsPerAddress: subscribers + clients + 10,
       fanOutShare: share,
+      fanOutMaxDelayMs: maxDelay,
     },
   });
   const server = await listenOnFreePort(app);
@@ -120,7 +127,7 @@ try {
     );
 
   console.log(
-    `PostgreSQL, node ${process.version}, ${rounds} rounds of ${seconds} s per phase, FEED_FANOUT_SHARE ${share}, load average at start ${load()}`,
+    `PostgreSQL, node ${process.version}, ${rounds} rounds of ${seconds} s per phase, FEED_FANOUT_SHARE ${share}, FEED_FANOUT_MAX_DELAY_MS ${maxDelay}, load average at start ${load()}`,
   );
   // Warm-up: both paths compiled and the book holds some orders.
   await rest(restKeys.slice(0, clients), 1_000);
@@ -169,7 +176,7 @@ try {
       return { heap: m.heapUsed + m.external + m.arrayBuffers, rss: m.rss };
     };
     const bare = memory();
-    const opened = await ask<{ ready: number }>({ url: wsUrl, count: subscribers, market: MARKET });
+    const opened = await ask<{ ready: number }>({ url: wsUrl, count: subscribers, market: MARKET, sample });
     const idle = memory();
     await ask({ op: 'subscribe' });
     const subscribed = memory();
@@ -207,8 +214,8 @@ try {
         show(`with ${opened.ready} subscribers`, results.with!);
         console.log(
           `      trade commit -> delivery: p50 ${delivery!.p50.toFixed(1)} ms  p99 ${delivery!.p99.toFixed(1)} ms  max ${delivery!.max.toFixed(1)} ms ` +
-            `over ${delivery!.frames} trades frames (${(delivery!.frames / opened.ready).toFixed(0)} per subscriber), ` +
-            `${delivery!.bookFrames} book diffs, ${delivery!.gaps} gaps; subscribers' process CPU ${delivery!.cpuSeconds.toFixed(1)} s`,
+            `at ${Math.min(sample, opened.ready)} parsing subscribers over ${delivery!.frames} trades frames, ` +
+            `${delivery!.bookFrames} book diffs, ${delivery!.gaps} gaps; ${delivery!.counted} frames at the other subscribers; their process CPU ${delivery!.cpuSeconds.toFixed(1)} s`,
         );
         ratios.push(results.with!.perSecond / results.without!.perSecond);
         cpuRatios.push(results.without!.serverCpuPerOrder / results.with!.serverCpuPerOrder);

@@ -47,7 +47,7 @@ export interface FeedConfig {
    * (src/feed/fan-out-pace.ts). 1: no wait. @default 0.1 (`FEED_FANOUT_SHARE`)
    */
   readonly fanOutShare: number;
-  /** The longest that wait (also when the process is idle). @default 250 (`FEED_FANOUT_MAX_DELAY_MS`) */
+  /** The longest that wait (also when the process is idle). @default 50 (`FEED_FANOUT_MAX_DELAY_MS`; 250 held frames 0.5-1 s p50 under load, bench:feed) */
   readonly fanOutMaxDelayMs: number;
 }
 
@@ -67,7 +67,7 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
     fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.1),
-    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 250, 1, 10_000),
+    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 50, 1, 10_000),
   });
 }
 

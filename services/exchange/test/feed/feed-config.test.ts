@@ -18,7 +18,7 @@ describe('feed settings', () => {
       resumeMaxBytes: 67_108_864,
       maxPendingOperations: 256,
       fanOutShare: 0.1,
-      fanOutMaxDelayMs: 250,
+      fanOutMaxDelayMs: 50,
     });
     const set = loadConfig(
       {
@@ -36,7 +36,7 @@ describe('feed settings', () => {
         FEED_RESUME_MAX_BYTES: '1048576',
         FEED_MAX_PENDING_OPERATIONS: '16',
         FEED_FANOUT_SHARE: '1',
-        FEED_FANOUT_MAX_DELAY_MS: '50',
+        FEED_FANOUT_MAX_DELAY_MS: '80',
       },
       '/srv/app',
     ).feed;
@@ -55,7 +55,7 @@ describe('feed settings', () => {
       resumeMaxBytes: 1_048_576,
       maxPendingOperations: 16,
       fanOutShare: 1,
-      fanOutMaxDelayMs: 50,
+      fanOutMaxDelayMs: 80,
     });
   });
 
