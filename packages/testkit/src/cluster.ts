@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { type ServiceProcess, startServiceProcess } from './app.js';
 import { startTcpFront, type TcpFront } from './front.js';
 import { freePort } from './ports.js';
+import { servicePid } from './process.js';
 
 /** One node of a cluster started by `startServiceCluster`. */
 export interface ClusterNodeProcess {
@@ -43,12 +43,6 @@ export interface StartClusterOptions {
   /** How long one node may take to become healthy. @default 180000 (tsx start-ups on a loaded machine) */
   readonly startTimeoutMs?: number;
   readonly onOutput?: (node: string, text: string) => void;
-}
-
-/** The service process under the testkit's watchdog shell. */
-function childPid(watchdog: number): number {
-  const out = execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' }).trim();
-  return Number(out.split('\n')[0]);
 }
 
 /**
@@ -102,7 +96,7 @@ export async function startServiceCluster(options: StartClusterOptions): Promise
           timeoutMs: options.startTimeoutMs ?? 180_000,
           ...(options.onOutput ? { onOutput: (text: string) => options.onOutput?.(id, text) } : {}),
         });
-        pid = childPid(proc.pid!);
+        pid = servicePid(proc.pid!);
       },
       async stop() {
         const running = proc;

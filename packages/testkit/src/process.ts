@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -37,6 +37,27 @@ const WATCHDOG = [
   'kill -TERM $child 2>/dev/null',
   'wait $child',
 ].join('\n');
+
+/**
+ * The service process under the watchdog shell of `spawnManaged` (whose pid is `watchdog`): the
+ * shell's child that is not its polling `sleep`. Taking the first pid `pgrep -P` prints was wrong once
+ * pids wrapped around (pid_max is 32768 on these machines, and a full test run starts many thousands of
+ * processes): a `sleep` could have the lower pid, and a SIGKILL meant for the server hit a `sleep` that
+ * had exited meanwhile (ESRCH in CI's feed-resume test) or stopped nothing. Throws when there is none.
+ */
+export function servicePid(watchdog: number): number {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(watchdog)], { encoding: 'utf8' });
+  } catch {
+    // ps exits 1 when the shell has no child at all.
+  }
+  for (const line of out.split('\n')) {
+    const match = /^\s*(\d+)\s+(\S+)/.exec(line);
+    if (match && match[2] !== 'sleep') return Number(match[1]);
+  }
+  throw new Error(`no service process under the watchdog shell ${watchdog}`);
+}
 
 export function spawnManaged(options: SpawnOptions): ManagedProcess {
   const lines: string[] = [];

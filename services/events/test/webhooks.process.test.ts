@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
-import { type ManagedProcess, spawnManaged } from '@platform/testkit/process';
+import { type ManagedProcess, servicePid, spawnManaged } from '@platform/testkit/process';
 import { until } from '@platform/testkit/wait';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -80,11 +80,11 @@ async function receiverProcess(delayMs = 0): Promise<ReceiverProcess> {
   const base = `http://127.0.0.1:${port}`;
   // The node process itself (the managed pid is its watchdog shell): the one to stop.
   const pid = await until('the receiver pid', async () => {
-    const { execFileSync } = await import('node:child_process');
-    const children = execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
-    return children[0] ? Number(children[0]) : undefined;
+    try {
+      return servicePid(proc.pid!);
+    } catch {
+      return undefined;
+    }
   });
   return {
     proc,

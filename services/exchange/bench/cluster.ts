@@ -35,6 +35,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { createTestDatabase } from '@platform/testkit/postgres';
+import { servicePid } from '@platform/testkit/process';
 import { DEFAULT_REFERENCE_FILE, parseMasterKey } from '../src/config.js';
 import { createSecretBox } from '../src/crypto/secret-box.js';
 import { openStorage } from '../src/db/open.js';
@@ -106,11 +107,7 @@ async function start(nodeId?: string, nodeUrl?: string): Promise<Server> {
       : {}),
   });
   running.add(proc);
-  const pid = Number(
-    execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')[0],
-  );
+  const pid = servicePid(proc.pid!);
   return { proc, pid };
 }
 

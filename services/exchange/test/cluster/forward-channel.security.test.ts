@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import http2 from 'node:http2';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { type ManagedProcess, spawnManaged } from '@platform/testkit/process';
+import { type ManagedProcess, servicePid, spawnManaged } from '@platform/testkit/process';
 import { until } from '@platform/testkit/wait';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -340,11 +339,7 @@ describe('a paused owner (SIGSTOP) that keeps its connections open', () => {
     });
     const port = await until('the owner listening', async () => /port (\d+)/.exec(output)?.[1], 60_000);
     // The node process under the testkit's watchdog shell.
-    const pid = Number(
-      execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' })
-        .trim()
-        .split('\n')[0],
-    );
+    const pid = servicePid(proc.pid!);
     cleanups.push(async () => {
       process.kill(pid, 'SIGCONT');
       await proc.stop();

@@ -1,23 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceProcess } from '@platform/testkit/app';
+import { servicePid } from '@platform/testkit/process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { embeddedEnv, startExchangeProcess, useServerFolder } from '../support/server-process.js';
 import { httpClient } from '../withdraw-addresses/support.js';
 
 const cwd = useServerFolder('cancel-after-pglite-');
 const env = embeddedEnv(cwd);
-
-/** The node process under the testkit's watchdog shell. */
-function serverPid(watchdog: number): number {
-  return Number(
-    execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')[0],
-  );
-}
 
 // The embedded database is the process's own (PGlite), so the test sees it only through HTTP: the
 // demo account's key, its active orders and its locked balance.
@@ -46,7 +37,7 @@ describe("dead-man's switch across a SIGKILL and a restart (real process, embedd
     }
     expect((await active()).sort()).toEqual(ids.sort());
     expect((await call('/v3/order/cancel-all-after', { timeout: 1 })).status).toBe(200);
-    process.kill(serverPid(server.pid!), 'SIGKILL');
+    process.kill(servicePid(server.pid!), 'SIGKILL');
     await server.stop();
     server = undefined;
     await sleep(1_200);

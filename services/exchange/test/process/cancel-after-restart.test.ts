@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import { servicePid } from '@platform/testkit/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/apikeys/store.js';
 import { parseMasterKey } from '../../src/config.js';
@@ -25,15 +25,6 @@ const MASTER_KEY = 'cd'.repeat(32);
  */
 const LONG = process.env.CANCEL_AFTER_FAULTS === '1';
 const LATE_TIMEOUT_S = 90;
-
-/** The node process under the testkit's watchdog shell. */
-function serverPid(watchdog: number): number {
-  return Number(
-    execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')[0],
-  );
-}
 
 describe("dead-man's switch across a SIGKILL and a restart (real process, PostgreSQL)", () => {
   let db: Database;
@@ -79,7 +70,7 @@ describe("dead-man's switch across a SIGKILL and a restart (real process, Postgr
       const triggerLate = Date.parse(armedLate.body.trigger_time);
 
       // Killed at once: no timer of the process survives, only the rows.
-      process.kill(serverPid(server.pid!), 'SIGKILL');
+      process.kill(servicePid(server.pid!), 'SIGKILL');
       await server.stop();
       server = undefined;
       await sleep(1_200);

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import { servicePid } from '@platform/testkit/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/apikeys/store.js';
 import { parseMasterKey } from '../../src/config.js';
@@ -16,12 +16,6 @@ import { reference } from '../support/targets.js';
 const cwd = useServerFolder('crash-');
 const database = useTestDatabase('exchange_crash');
 const MASTER_KEY = 'ab'.repeat(32);
-
-/** The node process under the testkit's watchdog shell. */
-function serverPid(watchdog: number): number {
-  const out = execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' }).trim();
-  return Number(out.split('\n')[0]);
-}
 
 interface Trader {
   readonly accountId: number;
@@ -126,7 +120,7 @@ describe('crash durability (real process, PostgreSQL)', () => {
         // Killed while the traders' requests are out: some in a batch being written.
         inFlightAtKill = inFlight;
         killed = true;
-        process.kill(serverPid(server.pid!), 'SIGKILL');
+        process.kill(servicePid(server.pid!), 'SIGKILL');
         await Promise.all(load);
       } finally {
         killed = true;

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
 import { startTcpFront } from '@platform/testkit/front';
+import { servicePid } from '@platform/testkit/process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
 import { postForm } from '../support/gateway.js';
@@ -18,12 +18,6 @@ mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
 const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'restart-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 const database = useTestDatabase('paygate_restart');
-
-/** The node process under the testkit's watchdog shell. */
-function serverPid(watchdog: number): number {
-  const out = execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' }).trim();
-  return Number(out.split('\n')[0]);
-}
 
 describe.each(['pglite', 'postgres'] as const)(
   'callbacks survive a killed gateway (real process, %s)',
@@ -109,7 +103,7 @@ describe.each(['pglite', 'postgres'] as const)(
           if (!settled) await new Promise((resolve) => setTimeout(resolve, 50));
         }
         expect(settled).toBe(true);
-        process.kill(serverPid(first.pid as number), 'SIGKILL');
+        process.kill(servicePid(first.pid as number), 'SIGKILL');
       } finally {
         await first.stop();
         first = undefined;

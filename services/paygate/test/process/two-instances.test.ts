@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServiceProcess, startServiceProcess } from '@platform/testkit/app';
 import { useTestDatabase } from '@platform/testkit/fixtures';
+import { servicePid } from '@platform/testkit/process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledYaml, SANDBOX_SECRET } from '../support/catalog.js';
@@ -19,11 +19,6 @@ mkdirSync(path.join(serviceDir, '.tmp'), { recursive: true });
 const cwd = mkdtempSync(path.join(serviceDir, '.tmp', 'two-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 const database = useTestDatabase('paygate_two');
-
-function serverPid(watchdog: number): number {
-  const out = execFileSync('pgrep', ['-P', String(watchdog)], { encoding: 'utf8' }).trim();
-  return Number(out.split('\n')[0]);
-}
 
 /**
  * A merchant receiver that holds every answer until the test opens its gate, and counts, per event,
@@ -178,7 +173,7 @@ describe('two gateway processes on one PostgreSQL', () => {
       // 40 more invoices, created through both; the receiver holds every answer.
       await Promise.all(Array.from({ length: 40 }, (_, i) => createInvoice(both[i % 2] ?? '', `two-${i}`)));
       await until(() => receiver.held.length >= 20, 'callbacks in flight');
-      process.kill(serverPid(a.pid as number), 'SIGKILL');
+      process.kill(servicePid(a.pid as number), 'SIGKILL');
       // Process A's connections close: its callbacks in flight were never acknowledged.
       await until(() => receiver.closedWhileHeld >= 1, 'the killed process to drop its callbacks');
       // Every connection of the dead process closed (the count stops growing) before any answer goes
