@@ -73,7 +73,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let scanning = false;
   let again = false;
   let wakeQueued = false;
-  // Due subscriptions the last scan left for want of a slot: caught-up senders let theirs go.
+  // Due subscriptions the last scan left for want of a slot: caught-up senders let theirs go, and
+  // backlogged ones after their next commit (at most COMMIT_EVERY deliveries later).
   let starved = false;
 
   // Wakes: each bumps the generation and lets lingering senders look again.
@@ -195,7 +196,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             reached = change.seq;
             lastStatus = outcome.status;
             attempts = 0;
-            if (delivered.length >= COMMIT_EVERY && !(await commit())) return;
+            if (delivered.length >= COMMIT_EVERY) {
+              if (!(await commit())) return;
+              // A subscription waits for a slot: a backlogged sender lets go after each commit, and
+              // the commit just moved this one's next_attempt_at to now, behind the waiting one in
+              // the scan's oldest-due-first order. Without this a long backlog kept its slot until
+              // caught up, however long the others waited.
+              if (starved) return;
+            }
             continue;
           }
           counters.failedAttempts += 1;
@@ -243,6 +251,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           await store.trimHistory(id, settings.historyPerSubscription);
           sinceTrim = 0;
         }
+        if (starved) return;
         // A short batch: caught up with the log as it was read. Wait for more while holding on.
         if (batch.length < BATCH && !(await linger(seen))) return;
       }
