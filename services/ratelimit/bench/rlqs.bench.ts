@@ -382,6 +382,13 @@ async function main(): Promise<void> {
         console.log(
           `  median p99: service ${p99('service').toFixed(2)} ms (target <= 20 ms), anchor ${p99('anchor').toFixed(2)} ms`,
         );
+      console.log(
+        `  ${againstAnchor(
+          'p99',
+          results.service.map((r) => r.p99),
+          results.anchor.map((r) => r.p99),
+        )}`,
+      );
     }
     if (SCENARIOS.includes('2')) {
       console.log(`\n2. one report of ${BIG} new buckets on a new stream, to its answer (3 per round):`);
@@ -394,6 +401,13 @@ async function main(): Promise<void> {
             ` CPU for the first: server ${median(bigs[name].map((b) => b.cpuMs)).toFixed(1)} ms, redis-server ${median(bigs[name].map((b) => b.redisMs)).toFixed(1)} ms (medians)`,
         );
       }
+      console.log(
+        `  ${againstAnchor(
+          'first report',
+          bigs.service.map((b) => b.first),
+          bigs.anchor.map((b) => b.first),
+        )}`,
+      );
       for (const line of redisBig) console.log(`  service's Redis commands for two reports: ${line}`);
     }
     console.log(`\nmachine load average at the end: ${loadavg()}`);
@@ -404,6 +418,24 @@ async function main(): Promise<void> {
     await redis.proc.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The service's figure both as absolute ms and against the anchor of the same run: the i-th
+ * measurement of each was taken in the same round, next to each other, so the ratio of each pair
+ * (and the service's ms above the anchor's) does not carry the load's swing between rounds that
+ * the absolute figures do. The target is absolute (the issue's ms); the ratio says how much of it
+ * the service itself adds.
+ */
+function againstAnchor(what: string, service: readonly number[], anchor: readonly number[]): string {
+  const pairs = Math.min(service.length, anchor.length);
+  if (pairs === 0) return `${what} against the anchor: needs both (BENCH_RLQS_ONLY unset)`;
+  const ratios = Array.from({ length: pairs }, (_, i) => service[i]! / anchor[i]!);
+  const above = Array.from({ length: pairs }, (_, i) => service[i]! - anchor[i]!);
+  return (
+    `${what}, service against the anchor of the same round (${pairs} pairs): service ${median(service).toFixed(1)} ms, anchor ${median(anchor).toFixed(1)} ms (medians);` +
+    ` ratio service/anchor median ${median(ratios).toFixed(2)}x (${ratios.map((r) => r.toFixed(2)).join(', ')}); service above the anchor median ${median(above).toFixed(1)} ms`
+  );
 }
 
 main().catch((error: unknown) => {

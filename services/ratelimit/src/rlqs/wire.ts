@@ -44,8 +44,40 @@ class Reader {
     return end;
   }
 
+  /**
+   * A signed 64-bit varint (Duration's int64 seconds, int32 nanos: a negative value is ten bytes of
+   * two's complement), read in two 32-bit halves so that the sign is exact, as protobufjs' Long is.
+   */
+  signedVarint(): number {
+    let lo = 0;
+    let hi = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) throw new Error('rlqs: truncated varint');
+      const b = this.buf[this.pos++]!;
+      const bits = b & 0x7f;
+      if (i < 4) lo |= bits << (7 * i);
+      else if (i === 4) {
+        lo |= bits << 28;
+        hi |= bits >>> 4;
+      } else hi |= bits << (7 * i - 32);
+      if (b < 0x80) {
+        lo >>>= 0;
+        if (hi & 0x80000000) return -((~lo >>> 0) + 1 + (~hi >>> 0) * 0x100000000);
+        return lo + (hi >>> 0) * 0x100000000;
+      }
+    }
+    throw new Error('rlqs: varint too long');
+  }
+
   skip(wireType: number): void {
     switch (wireType) {
+      case 3:
+        // A group (deprecated, but a valid unknown field): skipped up to its end-group tag.
+        for (;;) {
+          const tag = this.varint();
+          if ((tag & 7) === 4) return;
+          this.skip(tag & 7);
+        }
       case 0:
         this.varint();
         return;
@@ -108,7 +140,9 @@ export function decodeBucketId(buf: Buffer, start = 0, end = buf.length): Bucket
       } else r.skip(t & 7);
     }
     if (r.pos !== end) throw new Error('rlqs: malformed map entry');
-    out[key] = value;
+    // A key `__proto__` (a request header's name, say) stays an own key, not the object's prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true });
+    else out[key] = value;
   }
   return out;
 }
@@ -135,11 +169,13 @@ function usageAt(r: Reader, end: number): BucketUsage {
         let nanos = 0;
         while (r.pos < e) {
           const t = r.varint();
-          if (t === 0x08) seconds = r.varint();
-          else if (t === 0x10) nanos = r.varint();
+          if (t === 0x08) seconds = r.signedVarint();
+          else if (t === 0x10) nanos = r.signedVarint();
           else r.skip(t & 7);
         }
-        elapsed = seconds * 1000 + Math.floor(nanos / 1e6);
+        if (r.pos !== e) throw new Error('rlqs: malformed duration');
+        // int32 nanos: the low 32 bits, as protobufjs reads them.
+        elapsed = seconds * 1000 + Math.trunc((nanos | 0) / 1e6);
         break;
       }
       case 0x18:
