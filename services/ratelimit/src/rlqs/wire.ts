@@ -71,13 +71,19 @@ class Reader {
 
   skip(wireType: number): void {
     switch (wireType) {
-      case 3:
-        // A group (deprecated, but a valid unknown field): skipped up to its end-group tag.
-        for (;;) {
-          const tag = this.varint();
-          if ((tag & 7) === 4) return;
-          this.skip(tag & 7);
+      case 3: {
+        // A group (deprecated, but a valid unknown field): skipped up to its end-group tag. Nested
+        // groups are counted, not recursed into: a message of nothing but group starts (a few MB of
+        // them) would otherwise overflow the stack instead of failing as truncated.
+        let depth = 1;
+        while (depth > 0) {
+          const type = this.varint() & 7;
+          if (type === 3) depth += 1;
+          else if (type === 4) depth -= 1;
+          else this.skip(type);
         }
+        return;
+      }
       case 0:
         this.varint();
         return;

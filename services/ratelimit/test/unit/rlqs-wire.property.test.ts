@@ -320,3 +320,11 @@ describe('RLQS hand codec against protobufjs (property tests)', () => {
     expect(UsageType.decode(usage)).toBeTruthy();
   });
 });
+
+describe('hostile bytes', () => {
+  it('a message of nothing but nested group starts fails as malformed, without overflowing the stack', () => {
+    // 0x4b: an unknown field 9 of wire type 3 (start group), a million times, never closed.
+    const bytes = Buffer.alloc(1_000_000, 0x4b);
+    expect(() => decodeUsageReports(bytes)).toThrow(/^rlqs: /);
+  });
+});
