@@ -15,12 +15,16 @@
  *   then subscribed to book and trades of a quiet market, per connection (`--expose-gc`).
  *
  *   npm run bench:feed -w services/exchange [-- --only entry|fanout|memory --rounds 3 --seconds 4
- *     --clients 32 --concurrency 16 --subscribers 1000 --share 0.1 --max-delay 10]
+ *     --clients 32 --concurrency 16 --subscribers 1000 --share 0.1 --max-delay 10
+ *     --port 0 --database exchange_feed_bench]
+ *
+ * `--port`: the server's port (0: one the kernel picks), `--database`: the prefix of the fresh
+ * database's name (dropped at the end), for a machine whose users keep to their own ranges and names.
  */
 
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { listenOnFreePort } from '@platform/testkit/app';
+import { listenOnFreePort, type RunningApp } from '@platform/testkit/app';
 import { buildApp } from '../src/app.js';
 import { defaultFeedConfig } from '../src/feed/config.js';
 import { CommitFeed } from '../src/orders/commits.js';
@@ -41,6 +45,8 @@ const share = numberOption('share', defaultFeedConfig().fanOutShare);
 /** Subscribers that parse their frames (latency, gaps); the others only count them (feed-subscribers.mjs). */
 const sample = numberOption('sample', 100);
 const maxDelay = numberOption('max-delay', defaultFeedConfig().fanOutMaxDelayMs);
+const port = numberOption('port', 0);
+const databasePrefix = stringOption('database', 'exchange_feed_bench');
 const MARKET = 'btcuah';
 
 interface Delivery {
@@ -57,6 +63,12 @@ interface Delivery {
   max: number;
 }
 
+/** Listens on 127.0.0.1:`port` (`--port`). */
+async function listenOn(app: Awaited<ReturnType<typeof buildApp>>, port: number): Promise<RunningApp> {
+  await app.listen({ port, host: '127.0.0.1' });
+  return { url: `http://127.0.0.1:${port}`, port, close: async () => void (await app.close()) };
+}
+
 type Load = OrderLoadResult & { serverCpuPerOrder: number };
 
 const now = () => performance.timeOrigin + performance.now();
@@ -71,7 +83,7 @@ const show = (label: string, r: Load) =>
     `    ${label.padEnd(30)} ${r.perSecond.toFixed(0).padStart(6)} orders/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}  server CPU ${r.serverCpuPerOrder.toFixed(0)} µs/order`,
   );
 
-const bench = await openBenchDatabase('exchange_feed_bench');
+const bench = await openBenchDatabase(databasePrefix);
 const { db, reference, secretBox } = bench;
 try {
   const restKeys = await fundedKeys(db, secretBox, Math.max(clients, concurrency), 'feed-bench-rest');
@@ -97,7 +109,7 @@ try {
       fanOutMaxDelayMs: maxDelay,
     },
   });
-  const server = await listenOnFreePort(app);
+  const server = port === 0 ? await listenOnFreePort(app) : await listenOn(app, port);
   const wsUrl = `${server.url.replace('http', 'ws')}/v3/ws`;
 
   /** Runs a load generator for `ms` and measures this (the server's) process's CPU meanwhile. */

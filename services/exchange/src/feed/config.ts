@@ -47,7 +47,13 @@ export interface FeedConfig {
    * (src/feed/fan-out-pace.ts). 1: no wait. @default 0.1 (`FEED_FANOUT_SHARE`)
    */
   readonly fanOutShare: number;
-  /** The longest that wait (also when the process is idle). @default 50 (`FEED_FANOUT_MAX_DELAY_MS`; 250 held frames 0.5-1 s p50 under load, bench:feed) */
+  /**
+   * The longest that wait (also when the process is idle). @default 100 (`FEED_FANOUT_MAX_DELAY_MS`).
+   * With 1,000 subscribers a round costs about 10 ms, so the share's wait (9 x that of other work)
+   * is longer than any cap a busy process reaches: the cap sets the rounds per second. At 50 the
+   * fan-out added 1.6-1.75x to the server's CPU per order, at 100 1.1-1.3x, for about 70 ms more
+   * delivery p50 (bench:feed, 2 Dec); 250 held frames 0.5-1 s p50 under load.
+   */
   readonly fanOutMaxDelayMs: number;
 }
 
@@ -67,7 +73,7 @@ export function feedConfig(env: NodeJS.ProcessEnv): FeedConfig {
     resumeMaxBytes: integer(env, 'FEED_RESUME_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     maxPendingOperations: integer(env, 'FEED_MAX_PENDING_OPERATIONS', 256, 1, 100_000),
     fanOutShare: share(env, 'FEED_FANOUT_SHARE', 0.1),
-    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 50, 1, 10_000),
+    fanOutMaxDelayMs: integer(env, 'FEED_FANOUT_MAX_DELAY_MS', 100, 1, 10_000),
   });
 }
 

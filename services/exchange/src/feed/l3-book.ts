@@ -1,6 +1,8 @@
+import { crc32 } from 'node:zlib';
 import type { SnapshotOrder } from '../matching/snapshot.js';
 import type { EngineEvent, Side } from '../matching/types.js';
-import { checksumOfTexts, levelText } from './checksum.js';
+import { levelText } from './checksum.js';
+import { crc32Combine } from './crc32-combine.js';
 import { bestPrices } from './top-levels.js';
 
 /** One resting order of the order-by-order book: price and remaining amount in minor units. */
@@ -36,11 +38,18 @@ interface Taker {
   done: boolean;
 }
 
-/** One price level: its orders in queue order (a Map keeps insertion order) and its checksum text until it changes. */
+/**
+ * One price level: its orders in queue order (a Map keeps insertion order) and the CRC32 of its
+ * checksum text (its orders' texts in queue order), followed through the changes a crossing market
+ * makes: an order joining the end, the first order filled or leaving (crc32-combine.ts). Another
+ * change (an order of the middle cancelled or amended) leaves it to be read again from the orders.
+ */
 interface Level {
   readonly orders: Map<number, L3Order>;
-  /** As bytes: the CRC reads them without converting text again at every batch. */
-  text: Buffer | undefined;
+  /** Undefined: not known, read from the orders at the next checksum. */
+  crc: number | undefined;
+  /** Bytes of the level's text (while `crc` is known). */
+  bytes: number;
 }
 
 interface Stop {
@@ -93,14 +102,18 @@ export class L3Book {
     this.before.clear();
     this.appended = [];
     this.moved.clear();
+    // The levels' CRCs are read at the first checksum, and only the best ten's.
     for (const order of live.book)
-      this.insert({
-        id: order.id,
-        side: order.side,
-        price: BigInt(order.price),
-        amount: BigInt(order.remaining),
-        at: order.time,
-      });
+      this.insert(
+        {
+          id: order.id,
+          side: order.side,
+          price: BigInt(order.price),
+          amount: BigInt(order.remaining),
+          at: order.time,
+        },
+        false,
+      );
     for (const stop of live.stops)
       this.stops.set(stop.id, { side: stop.side, price: BigInt(stop.price), amount: BigInt(stop.remaining) });
   }
@@ -173,9 +186,7 @@ export class L3Book {
         const maker = this.byId.get(makerId);
         if (!maker) throw new Error(`L3 book: trade ${event.tradeId} of an unknown maker ${makerId}`);
         this.touch(maker);
-        maker.amount -= event.amount;
-        this.orderTexts.delete(maker);
-        this.levels[maker.side].get(maker.price)!.text = undefined;
+        this.changeAmount(maker, maker.amount - event.amount);
         return;
       }
       case 'amended': {
@@ -191,9 +202,7 @@ export class L3Book {
         }
         if (event.priority === 'kept') {
           this.touch(resting);
-          resting.amount = event.remaining;
-          this.orderTexts.delete(resting);
-          this.levels[resting.side].get(resting.price)!.text = undefined;
+          this.changeAmount(resting, event.remaining);
           return;
         }
         // Moved: to the back of its (new) level, as one delete and one add of the batch.
@@ -250,16 +259,62 @@ export class L3Book {
     this.appended.push(order.id);
   }
 
-  private insert(order: L3Order): void {
+  /** Adds `order` at the end of its level; `follow`: a new level's CRC is followed from its first order. */
+  private insert(order: L3Order, follow = true): void {
     const side = this.levels[order.side];
     let level = side.get(order.price);
     if (!level) {
-      level = { orders: new Map(), text: undefined };
+      level = { orders: new Map(), crc: follow ? 0 : undefined, bytes: 0 };
       side.set(order.price, level);
     }
     level.orders.set(order.id, order);
-    level.text = undefined;
+    if (level.crc !== undefined) {
+      // The text grows at its end: the CRC goes on from where it was.
+      const text = this.textOf(order);
+      level.crc = crc32(text, level.crc);
+      level.bytes += text.length;
+    }
     this.byId.set(order.id, order);
+  }
+
+  /** An order's checksum text, kept until its amount changes. */
+  private textOf(order: L3Order): string {
+    let text = this.orderTexts.get(order);
+    if (text === undefined) {
+      text = levelText([[order.price, order.amount]]);
+      this.orderTexts.set(order, text);
+    }
+    return text;
+  }
+
+  /**
+   * Takes the first order's text off the level's CRC (the CRC of what follows it), or forgets the
+   * CRC when `order` is not first. Returns the bytes that follow it, or undefined when forgotten.
+   */
+  private dropFirst(level: Level, order: L3Order): number | undefined {
+    if (level.crc === undefined) return undefined;
+    if (level.orders.keys().next().value !== order.id) {
+      level.crc = undefined;
+      return undefined;
+    }
+    const text = this.textOf(order);
+    const rest = level.bytes - text.length;
+    level.crc = crc32Combine(crc32(text), level.crc, rest);
+    level.bytes = rest;
+    return rest;
+  }
+
+  /** A resting order's remaining amount changes in place (a fill, an amend that keeps its priority). */
+  private changeAmount(order: L3Order, amount: bigint): void {
+    const level = this.levels[order.side].get(order.price)!;
+    const rest = this.dropFirst(level, order);
+    order.amount = amount;
+    this.orderTexts.delete(order);
+    if (rest === undefined || level.crc === undefined) return;
+    // The first order's new text, then the rest as it was.
+    const text = this.textOf(order);
+    level.crc = crc32Combine(crc32(text), level.crc, rest);
+    level.bytes = rest + text.length;
   }
 
   private touch(order: L3Order): void {
@@ -270,8 +325,8 @@ export class L3Book {
     this.touch(order);
     const side = this.levels[order.side];
     const level = side.get(order.price)!;
+    this.dropFirst(level, order);
     level.orders.delete(order.id);
-    level.text = undefined;
     if (level.orders.size === 0) side.delete(order.price);
     this.byId.delete(order.id);
   }
@@ -286,31 +341,28 @@ export class L3Book {
   }
 
   /**
-   * Kraken's L3 checksum of the book as it is (checksum.ts), from each level's text kept until the
-   * level changes: a batch costs the levels it changed, not every order of the best ten levels
-   * (which on a busy market hold thousands).
+   * Kraken's L3 checksum of the book as it is (checksum.ts), from each level's CRC (crc32-combine.ts):
+   * a batch costs the orders it changed, not every order of the best ten levels (which on a busy
+   * market hold thousands); a level whose CRC was forgotten is read again from its orders.
    */
   checksum(): number {
-    const texts = (side: Side): Buffer[] => {
+    let crc = 0;
+    const fold = (side: Side) => {
       const levels = this.levels[side];
-      return bestPrices(levels.keys(), side === 'buy').map((price) => {
+      for (const price of bestPrices(levels.keys(), side === 'buy')) {
         const level = levels.get(price)!;
-        if (level.text === undefined) {
-          // Each order's own text is kept too (its amount changes only when it trades).
+        if (level.crc === undefined) {
           const parts: string[] = [];
-          for (const order of level.orders.values()) {
-            let text = this.orderTexts.get(order);
-            if (text === undefined) {
-              text = levelText([[order.price, order.amount]]);
-              this.orderTexts.set(order, text);
-            }
-            parts.push(text);
-          }
-          level.text = Buffer.from(parts.join(''));
+          for (const order of level.orders.values()) parts.push(this.textOf(order));
+          const text = parts.join('');
+          level.crc = crc32(text);
+          level.bytes = text.length;
         }
-        return level.text;
-      });
+        crc = crc32Combine(crc, level.crc, level.bytes);
+      }
     };
-    return checksumOfTexts([...texts('sell'), ...texts('buy')]);
+    fold('sell');
+    fold('buy');
+    return crc;
   }
 }

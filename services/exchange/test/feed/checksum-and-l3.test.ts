@@ -1,6 +1,8 @@
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { L3Follower } from '../../src/feed/book-follower.js';
 import { bookChecksum, type ChecksumEntry, l3Checksum, minorOf } from '../../src/feed/checksum.js';
+import { crc32Combine } from '../../src/feed/crc32-combine.js';
 import { L3Book, type L3Change } from '../../src/feed/l3-book.js';
 import { MarketFrames } from '../../src/feed/market-frames.js';
 import { MatchingEngine } from '../../src/matching/engine.js';
@@ -102,6 +104,19 @@ describe('Kraken checksums (pure)', () => {
     const swapped = levels(bids);
     swapped[0] = [swapped[0]![1]!, swapped[0]![0]!, ...swapped[0]!.slice(2)];
     expect(l3Checksum(levels(asks), swapped)).not.toBe(1063832831);
+  });
+});
+
+describe('CRC32 of a concatenation from its parts (pure)', () => {
+  it('gives crc(A || B) from crc(A), crc(B) and the length of B, and crc(B) back from crc(A || B)', () => {
+    const random = rng(32);
+    for (let i = 0; i < 500; i += 1) {
+      const text = (n: number) => Array.from({ length: n }, () => String(Math.floor(random() * 10))).join('');
+      const a = text(Math.floor(random() * 40));
+      const b = text(Math.floor(random() * 4_000));
+      expect(crc32Combine(crc32(a), crc32(b), b.length)).toBe(crc32(a + b));
+      expect(crc32Combine(crc32(a), crc32(a + b), b.length)).toBe(crc32(b));
+    }
   });
 });
 

@@ -18,7 +18,7 @@ describe('feed settings', () => {
       resumeMaxBytes: 67_108_864,
       maxPendingOperations: 256,
       fanOutShare: 0.1,
-      fanOutMaxDelayMs: 50,
+      fanOutMaxDelayMs: 100,
     });
     const set = loadConfig(
       {
