@@ -10,6 +10,9 @@ import type { SchemaErrorDataVar } from 'fastify/types/schema.js';
  *   and PostgreSQL fails on "Infinity" (a 500). Checked in the body, the query and the path.
  * - A NUL character in a body string: PostgreSQL text cannot hold U+0000 (error 22021, a 500). Only
  *   bodies: a query or path NUL is the concern of the route (an HTML page answers it with its own 404).
+ * - An unpaired surrogate in a body string (JSON's `"\ud800"` escape): UTF-8 cannot carry it, so
+ *   the driver's encoding stored U+FFFD in its place and the answer showed another text than the
+ *   one sent. Refused like the NUL, so what is stored is always what was sent.
  */
 export function refuseUnstorableInput(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
@@ -31,7 +34,18 @@ export interface UnstorableValue {
   readonly message: string;
 }
 
-/** The first non-finite number in `value` (and, with `stringsToo`, string holding a NUL), if any. */
+/** A UTF-16 code unit of a surrogate pair standing alone (in `u` mode a pair is one code point). */
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+
+/** Text PostgreSQL stores as it is: no NUL, no unpaired surrogate (for values outside a body, a token's claim). */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text);
+}
+
+/**
+ * The first non-finite number in `value` (and, with `stringsToo`, string holding a NUL or an
+ * unpaired surrogate), if any.
+ */
 export function unstorableValue(value: unknown, stringsToo: boolean): UnstorableValue | undefined {
   // Iterative: a deeply nested body must not exhaust the stack.
   const pending: [unknown, string][] = [[value, '']];
@@ -40,7 +54,10 @@ export function unstorableValue(value: unknown, stringsToo: boolean): Unstorable
     if (typeof item === 'number') {
       if (!Number.isFinite(item)) return { path, message: 'must be a finite number' };
     } else if (typeof item === 'string') {
-      if (stringsToo && item.includes('\u0000')) return { path, message: 'must not contain a NUL character' };
+      if (!stringsToo) continue;
+      if (item.includes('\u0000')) return { path, message: 'must not contain a NUL character' };
+      if (UNPAIRED_SURROGATE.test(item))
+        return { path, message: 'must be valid Unicode text (it holds an unpaired surrogate)' };
     } else if (item !== null && typeof item === 'object') {
       for (const [key, child] of Object.entries(item)) pending.push([child, `${path}/${key}`]);
     }
@@ -51,7 +68,8 @@ export function unstorableValue(value: unknown, stringsToo: boolean): Unstorable
 /** The error Fastify's own validation raises, so each service's handler renders it in its own shape. */
 function validationError(context: SchemaErrorDataVar, path: string, message: string): FastifyError {
   const detail: FastifySchemaValidationError = {
-    keyword: 'type',
+    // Not an Ajv keyword: a service's message table falls back to `message` for it.
+    keyword: 'storable',
     instancePath: path,
     schemaPath: '#',
     params: {},

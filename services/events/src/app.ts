@@ -9,6 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { landingRoute } from '@platform/http-edge/landing-page';
 import { drainRefusedBodies } from '@platform/http-edge/refused-body';
+import { refuseUnstorableInput } from '@platform/http-edge/storable-input';
 import { requestLogOptions } from '@platform/logging/request-log';
 import type { LogSettings } from '@platform/logging/settings';
 import { registerHealthRoutes } from '@platform/observability/health';
@@ -115,6 +116,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Only with a registry to serve (METRICS_PORT=off: none, nothing recorded per request).
   if (options.metrics) registerRouteMetrics(app, options.metrics);
   app.setValidatorCompiler(createValidatorCompiler());
+  // A NUL or an unpaired surrogate in a body string: PostgreSQL cannot store the first (a 500
+  // before) and the driver replaced the second (http-edge).
+  refuseUnstorableInput(app);
   // JSON only: a text/plain body is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
   // Hooks on every request take `done` rather than being async: no promise per request.

@@ -228,6 +228,22 @@ const badPuts: BadPut[] = [
     says: '',
     rawBody: `{"name":"n","body":"b","date":"2026-05-01T18:30:00Z","__proto__":{"admin":true}}`,
   },
+  // PostgreSQL cannot store U+0000: the write was a 500.
+  {
+    name: 'a NUL character in the name',
+    status: 400,
+    error: 'Bad Request',
+    says: 'name must not contain a NUL character',
+    body: { ...validBody, name: 'a\u0000b' },
+  },
+  // UTF-8 cannot carry a lone surrogate: it was stored as U+FFFD, another text than the one sent.
+  {
+    name: 'an unpaired surrogate in the body',
+    status: 400,
+    error: 'Bad Request',
+    says: 'body must be valid Unicode text',
+    rawBody: `{"name":"n","body":"b\\ud800","date":"2026-05-01T18:30:00Z"}`,
+  },
 ];
 
 describe('PUT with bad input changes nothing', () => {
@@ -380,5 +396,26 @@ describe('a body without Content-Type', () => {
       message: 'Content-Type must be application/json',
       error: 'Unsupported Media Type',
     });
+  });
+});
+
+describe('a token whose sub the database cannot store as sent', () => {
+  // A NUL made the write a 500; an unpaired surrogate was stored as U+FFFD, so the creator's own
+  // token no longer matched `createdBy` (403 on its own event).
+  it.each([
+    ['a NUL', 'al\u0000ice'],
+    ['an unpaired surrogate', 'al\ud800ice'],
+  ])('with %s is a 401 and writes nothing', async (_what, sub) => {
+    const id = newId('sub');
+    const { status, json } = await call(app, `/events/${id}`, {
+      method: 'PUT',
+      token: await hmacToken(sub),
+      body: validBody,
+    });
+    expect(status).toBe(401);
+    expect((json as { message: string }).message).toBe(
+      'token "sub" must be valid Unicode text without a NUL character',
+    );
+    expect((await call(app, `/events/${id}`)).status).toBe(404);
   });
 });

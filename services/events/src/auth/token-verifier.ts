@@ -3,6 +3,7 @@
  * configured, a clock tolerance, and `sub` as the user id. The outcome is a value, never a throw.
  */
 import { webcrypto } from 'node:crypto';
+import { isStorableText } from '@platform/http-edge/storable-input';
 import {
   createRemoteJWKSet,
   errors,
@@ -108,6 +109,11 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
     const sub = payload.sub;
     if (typeof sub !== 'string' || sub.length === 0 || sub.length > LIMITS.userIdMaxLength) {
       return { ok: false, reason: `token "sub" must be a user id of 1-${LIMITS.userIdMaxLength} characters` };
+    }
+    // A NUL made the write a 500 (PostgreSQL refuses it); an unpaired surrogate was stored as U+FFFD,
+    // so the event's creator no longer matched the token that created it (403 on its own event).
+    if (!isStorableText(sub)) {
+      return { ok: false, reason: 'token "sub" must be valid Unicode text without a NUL character' };
     }
     return { ok: true, viewer: { userId: sub, member: payload[options.memberClaim] === true } };
   };
