@@ -32,7 +32,8 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  *    >= 0.97x off); both on core 0 (`taskset`); BENCH_ONLY=metrics-same: metrics off on both
  *    sides, the noise floor.
  * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS per run, default 2; BENCH_ROUNDS,
- * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000)
+ * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000; BENCH_PORT_BASE, see
+ * `benchPort`)
  */
 
 const run = promisify(execFile);
@@ -63,13 +64,29 @@ const PROXY_ENTRY = path.join(
 const HIT_QUERY = '{ posts(first: 10) { nodes { id title slug date excerpt author { node { name } } } } }';
 const MISS_QUERY = '{ posts(first: 2) { nodes { id title } } }';
 
+/**
+ * BENCH_PORT_BASE: every port the bench hands out (services, their metrics listeners, Redis) counts
+ * up from it, so that a bench on a machine shared with others stays in a port range of its own;
+ * unset, the kernel picks free ports.
+ */
+const PORT_BASE = process.env['BENCH_PORT_BASE'];
+let portsGiven = 0;
+async function benchPort(): Promise<number> {
+  if (PORT_BASE === undefined || PORT_BASE === '') return freePort();
+  portsGiven += 1;
+  return Number(PORT_BASE) + portsGiven - 1;
+}
+/** A metrics listener that is on: on a port of the bench's range, or (`0`) one the kernel picks. */
+const metricsOn = async () => (PORT_BASE ? String(await benchPort()) : '0');
+
 const procs: ServiceProcess[] = [];
 async function start(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
   const proc = await startServiceProcess({
     name,
     entry: path.isAbsolute(entry) ? entry : path.join(ROOT, entry),
     cwd: ROOT,
-    env,
+    env: { METRICS_PORT: await metricsOn(), ...env },
+    port: await benchPort(),
     healthPath: '/health',
   });
   procs.push(proc);
@@ -131,7 +148,7 @@ function post(
  * relay (no TCP_NODELAY) adds delayed-ACK stalls to a pipelined connection and measures the front.
  */
 async function startBareRedis(): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const port = await freePort();
+  const port = await benchPort();
   const proc = spawnManaged({
     name: 'redis-server',
     command: 'redis-server',
@@ -245,7 +262,7 @@ async function metricsCost(dir: string, upstream: string): Promise<void> {
       LOG_LEVEL: 'warn',
       METRICS_PORT: metricsPort,
     });
-  const on = await proxy('on', SAME ? 'off' : '0');
+  const on = await proxy('on', SAME ? 'off' : await metricsOn());
   const off = await proxy('off', 'off');
   // Both proxies on core 0: they share it fairly whatever else the machine runs on the other core
   // (unpinned, one of them could sit beside another user's job for a whole run).
