@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,14 +70,25 @@ const MISS_QUERY = '{ posts(first: 2) { nodes { id title } } }';
 /**
  * BENCH_PORT_BASE: every port the bench hands out (services, their metrics listeners, Redis) counts
  * up from it, so that a bench on a machine shared with others stays in a port range of its own;
- * unset, the kernel picks free ports.
+ * unset, the kernel picks free ports. A port of the range in use (a range inside the kernel's
+ * ephemeral ports is also where other processes' outgoing connections get theirs) is skipped.
  */
 const PORT_BASE = process.env['BENCH_PORT_BASE'];
 let portsGiven = 0;
 async function benchPort(): Promise<number> {
   if (PORT_BASE === undefined || PORT_BASE === '') return freePort();
-  portsGiven += 1;
-  return Number(PORT_BASE) + portsGiven - 1;
+  for (;;) {
+    const port = Number(PORT_BASE) + portsGiven;
+    portsGiven += 1;
+    if (await canBind(port)) return port;
+  }
+}
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
 }
 /** A metrics listener that is on: on a port of the bench's range, or (`0`) one the kernel picks. */
 const metricsOn = async () => (PORT_BASE ? String(await benchPort()) : '0');
