@@ -1,21 +1,9 @@
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ResponseCache } from '../src/cache/response-cache.js';
-import { ScopeResolver } from '../src/cache/scope.js';
-import { MemoryCacheStore } from '../src/cache/store.js';
-import { DocumentAnalyser } from '../src/graphql/document.js';
-import { PersistedQueries } from '../src/graphql/persisted.js';
-import { ProxyMetrics } from '../src/metrics.js';
-import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
-import { LocalQueueAccess } from '../src/queue/access.js';
-import { MutationQueue } from '../src/queue/mutation-queue.js';
-import { MemoryOutcomeLog } from '../src/queue/outcomes.js';
-import { MemoryQueueStore } from '../src/queue/store.js';
-import { type UpstreamClient, UpstreamMonitor } from '../src/upstream/client.js';
+import type { UpstreamClient } from '../src/upstream/client.js';
+import { memoryHandler } from './support/memory-handler.js';
 
 /** A handler over an in-memory cache, an upstream answering `titles` at once, and a clock the test moves. */
 async function handlerAt(clock: { now: number }) {
-  const logger = pino({ level: 'silent' });
   const titles = { value: 'first' };
   const upstream: UpstreamClient = {
     post: async () => {
@@ -24,31 +12,7 @@ async function handlerAt(clock: { now: number }) {
     },
     close: () => undefined,
   };
-  const cache = await ResponseCache.open(
-    new MemoryCacheStore(),
-    { maxEntries: 10, maxBytes: 1e6, memoryBytes: 1e6 },
-    logger,
-  );
-  const handler = new GraphQLHandler({
-    mode: 'CRUDMODE',
-    authToken: undefined,
-    authTokenForQueries: false,
-    cache,
-    analyser: new DocumentAnalyser(),
-    upstream,
-    monitor: new UpstreamMonitor(),
-    queue: new LocalQueueAccess(await MutationQueue.open(new MemoryQueueStore()), new MemoryOutcomeLog()),
-    clock: () => clock.now,
-    cacheTtlMs: 60_000,
-    staleIfErrorMs: 60_000,
-    scopes: new ScopeResolver({ claim: undefined, secret: undefined }, () => clock.now),
-    persisted: new PersistedQueries(1e6),
-    metrics: new ProxyMetrics(),
-    typeTtlsMs: new Map(),
-    logger,
-    triggerReplay: () => undefined,
-    afterMutation: () => undefined,
-  });
+  const { handler, cache } = await memoryHandler(upstream, { clock: () => clock.now });
   return { handler, cache, titles };
 }
 
