@@ -93,16 +93,34 @@ function canBind(port: number): Promise<boolean> {
 /** A metrics listener that is on: on a port of the bench's range, or (`0`) one the kernel picks. */
 const metricsOn = async () => (PORT_BASE ? String(await benchPort()) : '0');
 
+/**
+ * Runs `launch` on ports of the bench's range until it is not refused for a port in use: a port
+ * probed free can still be taken before the process binds it (with BENCH_PORT_BASE, by another
+ * process's outgoing connection), so a few such refusals are expected on a busy machine.
+ */
+async function onBenchPorts<T>(launch: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await launch();
+    } catch (error) {
+      const inUse = /in use|EADDRINUSE/i.test(error instanceof Error ? error.message : String(error));
+      if (!PORT_BASE || !inUse || attempt >= 5) throw error;
+    }
+  }
+}
+
 const procs: ServiceProcess[] = [];
 async function start(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const proc = await startServiceProcess({
-    name,
-    entry: path.isAbsolute(entry) ? entry : path.join(ROOT, entry),
-    cwd: ROOT,
-    env: { METRICS_PORT: await metricsOn(), ...env },
-    port: await benchPort(),
-    healthPath: '/health',
-  });
+  const proc = await onBenchPorts(async () =>
+    startServiceProcess({
+      name,
+      entry: path.isAbsolute(entry) ? entry : path.join(ROOT, entry),
+      cwd: ROOT,
+      env: { METRICS_PORT: await metricsOn(), ...env },
+      port: await benchPort(),
+      healthPath: '/health',
+    }),
+  );
   procs.push(proc);
   return proc;
 }
@@ -162,23 +180,25 @@ function post(
  * relay (no TCP_NODELAY) adds delayed-ACK stalls to a pipelined connection and measures the front.
  */
 async function startBareRedis(): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const port = await benchPort();
-  const proc = spawnManaged({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+  return onBenchPorts(async () => {
+    const port = await benchPort();
+    const proc = spawnManaged({
+      name: 'redis-server',
+      command: 'redis-server',
+      args: ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+    });
+    await waitUntilReady(proc, async () => {
+      const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+      client.on('error', () => undefined); // not up yet: probed again
+      try {
+        await client.connect();
+        return (await client.ping()) === 'PONG';
+      } finally {
+        client.disconnect();
+      }
+    });
+    return { url: `redis://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.stop() };
   });
-  await waitUntilReady(proc, async () => {
-    const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
-    client.on('error', () => undefined); // not up yet: probed again
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } finally {
-      client.disconnect();
-    }
-  });
-  return { url: `redis://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.stop() };
 }
 
 /** The machine's load averages (1, 5, 15 min), as `uptime` prints them: every figure is printed beside it. */
