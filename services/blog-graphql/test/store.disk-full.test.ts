@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, open, rm, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { mountSmallDisk, type SmallDisk } from '@platform/testkit/tmpfs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DEVELOPMENT_AUTH_TOKEN } from '../src/config.js';
 import { createContent } from '../src/domain/content.js';
@@ -23,34 +23,16 @@ const BOUNDS: IdempotencyBounds = {
 };
 const NOW = Date.UTC(2026, 0, 1);
 let dir: string;
+let disk: SmallDisk;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'blog-full-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', dir]);
+  disk = mountSmallDisk(dir, '512k');
 });
 afterEach(async () => {
-  // Lazily: a failed test may leave the store's files open.
-  execFileSync('umount', ['-l', dir]);
+  disk.unmount();
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Fills the file system but for nothing; answers the filler's path. */
-async function fill(): Promise<string> {
-  const filler = path.join(dir, 'filler');
-  const handle = await open(filler, 'w');
-  const chunk = Buffer.alloc(4096, 1);
-  try {
-    for (;;) await handle.write(chunk);
-  } catch (error) {
-    expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
-  }
-  // The last partial block too.
-  try {
-    for (;;) await handle.write(Buffer.alloc(1, 1));
-  } catch {}
-  await handle.close();
-  return filler;
-}
 
 const create = (store: BlogStore, title: string) =>
   store.mutate((draft) => createContent(draft, 'posts', { title }, NOW));
@@ -60,7 +42,7 @@ it('a change the disk refused is not kept in memory, nor one made on top of it; 
   const store = await BlogStore.open(dir, seedState, { bounds: BOUNDS, now: () => NOW });
   await create(store, 'written');
   const before = titles(store);
-  const filler = await fill();
+  const filler = await disk.fill();
   // Two at once: the second was computed on a memory holding the first.
   // Each line larger than a page, so that it cannot fit in the journal's last page partly used.
   const big = (title: string) => title.padEnd(3 * 4096, '.');
@@ -101,7 +83,7 @@ it('over HTTP, a change the disk refused answers STORE_UNAVAILABLE (not a masked
       },
     }));
   try {
-    const filler = await fill();
+    const filler = await disk.fill();
     const big = 'refused'.padEnd(3 * 4096, '.');
     const refused = await create(big, 'key-1');
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');

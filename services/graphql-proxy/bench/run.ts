@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,9 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
 /**
  * Benchmarks, each against an anchor measured in the same run:
  * 1. cache-hit requests per second of the proxy vs a bare node:http server returning the same body
- *    (issue 46: >= 0.85x with the file store, >= 0.6x with Redis), with wrk (Debian package `wrk`):
+ *    (issue 46: >= 0.85x with the file and memory stores, >= 0.6x with Redis), with wrk (Debian package `wrk`):
+ *    the file store's hits are answered from its bodies in memory (CACHE_MEMORY_BYTES), the issue's
+ *    "memory store"; BENCH_ONLY=...,hit-disk also measures hits with CACHE_MEMORY_BYTES=0 (each reads its file);
  *    median of the per-round ratios of alternating rounds, and the ratio of the best run of each
  *    side, with the load average before and after printed beside them;
  * 2. latency added by the proxy on a miss (CACHE_TTL_SECONDS=0, so every request goes upstream and
@@ -32,7 +35,8 @@ import { type SwitchUpstream, startSwitchUpstream } from './switch-upstream.js';
  *    >= 0.97x off); both on core 0 (`taskset`); BENCH_ONLY=metrics-same: metrics off on both
  *    sides, the noise floor.
  * Usage: npm run bench -w services/graphql-proxy  (env BENCH_SECONDS per run, default 2; BENCH_ROUNDS,
- * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000)
+ * default 7; BENCH_MISS_REQUESTS, default 2000; BENCH_QUEUE_ITEMS, default 10000; BENCH_PORT_BASE, see
+ * `benchPort`)
  */
 
 const run = promisify(execFile);
@@ -44,7 +48,7 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 2);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
 const MISS_REQUESTS = Number(process.env['BENCH_MISS_REQUESTS'] ?? 2000);
 const QUEUE_ITEMS = Number(process.env['BENCH_QUEUE_ITEMS'] ?? 10_000);
-/** BENCH_ONLY: a comma-separated subset of hit, hit-redis, miss, hang, queue, metrics (not run by default). */
+/** BENCH_ONLY: a comma-separated subset of hit, hit-redis, miss, hang, queue, metrics and hit-disk (not run by default). */
 const ONLY = new Set(
   (process.env['BENCH_ONLY'] ?? 'hit,hit-redis,miss,hang,queue').split(',').map((part) => part.trim()),
 );
@@ -63,15 +67,60 @@ const PROXY_ENTRY = path.join(
 const HIT_QUERY = '{ posts(first: 10) { nodes { id title slug date excerpt author { node { name } } } } }';
 const MISS_QUERY = '{ posts(first: 2) { nodes { id title } } }';
 
+/**
+ * BENCH_PORT_BASE: every port the bench hands out (services, their metrics listeners, Redis) counts
+ * up from it, so that a bench on a machine shared with others stays in a port range of its own;
+ * unset, the kernel picks free ports. A port of the range in use (a range inside the kernel's
+ * ephemeral ports is also where other processes' outgoing connections get theirs) is skipped.
+ */
+const PORT_BASE = process.env['BENCH_PORT_BASE'];
+let portsGiven = 0;
+async function benchPort(): Promise<number> {
+  if (PORT_BASE === undefined || PORT_BASE === '') return freePort();
+  for (;;) {
+    const port = Number(PORT_BASE) + portsGiven;
+    portsGiven += 1;
+    if (await canBind(port)) return port;
+  }
+}
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+/** A metrics listener that is on: on a port of the bench's range, or (`0`) one the kernel picks. */
+const metricsOn = async () => (PORT_BASE ? String(await benchPort()) : '0');
+
+/**
+ * Runs `launch` on ports of the bench's range until it is not refused for a port in use: a port
+ * probed free can still be taken before the process binds it (with BENCH_PORT_BASE, by another
+ * process's outgoing connection), so a few such refusals are expected on a busy machine.
+ */
+async function onBenchPorts<T>(launch: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await launch();
+    } catch (error) {
+      const inUse = /in use|EADDRINUSE/i.test(error instanceof Error ? error.message : String(error));
+      if (!PORT_BASE || !inUse || attempt >= 5) throw error;
+    }
+  }
+}
+
 const procs: ServiceProcess[] = [];
 async function start(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const proc = await startServiceProcess({
-    name,
-    entry: path.isAbsolute(entry) ? entry : path.join(ROOT, entry),
-    cwd: ROOT,
-    env,
-    healthPath: '/health',
-  });
+  const proc = await onBenchPorts(async () =>
+    startServiceProcess({
+      name,
+      entry: path.isAbsolute(entry) ? entry : path.join(ROOT, entry),
+      cwd: ROOT,
+      env: { METRICS_PORT: await metricsOn(), ...env },
+      port: await benchPort(),
+      healthPath: '/health',
+    }),
+  );
   procs.push(proc);
   return proc;
 }
@@ -131,23 +180,25 @@ function post(
  * relay (no TCP_NODELAY) adds delayed-ACK stalls to a pipelined connection and measures the front.
  */
 async function startBareRedis(): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const port = await freePort();
-  const proc = spawnManaged({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+  return onBenchPorts(async () => {
+    const port = await benchPort();
+    const proc = spawnManaged({
+      name: 'redis-server',
+      command: 'redis-server',
+      args: ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+    });
+    await waitUntilReady(proc, async () => {
+      const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+      client.on('error', () => undefined); // not up yet: probed again
+      try {
+        await client.connect();
+        return (await client.ping()) === 'PONG';
+      } finally {
+        client.disconnect();
+      }
+    });
+    return { url: `redis://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.stop() };
   });
-  await waitUntilReady(proc, async () => {
-    const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
-    client.on('error', () => undefined); // not up yet: probed again
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } finally {
-      client.disconnect();
-    }
-  });
-  return { url: `redis://127.0.0.1:${port}`, pid: proc.pid, stop: () => proc.stop() };
 }
 
 /** The machine's load averages (1, 5, 15 min), as `uptime` prints them: every figure is printed beside it. */
@@ -182,7 +233,22 @@ async function main(): Promise<void> {
     });
 
     // 1. Cache hits vs the bare anchor: the file store (one instance), then the Redis store (a fleet's).
-    if (ONLY.has('hit')) await cacheHits(dir, proxy.url);
+    if (ONLY.has('hit'))
+      await cacheHits(dir, proxy.url, 'CACHE_STORE=file, bodies in memory (the memory store)');
+    if (ONLY.has('hit-disk')) {
+      const diskProxy = await start('proxy-disk', PROXY_ENTRY, {
+        UPSTREAM_GRAPHQL_ENDPOINT: upstream,
+        PATHS_BASE_DIR: path.join(dir, 'proxy-disk'),
+        CACHE_TTL_SECONDS: '3600',
+        CACHE_MEMORY_BYTES: '0',
+        LOG_LEVEL: 'warn',
+      });
+      await cacheHits(
+        dir,
+        diskProxy.url,
+        'CACHE_STORE=file, CACHE_MEMORY_BYTES=0 (every hit reads its file)',
+      );
+    }
     if (ONLY.has('hit-redis')) {
       const redis = await startBareRedis();
       try {
@@ -245,7 +311,7 @@ async function metricsCost(dir: string, upstream: string): Promise<void> {
       LOG_LEVEL: 'warn',
       METRICS_PORT: metricsPort,
     });
-  const on = await proxy('on', SAME ? 'off' : '0');
+  const on = await proxy('on', SAME ? 'off' : await metricsOn());
   const off = await proxy('off', 'off');
   // Both proxies on core 0: they share it fairly whatever else the machine runs on the other core
   // (unpinned, one of them could sit beside another user's job for a whole run).
@@ -298,7 +364,7 @@ async function metricsCost(dir: string, upstream: string): Promise<void> {
 async function cacheHits(
   dir: string,
   proxyUrl: string,
-  label = 'CACHE_STORE=file',
+  label: string,
   target = 0.85,
   /** The Redis server's pid: its CPU counts as the proxy's (the store serves every hit). */
   storePid?: number,

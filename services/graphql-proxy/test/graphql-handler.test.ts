@@ -1,17 +1,6 @@
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ResponseCache } from '../src/cache/response-cache.js';
-import { ScopeResolver } from '../src/cache/scope.js';
-import { MemoryCacheStore } from '../src/cache/store.js';
-import { DocumentAnalyser } from '../src/graphql/document.js';
-import { PersistedQueries } from '../src/graphql/persisted.js';
-import { ProxyMetrics } from '../src/metrics.js';
-import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
-import { LocalQueueAccess } from '../src/queue/access.js';
-import { MutationQueue } from '../src/queue/mutation-queue.js';
-import { MemoryOutcomeLog } from '../src/queue/outcomes.js';
-import { MemoryQueueStore } from '../src/queue/store.js';
-import { type UpstreamClient, UpstreamMonitor, type UpstreamOutcome } from '../src/upstream/client.js';
+import type { UpstreamClient, UpstreamOutcome } from '../src/upstream/client.js';
+import { memoryHandler } from './support/memory-handler.js';
 
 /** An upstream whose answers the test releases one by one, to order events deterministically. */
 function gatedUpstream() {
@@ -27,35 +16,7 @@ function gatedUpstream() {
   return { client, waiting, answer };
 }
 
-async function handlerWith(upstream: UpstreamClient) {
-  const logger = pino({ level: 'silent' });
-  const cache = await ResponseCache.open(
-    new MemoryCacheStore(),
-    { maxEntries: 10, maxBytes: 1e6, memoryBytes: 1e6 },
-    logger,
-  );
-  const handler = new GraphQLHandler({
-    mode: 'CRUDMODE',
-    authToken: undefined,
-    authTokenForQueries: false,
-    cache,
-    analyser: new DocumentAnalyser(),
-    upstream,
-    monitor: new UpstreamMonitor(),
-    queue: new LocalQueueAccess(await MutationQueue.open(new MemoryQueueStore()), new MemoryOutcomeLog()),
-    clock: () => 1_000,
-    cacheTtlMs: 60_000,
-    staleIfErrorMs: 60_000,
-    scopes: new ScopeResolver({ claim: undefined, secret: undefined }, () => 1_000),
-    persisted: new PersistedQueries(1e6),
-    metrics: new ProxyMetrics(),
-    typeTtlsMs: new Map(),
-    logger,
-    triggerReplay: () => undefined,
-    afterMutation: () => undefined,
-  });
-  return { handler, cache };
-}
+const handlerWith = (upstream: UpstreamClient) => memoryHandler(upstream);
 
 const request = {
   body: { query: '{ posts { nodes { title } } }' },

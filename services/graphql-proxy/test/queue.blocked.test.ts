@@ -1,17 +1,10 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, gql, postTitles } from './support/client.js';
-import {
-  BLOG_TOKEN,
-  type Blog,
-  type ProxyProcess,
-  startBlog,
-  startProxy,
-  tempDir,
-} from './support/processes.js';
+import { BLOG_TOKEN, type Blog, type ProxyProcess } from './support/processes.js';
+import { type QueueProxy, startQueueProxy } from './support/queue-proxy.js';
 
 // Issue 19: a mutation the upstream rejected must not silently stall every later write.
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let setup: QueueProxy;
 let blog: Blog;
 let proxy: ProxyProcess;
 
@@ -25,21 +18,11 @@ interface QueueItem {
 }
 
 beforeAll(async () => {
-  dir = await tempDir('proxy-blocked');
-  blog = await startBlog(path.join(dir.path, 'blog'));
-  proxy = await startProxy(path.join(dir.path, 'set'), {
-    UPSTREAM_GRAPHQL_ENDPOINT: blog.graphqlUrl,
-    AUTH_TOKEN: BLOG_TOKEN,
-    GRAPHQL_MODE: 'SETMODE',
-    LOCAL_SYNC_ON_START: 'false',
-  });
+  setup = await startQueueProxy('proxy-blocked', { env: { AUTH_TOKEN: BLOG_TOKEN } });
+  ({ blog, proxy } = setup);
 });
 
-afterAll(async () => {
-  await proxy?.close();
-  await blog?.close();
-  await dir?.remove();
-});
+afterAll(() => setup?.close());
 
 async function queue(): Promise<QueueItem[]> {
   return (await getJson<{ mutations: QueueItem[] }>(`${proxy.url}/queue`)).body.mutations;

@@ -1,42 +1,25 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, gql, postTitles } from './support/client.js';
-import {
-  BLOG_TOKEN,
-  type Blog,
-  type ProxyProcess,
-  startBlog,
-  startProxy,
-  tempDir,
-} from './support/processes.js';
-import { type Relay, startRelay } from './support/relay.js';
+import { BLOG_TOKEN, type Blog, type ProxyProcess } from './support/processes.js';
+import { type QueueProxy, startQueueProxy } from './support/queue-proxy.js';
+import type { Relay } from './support/relay.js';
 
 // A SETMODE proxy without AUTH_TOKEN: a queued mutation is replayed with its caller's Authorization.
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let setup: QueueProxy;
 let blog: Blog;
 let relay: Relay;
 let proxy: ProxyProcess;
 
 beforeAll(async () => {
-  dir = await tempDir('proxy-replay');
-  blog = await startBlog(path.join(dir.path, 'blog'));
-  relay = await startRelay(blog.graphqlUrl);
-  proxy = await startProxy(path.join(dir.path, 'set'), {
-    UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
-    GRAPHQL_MODE: 'SETMODE',
-    LOCAL_SYNC_ON_START: 'false',
-    PROBE_INTERVAL_MS: '200',
-    RETRY_BASE_MS: '500',
-    RETRY_MAX_MS: '8000',
+  const started = await startQueueProxy('proxy-replay', {
+    relay: true,
+    env: { PROBE_INTERVAL_MS: '200', RETRY_BASE_MS: '500', RETRY_MAX_MS: '8000' },
   });
+  setup = started;
+  ({ blog, relay, proxy } = started);
 });
 
-afterAll(async () => {
-  await proxy?.close();
-  await relay?.close();
-  await blog?.close();
-  await dir?.remove();
-});
+afterAll(() => setup?.close());
 
 const CREATE =
   'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';

@@ -1,66 +1,43 @@
-import { execFileSync } from 'node:child_process';
-import { mkdir, open, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { mountSmallDisk, type SmallDisk } from '@platform/testkit/tmpfs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually, getJson, gql, postTitles } from './support/client.js';
-import {
-  BLOG_TOKEN,
-  type Blog,
-  type ProxyProcess,
-  startBlog,
-  startProxy,
-  tempDir,
-} from './support/processes.js';
-import { type Relay, startRelay } from './support/relay.js';
+import { BLOG_TOKEN, type Blog, type ProxyProcess } from './support/processes.js';
+import { type QueueProxy, startQueueProxy } from './support/queue-proxy.js';
+import type { Relay } from './support/relay.js';
 
 // The blog's disk full while a queued mutation is replayed: the blog answers STORE_UNAVAILABLE
 // (nothing kept), and the replay retries it with backoff instead of keeping it as a rejection that
 // blocks the queue until an operator acts. Space back, it is applied, once. The blog's data is on a
 // real full file system (a small tmpfs, mounted here: these machines run the tests as root).
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let disk: string;
+let setup: QueueProxy;
+let disk: SmallDisk;
 let blog: Blog;
 let relay: Relay;
 let proxy: ProxyProcess;
 
 beforeAll(async () => {
-  dir = await tempDir('proxy-disk-full');
-  disk = path.join(dir.path, 'disk');
-  await mkdir(disk);
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', disk]);
-  blog = await startBlog(path.join(disk, 'blog'));
-  relay = await startRelay(blog.graphqlUrl);
-  proxy = await startProxy(path.join(dir.path, 'proxy'), {
-    UPSTREAM_GRAPHQL_ENDPOINT: relay.url,
-    GRAPHQL_MODE: 'SETMODE',
-    LOCAL_SYNC_ON_START: 'false',
-    PROBE_INTERVAL_MS: '200',
-    RETRY_BASE_MS: '200',
-    RETRY_MAX_MS: '400',
+  const started = await startQueueProxy('proxy-disk-full', {
+    relay: true,
+    // The blog's data on a 2 MiB tmpfs in the test folder.
+    blogDir: async (dir) => {
+      const mounted = path.join(dir, 'disk');
+      await mkdir(mounted);
+      disk = mountSmallDisk(mounted, '2m');
+      return path.join(mounted, 'blog');
+    },
+    env: { PROBE_INTERVAL_MS: '200', RETRY_BASE_MS: '200', RETRY_MAX_MS: '400' },
   });
+  setup = started;
+  ({ blog, relay, proxy } = started);
 });
 
 afterAll(async () => {
-  await proxy?.close();
-  await relay?.close();
-  await blog?.close();
-  if (disk) execFileSync('umount', ['-l', disk]);
-  await dir?.remove();
+  await setup?.stop();
+  disk?.unmount();
+  await setup?.dir.remove();
 });
-
-/** Fills the file system but for nothing; answers the filler's path. */
-async function fill(): Promise<string> {
-  const filler = path.join(disk, 'filler');
-  const handle = await open(filler, 'w');
-  try {
-    for (;;) await handle.write(Buffer.alloc(4096, 1));
-  } catch {}
-  try {
-    for (;;) await handle.write(Buffer.alloc(1, 1));
-  } catch {}
-  await handle.close();
-  return filler;
-}
 
 const CREATE =
   'mutation Create($input: CreatePostInput!) { createPost(input: $input) { post { id title } } }';
@@ -72,7 +49,7 @@ interface QueueView {
 it('a replay the full disk refused is retried, not rejected, and applied once when space is back', async () => {
   // Larger than a page: it cannot fit in the journal's last page partly used.
   const title = 'Written after the disk had room again'.padEnd(3 * 4096, '.');
-  const filler = await fill();
+  const filler = await disk.fill();
   // The caller's attempt never reaches the blog: the mutation is queued and replayed.
   relay.dropRequests(1, JSON.stringify(title).slice(0, 40));
   const answer = await gql(

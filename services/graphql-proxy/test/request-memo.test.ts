@@ -1,19 +1,9 @@
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ResponseCache } from '../src/cache/response-cache.js';
-import { ScopeResolver } from '../src/cache/scope.js';
-import { MemoryCacheStore } from '../src/cache/store.js';
 import { DocumentAnalyser } from '../src/graphql/document.js';
-import { PersistedQueries } from '../src/graphql/persisted.js';
-import { ProxyMetrics } from '../src/metrics.js';
-import { GraphQLHandler } from '../src/proxy/graphql-handler.js';
 import { RequestMemo } from '../src/proxy/request-memo.js';
-import { LocalQueueAccess } from '../src/queue/access.js';
-import { MutationQueue } from '../src/queue/mutation-queue.js';
-import { MemoryOutcomeLog } from '../src/queue/outcomes.js';
-import { MemoryQueueStore } from '../src/queue/store.js';
-import { type UpstreamClient, UpstreamMonitor } from '../src/upstream/client.js';
+import type { UpstreamClient } from '../src/upstream/client.js';
 import { limitedHandler } from './support/limited-handler.js';
+import { memoryHandler } from './support/memory-handler.js';
 
 /**
  * The exact-bytes fast path (issue 46): a query's body remembered by its text skips parsing and the
@@ -22,7 +12,6 @@ import { limitedHandler } from './support/limited-handler.js';
 
 /** A handler in front of an upstream answering every query with the caller it was sent for. */
 async function handler() {
-  const logger = pino({ level: 'silent' });
   const calls: Array<string | undefined> = [];
   const upstream: UpstreamClient = {
     post: async (request) => {
@@ -34,31 +23,7 @@ async function handler() {
     },
     close: () => undefined,
   };
-  const cache = await ResponseCache.open(
-    new MemoryCacheStore(),
-    { maxEntries: 10, maxBytes: 1e6, memoryBytes: 1e6 },
-    logger,
-  );
-  const proxy = new GraphQLHandler({
-    mode: 'CRUDMODE',
-    authToken: undefined,
-    authTokenForQueries: false,
-    cache,
-    analyser: new DocumentAnalyser(),
-    upstream,
-    monitor: new UpstreamMonitor(),
-    queue: new LocalQueueAccess(await MutationQueue.open(new MemoryQueueStore()), new MemoryOutcomeLog()),
-    clock: () => 1_000,
-    cacheTtlMs: 60_000,
-    staleIfErrorMs: 60_000,
-    scopes: new ScopeResolver({ claim: undefined, secret: undefined }, () => 1_000),
-    persisted: new PersistedQueries(1e6),
-    metrics: new ProxyMetrics(),
-    typeTtlsMs: new Map(),
-    logger,
-    triggerReplay: () => undefined,
-    afterMutation: () => undefined,
-  });
+  const { handler: proxy, cache } = await memoryHandler(upstream);
   return { proxy, calls, cache };
 }
 

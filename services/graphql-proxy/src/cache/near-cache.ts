@@ -34,6 +34,8 @@ interface NearEntry {
 
 export class NearCache {
   private readonly entries = new Map<string, NearEntry>();
+  /** The most recently used entry (the last in `entries`): reading it again leaves the order as it is. */
+  private newest: NearEntry | undefined;
   private bytes = 0;
   /** The newest invalidation epoch announced or read; entries read with an older one are refused. */
   private knownEpoch = 0;
@@ -57,8 +59,10 @@ export class NearCache {
       this.drop(key, entry);
       return undefined;
     }
+    if (entry === this.newest) return entry.answer;
     this.entries.delete(key);
     this.entries.set(key, entry);
+    this.newest = entry;
     return entry.answer;
   }
 
@@ -67,7 +71,9 @@ export class NearCache {
     if (!this.enabled || answer.invalidated || answer.body === undefined) return false;
     if (epoch < this.knownEpoch || answer.size > this.limits.maxBytes / 16) return false;
     this.forget(answer.key);
-    this.entries.set(answer.key, { answer, readAt: now });
+    const entry: NearEntry = { answer, readAt: now };
+    this.entries.set(answer.key, entry);
+    this.newest = entry;
     this.bytes += answer.size;
     for (const [key, entry] of this.entries) {
       if (this.entries.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;

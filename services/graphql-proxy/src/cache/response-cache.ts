@@ -46,6 +46,8 @@ export class ResponseCache implements AnswerCache {
   /** Entries live in this process (bodies in memory, files on disk). */
   readonly shared = false;
   private readonly index = new Map<string, CachedAnswer>();
+  /** The most recently used entry (the last in `index`): peeking it again leaves the order as it is. */
+  private newest: CachedAnswer | undefined;
   private bytes = 0;
   private memoryBytes = 0;
   private readonly writes = new Map<string, WriteSlot>();
@@ -82,9 +84,10 @@ export class ResponseCache implements AnswerCache {
   /** The entry's metadata (and body when in memory) without touching the disk; marks it recently used. */
   peek(key: string): CachedAnswer | undefined {
     const answer = this.index.get(key);
-    if (answer === undefined) return undefined;
+    if (answer === undefined || answer === this.newest) return answer;
     this.index.delete(key);
     this.index.set(key, answer);
+    this.newest = answer;
     return answer;
   }
 
@@ -230,6 +233,7 @@ export class ResponseCache implements AnswerCache {
       body: keepBody || this.memoryBytes + body.length <= this.limits.memoryBytes ? body : undefined,
     };
     this.index.set(entry.key, answer);
+    this.newest = answer;
     this.bytes += answer.size;
     if (answer.body) this.memoryBytes += answer.size;
     this.trimMemory();

@@ -22,6 +22,7 @@ import {
   type UpstreamMonitor,
   type UpstreamOutcome,
 } from '../upstream/client.js';
+import { hitSeconds, stillSays } from './hit-answer.js';
 import { parseRequest } from './request.js';
 import { type RecalledQuery, RequestMemo } from './request-memo.js';
 
@@ -41,6 +42,11 @@ export interface ProxyAnswer {
   readonly body: string | Buffer;
   /** HTTP status; 200 unless said (413, 405). */
   readonly status?: number;
+  /**
+   * The transport's flattened header list for this answer, kept by the transport once written: a
+   * fresh hit's answer is handed out again while its headers stay the same (proxy/hit-answer.ts).
+   */
+  head?: string[];
 }
 
 export interface GraphQLHandlerDeps {
@@ -137,11 +143,29 @@ export class GraphQLHandler {
     const scope = this.deps.scopes.scopeOf(authorization);
     const key = this.keyFor(recalled.operation, recalled.payload, scope, recalled);
     const known = cache.peek(key);
-    if (known?.body && freshness(known, clock(), known.ttlMs ?? cacheTtlMs, staleIfErrorMs) === 'fresh') {
-      metrics.hits += 1;
-      return this.cachedAnswer(key, scope, known, known.body, false);
-    }
-    return undefined;
+    if (known?.body === undefined) return undefined;
+    const now = clock();
+    const ttlMs = known.ttlMs ?? cacheTtlMs;
+    if (freshness(known, now, ttlMs, staleIfErrorMs) !== 'fresh') return undefined;
+    metrics.hits += 1;
+    // The same answer as the last hit of this body while every header it carries is unchanged.
+    const { age, maxAge } = hitSeconds(known, ttlMs, now);
+    const kept = recalled.lastHit;
+    if (stillSays(kept, known, ttlMs, key, scope, age, maxAge)) return kept.answer;
+    const answer = this.cachedAnswer(key, scope, known, known.body, false, now);
+    recalled.lastHit = {
+      entry: known,
+      body: known.body,
+      storedAt: known.storedAt,
+      etag: known.etag,
+      ttlMs,
+      key,
+      scope,
+      age,
+      maxAge,
+      answer,
+    };
+    return answer;
   }
 
   /** A remembered query through the query path (cache, upstream, stale, local answers). */
@@ -290,8 +314,9 @@ export class GraphQLHandler {
     entry: CachedAnswer,
     body: Buffer,
     stale: boolean,
+    now = this.deps.clock(),
   ): ProxyAnswer {
-    const ageMs = Math.max(0, this.deps.clock() - entry.storedAt);
+    const ageMs = Math.max(0, now - entry.storedAt);
     const ttl = entry.ttlMs ?? this.deps.cacheTtlMs;
     const maxAge = stale ? 0 : Math.max(0, Math.floor((ttl - ageMs) / 1000));
     const headers: Record<string, string> = {

@@ -1,5 +1,7 @@
 import type { AnalysedOperation } from '../graphql/document.js';
 import type { QueuedPayload } from '../queue/store.js';
+import type { ProxyAnswer } from './graphql-handler.js';
+import type { ReusedHit } from './hit-answer.js';
 
 /**
  * The exact-bytes fast path of a repeated query (issue 46). Everything the handler does with a POST
@@ -21,6 +23,8 @@ export interface RecalledQuery {
   /** The last scope this body was looked up in and its cache key (one caller usually repeats itself). */
   lastScope: string | undefined;
   lastKey: string;
+  /** The answer of this body's last fresh hit, handed out again while its headers are unchanged. */
+  lastHit: ReusedHit<ProxyAnswer> | undefined;
 }
 
 export interface RequestMemoLimits {
@@ -37,6 +41,8 @@ const OVERHEAD = 512;
 
 export class RequestMemo {
   private readonly memo = new Map<string, RecalledQuery>();
+  /** The most recently used entry: recalling it again leaves the order as it is. */
+  private newest: RecalledQuery | undefined;
   private bytes = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
@@ -55,9 +61,11 @@ export class RequestMemo {
   /** The remembered query of a body's exact text; marks it recently used. */
   recall(text: string): RecalledQuery | undefined {
     const known = this.memo.get(text);
-    if (known === undefined) return undefined;
+    if (known === undefined || known === this.newest) return known;
+    // Re-inserted to be the last in the map's order (the least recently used is the first).
     this.memo.delete(text);
     this.memo.set(text, known);
+    this.newest = known;
     return known;
   }
 
@@ -70,7 +78,15 @@ export class RequestMemo {
     if (body === null || typeof body !== 'object' || 'extensions' in body) return;
     if (this.memo.has(text)) return;
     const size = text.length + OVERHEAD;
-    this.memo.set(text, { operation, payload, lastScope: undefined, lastKey: '' });
+    const entry: RecalledQuery = {
+      operation,
+      payload,
+      lastScope: undefined,
+      lastKey: '',
+      lastHit: undefined,
+    };
+    this.memo.set(text, entry);
+    this.newest = entry;
     this.bytes += size;
     for (const [oldest] of this.memo) {
       if (this.memo.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
