@@ -12,6 +12,7 @@ import type {
   DoneEvent,
   DoneReason,
   EngineEvent,
+  LimitCommand,
   MarketSpec,
   OrderId,
   StpMode,
@@ -121,6 +122,8 @@ export class MatchingEngine extends BookState {
   private planPrice = 0;
   private planRemaining = 0;
   private planDelta = 0n;
+  /** `planDelta` when positive (more to lock), else 0n. */
+  private planLock = 0n;
   private planMoved = false;
 
   constructor(spec: MarketSpec) {
@@ -178,7 +181,7 @@ export class MatchingEngine extends BookState {
     if (type === 'cancel') return this.cancel(cmd.id, cmd.account, cmd.time);
     if (type === 'amend') {
       const checked = checkAmend(this.market, cmd);
-      return 'ok' in checked ? checked : this.amend(cmd);
+      return 'ok' in checked ? checked : this.amend(cmd.id, cmd.account, cmd.amount, cmd.price, cmd.time);
     }
     const lock = lockForOrder(this.market, cmd);
     if ('ok' in lock) return lock;
@@ -223,6 +226,10 @@ export class MatchingEngine extends BookState {
       },
     ];
     this.out = events;
+    if (type === 'limit' && cmd.tif !== undefined && cmd.tif !== 'gtc') {
+      const ended = this.endIfUntradable(cmd, side, events[0]!, lock);
+      if (ended !== null) return ended;
+    }
     const account = this.store.accountId(cmd.account);
     const stp = stpCode(cmd.stp);
     switch (type) {
@@ -254,6 +261,33 @@ export class MatchingEngine extends BookState {
     return { ok: true, lockAsset: lock.asset, lock: lock.amount, events };
   }
 
+  /**
+   * An IOC or FOK limit that cannot trade ends at once with nothing traded: the same events as the
+   * general path (which would find no crossing level), without the account's interning, the
+   * matching loop, or a second array for the `done` event. Its `remaining` is the command's amount
+   * and its release the whole lock, so both reuse those bigints. Null when it would trade (the
+   * general path runs it). A method of its own so that `apply()`, which every command runs, keeps
+   * its size: with this inlined there the plain stream ran measurably slower.
+   */
+  private endIfUntradable(
+    cmd: LimitCommand,
+    side: SideCode,
+    accepted: EngineEvent,
+    lock: Lock,
+  ): CommandResult | null {
+    if (this.wouldTake(side, Number(cmd.price))) return null;
+    this.closed.set(cmd.id, CANCELLED);
+    const done = this.doneEvent(
+      cmd.id,
+      cmd.account,
+      side,
+      cmd.tif === 'fok' ? 'fok_not_filled' : 'ioc_rest_cancelled',
+      cmd.amount,
+      lock.amount,
+    );
+    return { ok: true, lockAsset: lock.asset, lock: lock.amount, events: [accepted, done] };
+  }
+
   /** Whether a limit at `price` on `side` would trade with the book now. */
   private wouldTake(side: SideCode, price: number): boolean {
     const best = (side === BUY ? this.asks : this.bids).best();
@@ -269,7 +303,7 @@ export class MatchingEngine extends BookState {
   amendLock(cmd: AmendCommand): Lock | MatchingError {
     const checked = lockFor(this.market, cmd);
     if ('ok' in checked) return checked;
-    const refused = this.planAmend(cmd);
+    const refused = this.planAmend(cmd.id, cmd.account, cmd.amount, cmd.price);
     if (refused !== null) return refused;
     return { asset: this.store.side(this.planSlot) === BUY ? 'quote' : 'base', amount: this.planDelta };
   }
@@ -278,60 +312,76 @@ export class MatchingEngine extends BookState {
    * Checks an amend against its order and leaves the plan in the `plan*` fields (no object per
    * amend: moves are 82 % of the exchange-core-shaped stream); null when it may go ahead.
    */
-  private planAmend(cmd: AmendCommand): MatchingError | null {
-    const slot = this.live.get(cmd.id);
+  private planAmend(
+    id: OrderId,
+    account: string | undefined,
+    newAmount: bigint | undefined,
+    newPrice: bigint | undefined,
+  ): MatchingError | null {
+    const slot = this.live.get(id);
     const store = this.store;
-    if (
-      slot === NIL ||
-      (cmd.account !== undefined && store.accountName(store.account(slot)) !== cmd.account)
-    ) {
-      const status = cmd.account === undefined || slot === NIL ? this.closed.get(cmd.id) : undefined;
-      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${cmd.id} is already filled`);
-      if (status === CANCELLED)
-        return fail('ORDER_ALREADY_CANCELLED', `order ${cmd.id} is already cancelled`);
-      return fail('ORDER_NOT_FOUND', `order ${cmd.id} is not known`);
+    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account)) {
+      const status = account === undefined || slot === NIL ? this.closed.get(id) : undefined;
+      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
+      if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
+      return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
     }
     if (store.stopPrice(slot) > 0) {
-      return fail('ORDER_NOT_AMENDABLE', `order ${cmd.id} is a stop order waiting to trigger`);
+      return fail('ORDER_NOT_AMENDABLE', `order ${id} is a stop order waiting to trigger`);
     }
     const side = store.side(slot);
     const oldPrice = store.price(slot);
     const oldRemaining = store.remaining(slot);
     const filled = store.filled(slot);
     let remaining = oldRemaining;
-    if (cmd.amount !== undefined) {
+    if (newAmount !== undefined) {
       if (filled < 0) {
         return fail(
           'ORDER_NOT_AMENDABLE',
-          `order ${cmd.id} was restored without its filled amount; only its price can change`,
+          `order ${id} was restored without its filled amount; only its price can change`,
         );
       }
-      const amount = Number(cmd.amount);
+      const amount = Number(newAmount);
       if (amount <= filled) {
-        return fail('AMEND_BELOW_FILLED', `amount ${cmd.amount} is not above the ${filled} already filled`);
+        return fail('AMEND_BELOW_FILLED', `amount ${newAmount} is not above the ${filled} already filled`);
       }
       remaining = amount - filled;
     }
-    const price = cmd.price === undefined ? oldPrice : Number(cmd.price);
+    const price = newPrice === undefined ? oldPrice : Number(newPrice);
     if (price !== oldPrice && this.wouldTake(side, price)) {
       return fail('AMEND_WOULD_TAKE', `price ${price} would trade at once`);
     }
     this.planSlot = slot;
     this.planPrice = price;
     this.planRemaining = remaining;
-    this.planDelta =
+    const delta =
       side === BUY
         ? quoteDelta(price, remaining, oldPrice, oldRemaining)
         : baseDelta(remaining - oldRemaining);
+    this.planDelta = delta;
+    // What the result locks: the delta when it grows, else the shared 0n (the sign read on numbers
+    // when both products are safe, which they are but for huge orders; a bigint compare is a call).
+    const now = side === BUY ? price * remaining : remaining;
+    const before = side === BUY ? oldPrice * oldRemaining : oldRemaining;
+    this.planLock = (now <= MAX_SAFE && before <= MAX_SAFE ? now > before : delta > 0n) ? delta : 0n;
     this.planMoved = price !== oldPrice || remaining > oldRemaining;
     return null;
   }
 
-  /** Applies an amend: in place when the remaining shrinks at the same price, else to the back of its level. */
-  private amend(cmd: AmendCommand): CommandResult {
-    const refused = this.planAmend(cmd);
+  /**
+   * Applies an amend: in place when the remaining shrinks at the same price, else to the back of its
+   * level. The command's fields come in as arguments, read once by `apply`.
+   */
+  private amend(
+    id: OrderId,
+    account: string | undefined,
+    newAmount: bigint | undefined,
+    newPrice: bigint | undefined,
+    time: number,
+  ): CommandResult {
+    const refused = this.planAmend(id, account, newAmount, newPrice);
     if (refused !== null) return refused;
-    this.now = cmd.time;
+    this.now = time;
     const store = this.store;
     const slot = this.planSlot;
     const price = this.planPrice;
@@ -357,10 +407,12 @@ export class MatchingEngine extends BookState {
         this.levelChanged(side, target);
       }
     }
+    // A new total given and the filled amount known: the event's amount is the command's, same value.
+    const total = newAmount !== undefined && store.filled(slot) >= 0 ? newAmount : null;
     const events: EngineEvent[] = [
-      this.amendedEvent(slot, target.bigPrice, 'amend', null, moved ? 'moved' : 'kept', delta),
+      this.amendedEvent(slot, target.bigPrice, 'amend', null, moved ? 'moved' : 'kept', delta, total),
     ];
-    return { ok: true, lockAsset: side === BUY ? 'quote' : 'base', lock: delta > 0n ? delta : 0n, events };
+    return { ok: true, lockAsset: side === BUY ? 'quote' : 'base', lock: this.planLock, events };
   }
 
   /** `bigPrice`: the order's price as a bigint, its level's (made once per level, not per event). */
@@ -371,10 +423,12 @@ export class MatchingEngine extends BookState {
     stp: StpMode | null,
     priority: AmendedEvent['priority'],
     lockDelta: bigint,
+    total: bigint | null = null,
   ): AmendedEvent {
     const store = this.store;
     const side = store.side(slot);
     const remaining = store.remaining(slot);
+    const filled = store.filled(slot);
     return {
       type: 'amended',
       seq: ++this.seq,
@@ -386,7 +440,7 @@ export class MatchingEngine extends BookState {
       reason,
       stp,
       price: bigPrice,
-      amount: BigInt(store.filled(slot) < 0 ? remaining : store.filled(slot) + remaining),
+      amount: total ?? BigInt(filled < 0 ? remaining : filled + remaining),
       remaining: BigInt(remaining),
       priority,
       lockAsset: side === BUY ? 'quote' : 'base',

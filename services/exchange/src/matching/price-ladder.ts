@@ -14,10 +14,28 @@ import { Level } from './order-list.js';
  *
  * `keySign` turns prices into keys where larger is better: +1 for bids and sell stops (highest
  * first), -1 for asks and buy stops (lowest first).
+ *
+ * Finding a level by price (every order that rests, every cancel and amend) goes first to a window
+ * of `WINDOW` consecutive prices held in a plain array, indexed by `price - base`, and only prices
+ * outside it to the `Map`: a `Map` lookup hashes the key and follows its bucket chain (two dependent
+ * memory loads before the level itself), the window one load. The window is placed around the first
+ * level's price and moved to the price of a new level when `RECENTRE_AFTER` levels, and at least as
+ * many as the side holds, were made outside it since the last move (the book drifted away); moving
+ * re-files every level, so it costs O(1) per level made, amortised.
  */
+const WINDOW = 4096;
+const RECENTRE_AFTER = 256;
+
 export class PriceLadder {
   private readonly sorted: Level[] = [];
+  /** Levels whose price is outside the window. */
   private readonly byPrice = new Map<number, Level>();
+  /** Levels whose price is within the window, at `price - base`; null where none. */
+  private readonly window: (Level | null)[] = new Array<Level | null>(WINDOW).fill(null);
+  /** Price of `window[0]`; NaN until the first level is made (every index test then fails). */
+  private base = Number.NaN;
+  /** Levels made outside the window since it last moved. */
+  private misses = 0;
   private emptyLevels = 0;
 
   constructor(private readonly keySign: 1 | -1) {}
@@ -35,7 +53,7 @@ export class PriceLadder {
       const top = sorted[sorted.length - 1]!;
       if (top.count !== 0) return top;
       sorted.pop();
-      this.byPrice.delete(top.price);
+      this.forget(top.price);
       this.emptyLevels--;
     }
     return undefined;
@@ -52,7 +70,7 @@ export class PriceLadder {
 
   /** The level at `price`, created (empty) in sorted position when missing. */
   levelAt(price: number): Level {
-    const found = this.byPrice.get(price);
+    const found = this.find(price);
     if (found !== undefined) {
       if (found.count === 0) this.emptyLevels--;
       return found;
@@ -73,13 +91,53 @@ export class PriceLadder {
       }
       sorted.splice(lo, 0, level);
     }
-    this.byPrice.set(price, level);
+    this.file(level);
     return level;
   }
 
   /** The level at `price`, which must exist (a live order's own level always does). */
   levelOf(price: number): Level {
-    return this.byPrice.get(price)!;
+    return this.find(price)!;
+  }
+
+  /** The level at `price`, from the window when the price is in it, else from the map. */
+  private find(price: number): Level | undefined {
+    const index = price - this.base;
+    if (index >= 0 && index < WINDOW) return this.window[index] ?? undefined;
+    return this.byPrice.get(price);
+  }
+
+  /** Files a new level by its price (placing the window at the first one, moving it when it drifted). */
+  private file(level: Level): void {
+    if (Number.isNaN(this.base)) this.base = level.price - WINDOW / 2;
+    const index = level.price - this.base;
+    if (index >= 0 && index < WINDOW) {
+      this.window[index] = level;
+      return;
+    }
+    this.byPrice.set(level.price, level);
+    // At least as many misses as levels, so that re-filing costs O(1) per level made, amortised.
+    if (++this.misses >= RECENTRE_AFTER && this.misses >= this.sorted.length) this.recentre(level.price);
+  }
+
+  /** Drops the level at `price` from the window or the map. */
+  private forget(price: number): void {
+    const index = price - this.base;
+    if (index >= 0 && index < WINDOW) this.window[index] = null;
+    else this.byPrice.delete(price);
+  }
+
+  /** Places the window around `price` and files every level again. */
+  private recentre(price: number): void {
+    this.window.fill(null);
+    this.byPrice.clear();
+    this.base = price - WINDOW / 2;
+    this.misses = 0;
+    for (const level of this.sorted) {
+      const index = level.price - this.base;
+      if (index >= 0 && index < WINDOW) this.window[index] = level;
+      else this.byPrice.set(level.price, level);
+    }
   }
 
   /** Call after an order left `level` so that empty levels are accounted for. */
@@ -104,7 +162,7 @@ export class PriceLadder {
 
   private compact(): void {
     const live = this.sorted.filter((level) => level.count > 0);
-    for (const level of this.sorted) if (level.count === 0) this.byPrice.delete(level.price);
+    for (const level of this.sorted) if (level.count === 0) this.forget(level.price);
     this.sorted.length = 0;
     for (const level of live) this.sorted.push(level);
     this.emptyLevels = 0;

@@ -42,6 +42,52 @@ describe('price levels', () => {
       [9_980n, 1n],
     ]);
   });
+
+  it('are found by price inside and outside the price window, and after it moved with the book', () => {
+    const e = engine({ makerFeePpm: 0, takerFeePpm: 0 });
+    // Asks from 1,000 up in steps of 97: most far outside a window of 4,096 prices around the first,
+    // so the window moves several times (price-ladder.ts) while levels already rest in it.
+    const prices = Array.from({ length: 2_000 }, (_, i) => 1_000 + i * 97);
+    prices.forEach((price, i) => {
+      ok(e, limit(i + 1, 'maker', 'sell', BigInt(price), 2n));
+    });
+    // Every level is found again by price: a second order joins it, a cancel leaves it.
+    prices.forEach((price, i) => {
+      ok(e, limit(10_001 + i, 'maker', 'sell', BigInt(price), 1n));
+      ok(e, cancel(i + 1));
+    });
+    const asks = e.depth().asks;
+    expect(asks).toHaveLength(2_000);
+    expect(asks.map(([p, v, n]) => [Number(p), v, n])).toEqual(prices.map((p) => [p, 1n, 1]));
+    // An amend moves an order between a far level and a near one, and back.
+    const last = 10_000 + prices.length;
+    ok(e, { type: 'amend', id: last, price: 1_001n, time: 0 });
+    expect(e.depth(2).asks).toEqual([
+      [1_000n, 1n, 1],
+      [1_001n, 1n, 1],
+    ]);
+    ok(e, { type: 'amend', id: last, price: BigInt(prices.at(-1)!), time: 0 });
+    expect(e.depth().asks).toHaveLength(2_000);
+    // Matching takes them best first across the whole range.
+    const trades = ofType(ok(e, market(20_000, 'taker', 'buy', 2_000n, 10n ** 15n)), 'trade');
+    expect(trades.map((t) => Number(t.price))).toEqual(prices);
+    // A book that drifts far (each level made, filled and dropped): the window follows it.
+    for (let j = 0; j < 1_000; j++) {
+      const price = 1_000_000n + BigInt(j * 50);
+      ok(e, limit(30_000 + j, 'maker', 'sell', price, 1n));
+      const fill = ofType(ok(e, market(40_000 + j, 'taker', 'buy', 1n, 10n ** 15n)), 'trade');
+      expect(fill.map((t) => t.price)).toEqual([price]);
+    }
+    ok(e, limit(50_001, 'maker', 'sell', 1_049_990n, 1n));
+    ok(e, limit(50_002, 'maker', 'sell', 1_049_991n, 1n));
+    ok(e, limit(50_003, 'maker', 'sell', 1_049_990n, 2n));
+    ok(e, { type: 'amend', id: 50_001, price: 1_049_992n, time: 0 });
+    expect(e.depth().asks).toEqual([
+      [1_049_990n, 2n, 1],
+      [1_049_991n, 1n, 1],
+      [1_049_992n, 1n, 1],
+    ]);
+  });
 });
 
 // Stride 1: ids as keys; 1024: a cluster's ids (id-keys.ts). The same answers either way.
