@@ -115,7 +115,9 @@ export async function postmasterPid(databaseUrl: string): Promise<number | undef
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ setting: string }>('SHOW data_directory');
+    const { rows } = await client.query<{ setting: string }>(
+      "SELECT current_setting('data_directory') AS setting",
+    );
     const pid = Number(readFileSync(`${rows[0]!.setting}/postmaster.pid`, 'utf8').split('\n')[0]);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
