@@ -248,7 +248,8 @@ try {
       `(rounds ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x${target ? `; target ${target}x` : ''}); ` +
       `median req/s ${median(orders.map((r) => r.perSecond)).toFixed(0)} / ${median(anchors.map((r) => r.perSecond)).toFixed(0)}; ` +
       `CPU per request, server + PostgreSQL: ${cpu(orders).toFixed(0)} / ${cpu(anchors).toFixed(0)} µs = ` +
-      `${(cpu(anchors) / cpu(orders)).toFixed(2)}x fewer for orders; ` +
+      `${(cpu(anchors) / cpu(orders)).toFixed(2)}x fewer for orders (server alone ` +
+      `${median(orders.map((r) => r.cpu.server)).toFixed(0)} / ${median(anchors.map((r) => r.cpu.server)).toFixed(0)} µs); ` +
       `p99 ${median(orders.map((r) => r.p99)).toFixed(1)} / ${median(anchors.map((r) => r.p99)).toFixed(1)} ms; load ${load()}`;
     console.log(`  ${line}`);
     showStatements('orders', orders);
