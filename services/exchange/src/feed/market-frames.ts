@@ -28,20 +28,18 @@ export interface BatchFrames {
   readonly estimatedBytes: number;
 }
 
-/**
- * Rough sizes (bytes) of what a batch's frames hold per envelope, level, order event and trade:
- * until the frames are made that is the parts below (objects with bigints, larger than their text),
- * and a frame once made is about as large, so the estimate stays what the journal keeps either way.
- */
-const FRAME_BYTES = 150;
-const LEVEL_BYTES = 80;
-const L3_EVENT_BYTES = 180;
-const TRADE_BYTES = 150;
+/** Rough serialised sizes (bytes) of a frame's envelope, a level, an order event and a trade. */
+const FRAME_BYTES = 110;
+const LEVEL_BYTES = 30;
+const L3_EVENT_BYTES = 90;
+const TRADE_BYTES = 110;
 
 /** What a batch's frames are made of, taken when the batch is (see BatchFrames). */
 interface FrameParts {
   readonly market: TradingMarket;
   readonly wireOrder: (order: Readonly<L3Order>, withSide: boolean) => object;
+  readonly seq: number;
+  readonly prevSeq: number;
   readonly trades: CommittedBatch['trades'];
   readonly diff: BookDiff | undefined;
   readonly bookChecksum: number;
@@ -49,36 +47,38 @@ interface FrameParts {
   readonly l3: readonly L3Change[];
 }
 
-/** A batch's frames, each encoded on its first read and kept; the parts are let go once all are made. */
+/** A batch's frames, each encoded on its first read and kept. */
 class LazyBatchFrames implements BatchFrames {
   private tradesFrame: Buffer | undefined;
   private bookFrame: Buffer | undefined;
   private l3Frame: Buffer | undefined;
-  private readonly hasTrades: boolean;
   readonly estimatedBytes: number;
 
-  constructor(
-    readonly seq: number,
-    readonly prevSeq: number,
-    private parts: FrameParts | undefined,
-  ) {
-    const levels = (parts?.diff?.bids.length ?? 0) + (parts?.diff?.asks.length ?? 0);
-    this.hasTrades = (parts?.trades.length ?? 0) > 0;
+  constructor(private readonly parts: FrameParts) {
+    const levels = (parts.diff?.bids.length ?? 0) + (parts.diff?.asks.length ?? 0);
     this.estimatedBytes =
       3 * FRAME_BYTES +
       levels * LEVEL_BYTES +
-      (parts?.l3.length ?? 0) * L3_EVENT_BYTES +
-      (parts?.trades.length ?? 0) * TRADE_BYTES;
+      parts.l3.length * L3_EVENT_BYTES +
+      parts.trades.length * TRADE_BYTES;
+  }
+
+  get seq(): number {
+    return this.parts.seq;
+  }
+
+  get prevSeq(): number {
+    return this.parts.prevSeq;
   }
 
   get trades(): Buffer | undefined {
-    if (!this.hasTrades || this.tradesFrame) return this.tradesFrame;
-    const { market, trades } = this.parts!;
-    this.tradesFrame = encode({
+    const { market, seq, trades } = this.parts;
+    if (trades.length === 0) return undefined;
+    this.tradesFrame ??= encode({
       event: 'trades',
       channel: 'trades',
       market: market.id,
-      seq: this.seq,
+      seq,
       trades: trades.map((trade) => ({
         id: trade.id,
         price: market.formatPrice(trade.price),
@@ -88,48 +88,38 @@ class LazyBatchFrames implements BatchFrames {
         self_trade: trade.selfTrade === true,
       })),
     });
-    this.release();
     return this.tradesFrame;
   }
 
   // Sent even when no displayed level changed, so that the diffs of a market chain `prev_seq`
   // to `seq` without a hole: a client sees a missed frame by the numbers alone.
   get book(): Buffer {
-    if (this.bookFrame) return this.bookFrame;
-    const { market, diff, bookChecksum } = this.parts!;
-    this.bookFrame = encode({
+    const { market, seq, prevSeq, diff } = this.parts;
+    this.bookFrame ??= encode({
       event: 'diff',
       channel: 'book',
       market: market.id,
-      seq: this.seq,
-      prev_seq: this.prevSeq,
-      checksum: bookChecksum,
+      seq,
+      prev_seq: prevSeq,
+      checksum: this.parts.bookChecksum,
       bids: (diff?.bids ?? []).map((change) => wireLevel(market, change)),
       asks: (diff?.asks ?? []).map((change) => wireLevel(market, change)),
     });
-    this.release();
     return this.bookFrame;
   }
 
   get l3(): Buffer {
-    if (this.l3Frame) return this.l3Frame;
-    const { market, wireOrder, l3, l3Checksum } = this.parts!;
-    this.l3Frame = encode({
+    const { market, seq, prevSeq, wireOrder } = this.parts;
+    this.l3Frame ??= encode({
       event: 'diff',
       channel: 'book_l3',
       market: market.id,
-      seq: this.seq,
-      prev_seq: this.prevSeq,
-      checksum: l3Checksum,
-      events: l3.map((change) => ({ type: change.type, ...wireOrder(change.order, true) })),
+      seq,
+      prev_seq: prevSeq,
+      checksum: this.parts.l3Checksum,
+      events: this.parts.l3.map((change) => ({ type: change.type, ...wireOrder(change.order, true) })),
     });
-    this.release();
     return this.l3Frame;
-  }
-
-  /** Once every frame is made, the parts they were made of are no longer needed. */
-  private release(): void {
-    if (this.bookFrame && this.l3Frame && (this.tradesFrame || !this.hasTrades)) this.parts = undefined;
   }
 }
 
@@ -183,9 +173,11 @@ export class MarketFrames {
     const l3 = this.l3Changes(batch);
     if (batch.seq > this.seq) this.seq = batch.seq;
     if (batch.seq <= prevSeq) return undefined;
-    return new LazyBatchFrames(batch.seq, prevSeq, {
+    return new LazyBatchFrames({
       market: this.market,
       wireOrder: (order, withSide) => this.wireOrder(order, withSide),
+      seq: batch.seq,
+      prevSeq,
       trades: batch.trades,
       diff,
       // The checksums are of the books as this batch leaves them: taken now, whenever the frames are made.
