@@ -305,8 +305,6 @@ export class FeedHub {
       if (!frames) continue;
       state.journal.push(frames, batch);
       for (const channel of ['trades', 'book', 'book_l3'] as const) {
-        // A channel nobody follows here does not make its frame (market-frames.ts: made when first read).
-        if (state.peers[channel].size === 0) continue;
         const frame = framesOf(frames, channel);
         if (frame) this.fanOut(state, channel, frames.seq, frame);
       }

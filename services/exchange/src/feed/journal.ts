@@ -10,7 +10,7 @@ export type PrivateBatch = Pick<
 export interface JournalEntry {
   readonly frames: BatchFrames;
   readonly batch: PrivateBatch;
-  /** Bytes the entry keeps, estimated (its frames once made, and its private part). */
+  /** Bytes the entry keeps (its frames, and an estimate of its private part). */
   readonly bytes: number;
 }
 
@@ -61,9 +61,10 @@ export class FrameJournal {
       balances: batch.balances,
       ...(batch.feedMissing ? { feedMissing: true as const } : {}),
     };
-    // The frames' estimate, not their length: reading it would serialise frames nobody may ask for.
     const bytes =
-      frames.estimatedBytes +
+      frames.book.length +
+      frames.l3.length +
+      (frames.trades?.length ?? 0) +
       kept.orders.length * ORDER_BYTES +
       kept.balances.size * BALANCE_BYTES +
       kept.trades.length * TRADE_BYTES;

@@ -8,14 +8,7 @@ import { encode } from './encode.js';
 import { GroupedLevels } from './grouped-book.js';
 import { L3Book, type L3Change, type L3Order } from './l3-book.js';
 
-/**
- * The frames one committed batch makes on the public channels of its market, each serialised once,
- * when first read: a batch nobody follows live is only kept for a resume (journal.ts), and most are
- * never read (issue 46: serialising every batch's three frames for no subscriber was about 5 % of
- * the server's CPU on order entry). What a frame says that depends on the books at the batch (its
- * diff, its checksum, the order-by-order changes) is taken when the batch is, so a frame made later
- * holds the same bytes as one made at once.
- */
+/** The frames one committed batch makes on the public channels of its market, serialised once. */
 export interface BatchFrames {
   readonly seq: number;
   /** The sequence number the batch's book frames chain from (its diffs' `prev_seq`). */
@@ -24,103 +17,6 @@ export interface BatchFrames {
   readonly trades?: Buffer;
   readonly book: Buffer;
   readonly l3: Buffer;
-  /** About how many bytes the frames take once made (the journal's bound, before they are). */
-  readonly estimatedBytes: number;
-}
-
-/** Rough serialised sizes (bytes) of a frame's envelope, a level, an order event and a trade. */
-const FRAME_BYTES = 110;
-const LEVEL_BYTES = 30;
-const L3_EVENT_BYTES = 90;
-const TRADE_BYTES = 110;
-
-/** What a batch's frames are made of, taken when the batch is (see BatchFrames). */
-interface FrameParts {
-  readonly market: TradingMarket;
-  readonly wireOrder: (order: Readonly<L3Order>, withSide: boolean) => object;
-  readonly seq: number;
-  readonly prevSeq: number;
-  readonly trades: CommittedBatch['trades'];
-  readonly diff: BookDiff | undefined;
-  readonly bookChecksum: number;
-  readonly l3Checksum: number;
-  readonly l3: readonly L3Change[];
-}
-
-/** A batch's frames, each encoded on its first read and kept. */
-class LazyBatchFrames implements BatchFrames {
-  private tradesFrame: Buffer | undefined;
-  private bookFrame: Buffer | undefined;
-  private l3Frame: Buffer | undefined;
-  readonly estimatedBytes: number;
-
-  constructor(private readonly parts: FrameParts) {
-    const levels = (parts.diff?.bids.length ?? 0) + (parts.diff?.asks.length ?? 0);
-    this.estimatedBytes =
-      3 * FRAME_BYTES +
-      levels * LEVEL_BYTES +
-      parts.l3.length * L3_EVENT_BYTES +
-      parts.trades.length * TRADE_BYTES;
-  }
-
-  get seq(): number {
-    return this.parts.seq;
-  }
-
-  get prevSeq(): number {
-    return this.parts.prevSeq;
-  }
-
-  get trades(): Buffer | undefined {
-    const { market, seq, trades } = this.parts;
-    if (trades.length === 0) return undefined;
-    this.tradesFrame ??= encode({
-      event: 'trades',
-      channel: 'trades',
-      market: market.id,
-      seq,
-      trades: trades.map((trade) => ({
-        id: trade.id,
-        price: market.formatPrice(trade.price),
-        amount: market.formatAmount(trade.amount),
-        side: trade.takerSide,
-        at: trade.createdAt,
-        self_trade: trade.selfTrade === true,
-      })),
-    });
-    return this.tradesFrame;
-  }
-
-  // Sent even when no displayed level changed, so that the diffs of a market chain `prev_seq`
-  // to `seq` without a hole: a client sees a missed frame by the numbers alone.
-  get book(): Buffer {
-    const { market, seq, prevSeq, diff } = this.parts;
-    this.bookFrame ??= encode({
-      event: 'diff',
-      channel: 'book',
-      market: market.id,
-      seq,
-      prev_seq: prevSeq,
-      checksum: this.parts.bookChecksum,
-      bids: (diff?.bids ?? []).map((change) => wireLevel(market, change)),
-      asks: (diff?.asks ?? []).map((change) => wireLevel(market, change)),
-    });
-    return this.bookFrame;
-  }
-
-  get l3(): Buffer {
-    const { market, seq, prevSeq, wireOrder } = this.parts;
-    this.l3Frame ??= encode({
-      event: 'diff',
-      channel: 'book_l3',
-      market: market.id,
-      seq,
-      prev_seq: prevSeq,
-      checksum: this.parts.l3Checksum,
-      events: this.parts.l3.map((change) => ({ type: change.type, ...wireOrder(change.order, true) })),
-    });
-    return this.l3Frame;
-  }
 }
 
 /**
@@ -173,18 +69,51 @@ export class MarketFrames {
     const l3 = this.l3Changes(batch);
     if (batch.seq > this.seq) this.seq = batch.seq;
     if (batch.seq <= prevSeq) return undefined;
-    return new LazyBatchFrames({
-      market: this.market,
-      wireOrder: (order, withSide) => this.wireOrder(order, withSide),
+    const id = this.market.id;
+    const market = this.market;
+    return {
       seq: batch.seq,
       prevSeq,
-      trades: batch.trades,
-      diff,
-      // The checksums are of the books as this batch leaves them: taken now, whenever the frames are made.
-      bookChecksum: groupedChecksum(this.book.book),
-      l3Checksum: this.l3.checksum(),
-      l3,
-    });
+      ...(batch.trades.length > 0
+        ? {
+            trades: encode({
+              event: 'trades',
+              channel: 'trades',
+              market: id,
+              seq: batch.seq,
+              trades: batch.trades.map((trade) => ({
+                id: trade.id,
+                price: market.formatPrice(trade.price),
+                amount: market.formatAmount(trade.amount),
+                side: trade.takerSide,
+                at: trade.createdAt,
+                self_trade: trade.selfTrade === true,
+              })),
+            }),
+          }
+        : {}),
+      // Sent even when no displayed level changed, so that the diffs of a market chain `prev_seq`
+      // to `seq` without a hole: a client sees a missed frame by the numbers alone.
+      book: encode({
+        event: 'diff',
+        channel: 'book',
+        market: id,
+        seq: batch.seq,
+        prev_seq: prevSeq,
+        checksum: groupedChecksum(this.book.book),
+        bids: (diff?.bids ?? []).map((change) => wireLevel(market, change)),
+        asks: (diff?.asks ?? []).map((change) => wireLevel(market, change)),
+      }),
+      l3: encode({
+        event: 'diff',
+        channel: 'book_l3',
+        market: id,
+        seq: batch.seq,
+        prev_seq: prevSeq,
+        checksum: this.l3.checksum(),
+        events: l3.map((change) => ({ type: change.type, ...this.wireOrder(change.order, true) })),
+      }),
+    };
   }
 
   /** The `book` snapshot as the books are now (`resumed: false` answers a resume that could not be served). */
