@@ -1,4 +1,3 @@
-import { withArrayLiterals } from '../db/array-literal.js';
 import type { Sql } from '../db/database.js';
 import type { JournalEntry } from '../ledger/entry.js';
 import { postingApplied, postingCtes, postingParameters } from '../ledger/store.js';
@@ -315,7 +314,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
                                                         'available', available::text)) FROM b))
        ELSE to_json(ledger_refuse('the balances, nonces or earlier batch this batch was computed on have changed'))
      END AS result`,
-    withArrayLiterals([
+    [
       ...postingParameters(batch.entry),
       batch.market,
       batch.commands.length > 0 ? batch.lastSeq : 0,
@@ -352,7 +351,7 @@ export async function writeBatch(db: Sql, batch: BatchEffects): Promise<BatchWri
       batch.created.map((o) => o.stp ?? null),
       batch.changed.map((d) => d.reason ?? null),
       batch.changed.map((d) => d.stp ?? null),
-    ]),
+    ],
   );
   const result = rows[0]!.result;
   return {
