@@ -12,6 +12,8 @@ export interface BenchDatabase {
   readonly db: Database;
   readonly reference: ReferenceData;
   readonly secretBox: SecretBox;
+  /** Connection string of the database (without the session options). */
+  readonly url: string;
   /** Closes the pool and drops the database. */
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ export async function openBenchDatabase(
     db,
     reference,
     secretBox: createSecretBox(randomBytes(32)),
+    url: database.url,
     async close() {
       await db.close();
       await database.drop();
