@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import { MAX_PARAM_LENGTH } from './framework-errors.js';
+import { schemaErrorFormatter } from './schema-errors.js';
 
 /** What differs between the services' Fastify apps; everything else is the edge's. */
 export interface EdgeServerSettings {
@@ -16,7 +17,8 @@ export interface EdgeServerSettings {
 /**
  * The options every service's Fastify app is made with: its logger, a 64 KiB body limit, trailing
  * slashes ignored, path parameters bounded by MAX_PARAM_LENGTH (a longer one refused by the router),
- * the framework's own refusals in the service's shape, and proxies trusted only when listed. Spread
+ * the framework's own refusals in the service's shape, validation failures in readable sentences
+ * (`schema-errors.ts`), and proxies trusted only when listed. Spread
  * into `Fastify({...})` beside the service's own (the request log's, for one).
  */
 export function edgeServerOptions(settings: EdgeServerSettings) {
@@ -29,6 +31,8 @@ export function edgeServerOptions(settings: EdgeServerSettings) {
     // Duplicate query keys become arrays and are then refused by the schemas (and the exchange's v2 auth).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: settings.frameworkErrors,
+    // a choice's failures in one line (`body/type must be one of limit, market`), not one per branch
+    schemaErrorFormatter,
     ...(settings.trustedProxies?.length ? { trustProxy: [...settings.trustedProxies] } : {}),
   };
 }

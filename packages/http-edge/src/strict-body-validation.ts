@@ -1,5 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { describeSchemaErrors } from './schema-errors.js';
 
 /**
  * Validates request bodies without type coercion; the query, path and headers keep Fastify's usual
@@ -32,9 +33,7 @@ export function strictBodyValidator(schema: object): (body: unknown) => BodyChec
   const validate = compile({ schema, method: 'POST', url: '', httpPart: 'body' });
   return (body) => {
     if (validate(body)) return { ok: true };
-    // Fastify's wording (its schemaErrorFormatter): `body/amount must be string, ...`.
-    const errors = validate.errors ?? [];
-    const message = errors.map((error) => `body${error.instancePath} ${error.message}`).join(', ');
-    return { ok: false, message: message || 'body is invalid' };
+    // the wording of the HTTP routes (edgeServerOptions' schemaErrorFormatter)
+    return { ok: false, message: describeSchemaErrors(validate.errors ?? [], 'body') };
   };
 }
