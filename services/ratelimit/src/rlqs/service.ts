@@ -60,6 +60,13 @@ const RESOURCE_EXHAUSTED = 8;
 
 /** Buckets of a report prepared (and sent to the backend) between two turns of the event loop. */
 const REPORT_CHUNK = 500;
+/**
+ * A report's count is read as at most this (2^32, above any `requests_per_unit`, a uint32): the
+ * decision is the same (the limit is reached either way), and the shared counter cannot overflow
+ * Redis' int64 (`num_requests_allowed` is a uint64: 2^64 - 1 made `INCRBY` fail for every bucket
+ * of the report's piece, so none was answered).
+ */
+const MAX_REPORTED_COUNT = 2 ** 32;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -322,11 +329,13 @@ export class RateLimitQuotaService {
             void this.leave([this.entry(t, 0, true, before)]);
         }
         t.lastReportMs = now;
-        if (usage.allowed + usage.denied > 0) t.lastUsageMs = now;
+        const allowed = Math.min(usage.allowed, MAX_REPORTED_COUNT);
+        const denied = Math.min(usage.denied, MAX_REPORTED_COUNT);
+        if (allowed + denied > 0) t.lastUsageMs = now;
         touched.push(t);
-        allowedOf.push(usage.allowed);
-        deniedOf.push(usage.denied);
-        if (t.counterKey !== undefined) counted.push(this.entry(t, usage.allowed));
+        allowedOf.push(allowed);
+        deniedOf.push(denied);
+        if (t.counterKey !== undefined) counted.push(this.entry(t, allowed));
       }
       if (counted.length > 0) calls.push(this.options.store.report(counted, now));
     }

@@ -96,6 +96,29 @@ describe('RLQS: bad input and backends that cannot serve it', () => {
     });
   });
 
+  it('a count near 2^64 is answered as at the limit, on Redis, and the counter stays usable', async () => {
+    const redis = await startRedis({ fresh: true });
+    try {
+      const { client } = await start({ KVSTORE_URL: `127.0.0.1:${redis.port}` });
+      const s = client.stream('q');
+      // uint64's largest value with a bucket beside it in the same piece of the report
+      const r = await s.exchange([
+        { bucket: { name: 'huge' }, allowed: 2 ** 64 - 1, elapsedSeconds: 5 },
+        { bucket: { name: 'small' }, allowed: 1 },
+      ]);
+      expect(r.bucket_action.map((a) => `${a.bucket_id.bucket.name} ${show(a)}`)).toEqual([
+        'huge DENY_ALL',
+        'small TB 90/90/60',
+      ]);
+      // more of the same on the counter (it would overflow int64 unclamped), from a second stream
+      const other = client.stream('q');
+      const again = await other.exchange([{ bucket: { name: 'huge' }, allowed: 9.2e18, denied: 2 ** 63 }]);
+      expect(show(again.bucket_action[0]!)).toBe('DENY_ALL');
+    } finally {
+      await redis.stop();
+    }
+  });
+
   it('Redis down: BACKEND_FAILURE_MODE=allow answers ALLOW_ALL; error answers nothing (Envoy keeps its assignment until the TTL)', async () => {
     const redis = await startRedis({ fresh: true });
     try {
