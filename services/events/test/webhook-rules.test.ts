@@ -226,6 +226,7 @@ describe('targets', () => {
       '/relative',
       'https://x.example/a b',
       `https://x.example/${'a'.repeat(2100)}`,
+      'http://x.example:0/',
     ]) {
       expect(checkTargetUrl(bad, true).ok, bad.slice(0, 40)).toBe(false);
     }
@@ -235,9 +236,17 @@ describe('targets', () => {
       'http://10.0.0.1/',
       'http://localhost:3000/',
       'http://169.254.169.254/latest/meta-data/',
+      'http://localhost.:3000/',
+      'http://app.localhost./',
     ]) {
       expect(checkTargetUrl(inward, false).ok, inward).toBe(false);
       expect(checkTargetUrl(inward, true).ok, inward).toBe(true);
     }
+  });
+
+  it('says which kind of address a refused literal is, in words', () => {
+    expect(forbiddenAddress('0.0.0.0')).toBe('0.0.0.0, an unspecified address');
+    expect(forbiddenAddress('100.64.0.1')).toBe('100.64.0.1, a carrier-grade NAT address');
+    expect(forbiddenAddress('fe80::1')).toBe('fe80::1, a link-local address');
   });
 });

@@ -19,8 +19,23 @@ export function forbiddenAddress(address: string): string | undefined {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   const range = parsed.range();
-  return range === 'unicast' ? undefined : `${address}, a ${range} address`;
+  return range === 'unicast'
+    ? undefined
+    : `${address}, ${RANGE_WORDS[range] ?? `a non-global (${range}) address`}`;
 }
+
+/** ipaddr.js' range names as a reader says them. */
+const RANGE_WORDS: Readonly<Record<string, string>> = {
+  loopback: 'a loopback address',
+  private: 'a private address',
+  linkLocal: 'a link-local address',
+  uniqueLocal: 'a unique local address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  unspecified: 'an unspecified address',
+  multicast: 'a multicast address',
+  broadcast: 'a broadcast address',
+  reserved: 'a reserved address',
+};
 
 /** The host of a URL without IPv6 brackets. */
 export function hostOf(url: URL): string {
@@ -37,7 +52,10 @@ export function checkTargetUrl(text: string, allowPrivate: boolean): TargetCheck
     };
   }
   const url = new URL(text);
-  const host = hostOf(url);
+  if (url.port === '0')
+    return { ok: false, problem: 'url must not have port 0 (no connection can be made to it)' };
+  // `localhost.` is `localhost`: a name's final dot only says it is absolute
+  const host = hostOf(url).replace(/\.$/, '');
   if (!allowPrivate) {
     if (isIP(host) !== 0) {
       const reason = forbiddenAddress(host);
