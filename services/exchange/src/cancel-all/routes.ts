@@ -35,6 +35,9 @@ export async function cancelAllOrders(
   caller: OrderCaller,
   body: Static<typeof CancelAllBody>,
 ): Promise<ReturnType<typeof cancelledOrder>[]> {
+  // Both named differently would cancel one market's orders where the caller may have meant the other's.
+  if (body.market !== undefined && body.symbol !== undefined && body.market !== body.symbol)
+    throw new ApiError('validation_failed', 'market and symbol name different markets: give one of them');
   const name = body.market ?? body.symbol;
   const market = name === undefined ? undefined : deps.orders.market(name);
   if (name !== undefined && !market) throw new ApiError('unknown_market', `unknown market "${name}"`);

@@ -42,6 +42,8 @@ export function cancelAllContract(target: Target): void {
 
       const unknown = await a.call('/v3/order/cancel/all', { market: 'nope' });
       expect([unknown.status, unknown.body.error.name]).toEqual([404, 'unknown_market']);
+      const both = await a.call('/v3/order/cancel/all', { market: 'btcuah', symbol: 'ethuah' });
+      expect([both.status, both.body.error.name]).toEqual([400, 'validation_failed']);
 
       const btc = await a.call('/v3/order/cancel/all', { market: 'btcuah' });
       expect(btc.status).toBe(200);
