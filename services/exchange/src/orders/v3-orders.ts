@@ -134,6 +134,25 @@ function marketOf(deps: RouteDeps, id: string): TradingMarket {
   return found;
 }
 
+/**
+ * An option given under our name or ccxt's: both, saying different things, is refused (taking one
+ * silently could place an IOC where the client meant FOK).
+ */
+function eitherName<T extends string | boolean>(
+  name: string,
+  value: T | undefined,
+  alias: string,
+  aliased: T | undefined,
+): T | undefined {
+  if (
+    value !== undefined &&
+    aliased !== undefined &&
+    String(value).toLowerCase() !== String(aliased).toLowerCase()
+  )
+    throw new ApiError('validation_failed', `${name} and ${alias} say different things: give one of them`);
+  return value ?? aliased;
+}
+
 /** The handler of `POST /v3/auth/w/order/submit`: the order as stored once its batch committed. */
 export async function submitV3Order(
   deps: RouteDeps,
@@ -151,8 +170,8 @@ export async function submitV3Order(
     amount: sell ? text.slice(1) : text,
     price: body.price,
     stopPrice: body.stop_price,
-    timeInForce: body.time_in_force ?? body.timeInForce,
-    postOnly: body.post_only ?? body.postOnly,
+    timeInForce: eitherName('time_in_force', body.time_in_force, 'timeInForce', body.timeInForce),
+    postOnly: eitherName('post_only', body.post_only, 'postOnly', body.postOnly),
     // The key's default (key update --stp), read with each order so a change applies at once.
     stp: body.stp ?? (caller.keyId === undefined ? undefined : await apiKeyStp(deps.db, caller.keyId)),
   };

@@ -68,6 +68,29 @@ export function orderEntryContract(target: Target): void {
       expect((await uah(target, demoId)).locked).toBe(0n);
       const bad = await submit(demo, { amount: '0.1', price: '1000000', time_in_force: 'day' });
       expect(bad.statusCode).toBe(400);
+      // Both spellings, saying different things: refused, nothing placed; the same thing twice is taken.
+      const torn = await submit(demo, {
+        amount: '0.1',
+        price: '1000000',
+        time_in_force: 'ioc',
+        timeInForce: 'FOK',
+      });
+      expect([torn.statusCode, torn.json().error?.name]).toEqual([400, 'validation_failed']);
+      const tornPost = await submit(demo, {
+        amount: '0.1',
+        price: '1000000',
+        post_only: false,
+        postOnly: true,
+      });
+      expect(tornPost.statusCode).toBe(400);
+      expect(await book()).toEqual([]);
+      const agreed = await submit(demo, {
+        amount: '0.1',
+        price: '1000000',
+        time_in_force: 'ioc',
+        timeInForce: 'IOC',
+      });
+      expect(agreed.statusCode).toBe(200);
     });
 
     it('amend: a smaller amount keeps the queue place, a larger one moves it back; the lock follows', async () => {
