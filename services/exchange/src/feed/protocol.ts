@@ -153,7 +153,9 @@ function parseSubscription(
       const entries = Object.entries(given);
       if (entries.length === 0 || entries.length > MAX_FROM_SEQS)
         return fail('malformed_frame', `from_seqs must list 1 to ${MAX_FROM_SEQS} markets`, id);
-      fromSeqs = {};
+      // No prototype: a market named `__proto__` stays a key (then an unknown market), where `{}` took it
+      // as the prototype and resumed over no market at all.
+      fromSeqs = Object.create(null) as Record<string, number>;
       for (const [market, seq] of entries) {
         if (!shortString(market, 24) || !isSeq(seq))
           return fail('malformed_frame', 'from_seqs maps markets to non-negative integers', id);

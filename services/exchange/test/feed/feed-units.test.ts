@@ -181,4 +181,11 @@ describe('parseClientFrame', () => {
     expect(name('{"op":"auth","key":"k","nonce":"1"}')).toBe('missing_credentials');
     expect(parseClientFrame('{"op":"subscribe","channel":"x","id":9}')).toMatchObject({ ok: false, id: 9 });
   });
+
+  it('keeps a from_seqs market named __proto__ as a market (then unknown), not as the prototype', () => {
+    const parsed = parseClientFrame('{"op":"subscribe","channel":"fills","from_seqs":{"__proto__":1}}');
+    expect(parsed.ok).toBe(true);
+    const fromSeqs = parsed.ok && 'fromSeqs' in parsed.frame ? parsed.frame.fromSeqs : undefined;
+    expect(Object.keys(fromSeqs ?? {})).toEqual(['__proto__']);
+  });
 });
