@@ -2,14 +2,19 @@
  * Matching engine benchmark: our engine against `nodejs-order-book` on the same seeded streams, in
  * the same process run. Not part of `npm test`.
  *
- *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep|shallow|exchange-core --levels N]
+ *   npm run bench:engine -w services/exchange [-- --commands N --baseline-deep N --repeat R --seed S --only deep|shallow|exchange-core --levels N --one-process]
  *
  * After the shallow and deep streams it runs the exchange-core-shaped stream (exchange-core.ts,
  * issue 46: `--ec-commands` 3,000,000, latency over `--ec-latency-commands` 1,000,000).
  *
  * Each engine builds its own input objects inside the timed loop (ours with bigint amounts, the
- * baseline with string ids and number sizes). Throughput is per second of process CPU time (see
- * measure.ts), the median of `--repeat` runs (default 3) alternating between the engines. Both
+ * baseline with string ids and number sizes; engine-adapters.ts). Throughput is per second of process
+ * CPU time (see measure.ts). A stream is measured in `--repeat` rounds (default 3); each round runs
+ * ours, ours on the variant and the baseline one after the other (the order reversed every other
+ * round), each in a child process of its own (engine-job.ts: only that stream's command shapes reach
+ * the engine's call sites, as in a service; `--one-process` runs them all in this process instead,
+ * as the bench did before). The ratios printed are the medians of the rounds' own ratios (each round
+ * its ours against its baseline, minutes apart at most), with the load average beside them. Both
  * engines run every command of both streams by default, so the printed ratios are on the full
  * streams; the baseline's cancel and fill walk every order of the price level, so its deep run takes
  * about 60 to 70 s of CPU each (the whole bench about 5 minutes). `--baseline-deep N` runs the
@@ -24,30 +29,19 @@
  * the commands change (`followLevels`) and taking them every N commands (one batch's worth, for
  * market data and the live feed), so its figures include that cost.
  *
- * One instance of each engine, fed a few thousand commands, stays alive for the whole run. Without
+ * One instance of each engine, fed a few thousand commands, stays alive for the whole job. Without
  * it, the forced GC before each measured run (see measure.ts) collected the last instance of the
  * engine's classes, V8 dropped their hidden classes and with them every optimised function that
  * depended on them, and the next run spent its first tens of thousands of commands interpreted and
  * re-optimised: about 0.15 s of CPU for our engine (a fifth of a deep run), noise for the baseline. A
  * long-running service never drops its engines, so this measures the steady state of both alike.
  */
-import { OrderBook, type SelfTradePreventionMode } from 'nodejs-order-book';
-import { MatchingEngine } from '../src/matching/engine.js';
-import type { Command } from '../src/matching/types.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type JobInput, type JobResult, runInChild, runJob, serveChild } from './engine-job.js';
 import { exchangeCoreSection } from './exchange-core.js';
-import { type Engine, medianRun, p99Micros, type Run, throughput } from './measure.js';
-import {
-  AMEND,
-  accountNames as accounts,
-  CANCEL,
-  DEEP,
-  generate,
-  LIMIT,
-  mixOf,
-  SHALLOW,
-  type Stream,
-  TIFS,
-} from './streams.js';
+import { medianRun, type Run } from './measure.js';
+import { DEEP, generate, mixOf, SHALLOW } from './streams.js';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -55,110 +49,173 @@ function flag(name: string, fallback: number): number {
   return value === undefined || !Number.isFinite(value) ? fallback : value;
 }
 
-const commands = flag('commands', 1_000_000);
-const baselineDeep = Math.min(commands, flag('baseline-deep', commands));
-const p99Commands = flag('p99-commands', commands);
-const seed = flag('seed', 7);
-const repeat = Math.max(1, flag('repeat', 3));
-const gc = (globalThis as { gc?: () => void }).gc;
-// Commands per taking of the changed levels (0: levels not followed, the engine alone).
-const levelsEvery = Math.max(0, flag('levels', 0));
+type SectionOptions = Parameters<typeof exchangeCoreSection>[0];
 
-const BUDGET = 10n ** 18n;
+if (process.argv.includes('--child'))
+  serveChild({ 'exchange-core': (o) => exchangeCoreSection(o as SectionOptions) });
+else await main();
 
-function ours(): Engine {
-  const engine = new MatchingEngine({ id: 'benchusd', pricePrecision: 2, amountPrecision: 4 });
-  if (levelsEvery > 0) engine.followLevels();
-  const run = (s: Stream, i: number): number => {
-    if (levelsEvery > 0 && i % levelsEvery === 0) engine.takeChangedLevels();
-    const kind = s.kind[i]!;
-    let cmd: Command;
-    if (kind === CANCEL) cmd = { type: 'cancel', id: s.id[i]!, time: i };
-    else if (kind === AMEND) {
-      cmd =
-        s.amount[i] !== 0
-          ? { type: 'amend', id: s.id[i]!, amount: BigInt(s.amount[i]!), time: i }
-          : { type: 'amend', id: s.id[i]!, price: BigInt(s.price[i]!), time: i };
-    } else if (kind === LIMIT) {
-      const tif = s.tif[i]!;
-      // Literals, not a spread (a spread builds each object on a slow path and gives it a shape of its
-      // own): today's shape, and the same with `tif` last for an IOC/FOK limit of the variant.
-      cmd =
-        tif === 0
-          ? {
-              type: 'limit',
-              id: s.id[i]!,
-              account: accounts[s.account[i]!]!,
-              side: s.side[i] === 0 ? 'buy' : 'sell',
-              price: BigInt(s.price[i]!),
-              amount: BigInt(s.amount[i]!),
-              time: i,
-            }
-          : {
-              type: 'limit',
-              id: s.id[i]!,
-              account: accounts[s.account[i]!]!,
-              side: s.side[i] === 0 ? 'buy' : 'sell',
-              price: BigInt(s.price[i]!),
-              amount: BigInt(s.amount[i]!),
-              time: i,
-              tif: TIFS[tif]!,
-            };
-    } else {
-      cmd = {
-        type: 'market',
-        id: s.id[i]!,
-        account: accounts[s.account[i]!]!,
-        side: s.side[i] === 0 ? 'buy' : 'sell',
-        amount: BigInt(s.amount[i]!),
-        budget: BUDGET,
-        time: i,
+async function main(): Promise<void> {
+  const commands = flag('commands', 1_000_000);
+  const baselineDeep = Math.min(commands, flag('baseline-deep', commands));
+  const p99Commands = flag('p99-commands', commands);
+  const seed = flag('seed', 7);
+  const repeat = Math.max(1, flag('repeat', 3));
+  const gc = (globalThis as { gc?: () => void }).gc;
+  // Commands per taking of the changed levels (0: levels not followed, the engine alone).
+  const levelsEvery = Math.max(0, flag('levels', 0));
+  const oneProcess = process.argv.includes('--one-process');
+  const script = fileURLToPath(import.meta.url);
+  const run = (input: JobInput): Promise<JobResult> =>
+    oneProcess ? Promise.resolve(runJob(input)) : runInChild<JobResult>(script, { kind: 'job', input });
+
+  console.log(
+    `engine benchmark: ${commands} commands per stream, seed ${seed}, ${repeat} rounds, ` +
+      (oneProcess ? 'every job in this process' : 'each engine in a child process of its own per round') +
+      `, node ${process.version}` +
+      (levelsEvery > 0 ? `, ours following its book levels (taken every ${levelsEvery} commands)` : '') +
+      (gc === undefined ? ' (run with --expose-gc for heap figures)' : ''),
+  );
+  const only = process.argv.indexOf('--only');
+  const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
+  /** Our engine's ops/s on the shallow stream, printed beside the exchange-core stream's. */
+  let shallowOpsPerSecond: number | undefined;
+  for (const shape of shapes) {
+    const stream = generate(shape, commands, seed);
+    // The issue 43 variant: 10 % amends and IOC/FOK limits, measured on our engine beside the plain stream.
+    const variant = generate(shape, commands, seed, true);
+    const warm = generate(shape, 300_000, seed + 1);
+    const warmVariant = generate(shape, 300_000, seed + 1, true);
+    const prefix = shape === DEEP ? baselineDeep : commands;
+    const span = Math.min(prefix, p99Commands);
+    const mix = mixOf(stream);
+    console.log(
+      `\n${shape.name} stream: ${int(mix.limit)} limit (${pct(mix.limit, commands)}), ` +
+        `${int(mix.cancel)} cancel (${pct(mix.cancel, commands)}), ${int(mix.market)} market (${pct(mix.market, commands)})`,
+    );
+    const mine: Run[] = [];
+    const minePrefix: Run[] = [];
+    const variants: Run[] = [];
+    const bases: Run[] = [];
+    const ratios: number[] = [];
+    const tailRatios: number[] = [];
+    const variantRatios: number[] = [];
+    let mineP99 = Number.NaN;
+    let baseP99 = Number.NaN;
+    for (let r = 0; r < repeat; r++) {
+      const last = r === repeat - 1;
+      const loadBefore = load();
+      const jobs = {
+        ours: () =>
+          run({
+            job: {
+              engine: 'ours',
+              runs: prefix === commands ? [commands] : [commands, prefix],
+              p99Ops: last ? span : 0,
+              levelsEvery,
+            },
+            stream,
+            warm,
+          }),
+        variant: () =>
+          run({
+            job: { engine: 'variant', runs: [commands], p99Ops: 0, levelsEvery },
+            stream: variant,
+            warm: warmVariant,
+          }),
+        baseline: () =>
+          run({
+            job: { engine: 'baseline', runs: [prefix], p99Ops: last ? span : 0, levelsEvery: 0 },
+            stream,
+            warm,
+          }),
       };
+      // Alternate the order so that a drift in the machine's speed falls on both sides alike.
+      const order =
+        r % 2 === 0 ? (['ours', 'variant', 'baseline'] as const) : (['baseline', 'variant', 'ours'] as const);
+      const results: Partial<Record<(typeof order)[number], JobResult>> = {};
+      for (const name of order) results[name] = await jobs[name]();
+      const mineRound = results.ours!;
+      const full = mineRound.runs[0]!;
+      const onPrefix = mineRound.runs[1] ?? full;
+      const base = results.baseline!.runs[0]!;
+      const withOptions = results.variant!.runs[0]!;
+      mine.push(full);
+      minePrefix.push(onPrefix);
+      variants.push(withOptions);
+      bases.push(base);
+      ratios.push(onPrefix.opsPerSecond / base.opsPerSecond);
+      tailRatios.push(onPrefix.tailOpsPerSecond / base.tailOpsPerSecond);
+      variantRatios.push(withOptions.opsPerSecond / full.opsPerSecond);
+      if (last) {
+        mineP99 = mineRound.p99;
+        baseP99 = results.baseline!.p99;
+      }
+      console.log(
+        `  round ${r + 1} (${order.join(', ')}; load ${loadBefore} -> ${load()}): ours ${int(full.opsPerSecond)}, ` +
+          `variant ${int(withOptions.opsPerSecond)} (${times(withOptions.opsPerSecond / full.opsPerSecond)}), ` +
+          `baseline ${int(base.opsPerSecond)} ops/s: ${times(ratios[r]!)}`,
+      );
     }
-    return engine.apply(cmd).ok ? 0 : -1;
-  };
-  return { run, resting: () => engine.openOrders };
+    if (shape === SHALLOW) shallowOpsPerSecond = medianRun(mine).opsPerSecond;
+    console.log(line('ours', medianRun(mine), prefix === commands ? mineP99 : Number.NaN, mine.length));
+    if (prefix !== commands)
+      console.log(line(`ours, first ${prefix}`, medianRun(minePrefix), mineP99, minePrefix.length));
+    const variantMix = mixOf(variant);
+    console.log(line('ours, amends + IOC/FOK', medianRun(variants), Number.NaN, variants.length));
+    console.log(
+      `  the variant (${pct(variantMix.amend, commands)} amends, 10 % IOC and 10 % FOK of ${int(variantMix.limit)} limits, ` +
+        `${int(variantMix.cancel)} cancels, ${int(variantMix.market)} markets): ` +
+        `${times(median(variantRatios))} of the plain stream's ops/s (median of the rounds' ratios ${variantRatios.map(times).join(', ')}; target >= 0.9x)`,
+    );
+    const baseLabel = prefix === commands ? 'nodejs-order-book' : `baseline, first ${prefix}`;
+    const base = medianRun(bases);
+    console.log(line(baseLabel, base, baseP99, bases.length));
+    const ourHeap = medianRun(minePrefix).heapMb;
+    const heap = ourHeap >= 1 && base.heapMb >= 1 ? times(base.heapMb / ourHeap) : 'n/a';
+    console.log(
+      `  ratios on the same ${prefix} commands${prefix === commands ? ' (the full stream)' : ''}, medians of the rounds' ratios: ` +
+        `ops/s ${times(median(ratios))} (rounds ${ratios.map(times).join(', ')}; load now ${load()}) ` +
+        `(last 10%: ${times(median(tailRatios))}), ` +
+        `p99 ${times(baseP99 / mineP99)} lower${span < prefix ? ` (p99s over the first ${span})` : ''}, heap ${heap} smaller`,
+    );
+  }
+  if (only === -1 || process.argv[only + 1] === 'exchange-core') {
+    const options: SectionOptions = {
+      commands: flag('ec-commands', 3_000_000),
+      latencyCommands: flag('ec-latency-commands', 1_000_000),
+      seed,
+      repeat,
+      ...(shallowOpsPerSecond === undefined ? {} : { shallowOpsPerSecond }),
+    };
+    console.log(`\n(load average ${load()})`);
+    if (oneProcess) exchangeCoreSection(options);
+    else await runInChild(script, { kind: 'section', name: 'exchange-core', options });
+    console.log(`(load average ${load()})`);
+  }
 }
 
-/** The baseline's "expire maker" self-trade prevention is our policy (cancel the resting order). */
-const EXPIRE_MAKER = 'EXPIRE_MAKER' as SelfTradePreventionMode;
-
-function baseline(): Engine {
-  const book = new OrderBook();
-  let resting = 0;
-  const run = (s: Stream, i: number): number => {
-    const kind = s.kind[i]!;
-    // The baseline's enums are plain strings at run time.
-    const side = (s.side[i] === 0 ? 'buy' : 'sell') as Parameters<OrderBook['market']>[0]['side'];
-    if (kind === CANCEL) {
-      const cancelled = book.cancel(String(s.id[i]!));
-      if (cancelled === undefined) return -1;
-      resting--;
-      return 0;
-    }
-    const accountId = accounts[s.account[i]!]!;
-    const size = s.amount[i]!;
-    const result =
-      kind === LIMIT
-        ? book.limit({
-            id: String(s.id[i]!),
-            side,
-            size,
-            price: s.price[i]!,
-            accountId,
-            stpMode: EXPIRE_MAKER,
-          })
-        : book.market({ side, size, accountId, stpMode: EXPIRE_MAKER });
-    if (result.err !== null) return -1;
-    if (kind === LIMIT && result.quantityLeft > 0) resting++;
-    resting -= result.done.length - (kind === LIMIT && result.quantityLeft === 0 ? 1 : 0);
-    return 0;
-  };
-  return { run, resting: () => resting };
+function load(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const times = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)}x`;
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function int(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function times(x: number): string {
+  return `${x.toFixed(x < 10 ? 2 : 1)}x`;
+}
+
+function pct(n: number, of: number): string {
+  return `${((100 * n) / of).toFixed(1)} %`;
+}
 
 function line(label: string, r: Run, p99: number, runs: number): string {
   return (
@@ -169,89 +226,3 @@ function line(label: string, r: Run, p99: number, runs: number): string {
     (runs > 1 ? `  [median of ${runs}]` : '')
   );
 }
-
-console.log(
-  `engine benchmark: ${commands} commands per stream, seed ${seed}, ${repeat} alternating runs per engine, ` +
-    `node ${process.version}` +
-    (levelsEvery > 0 ? `, ours following its book levels (taken every ${levelsEvery} commands)` : '') +
-    (gc === undefined ? ' (run with --expose-gc for heap figures)' : ''),
-);
-const only = process.argv.indexOf('--only');
-const shapes = [SHALLOW, DEEP].filter((s) => only === -1 || process.argv[only + 1] === s.name);
-/** Our engine's ops/s on the shallow stream, printed beside the exchange-core stream's. */
-let shallowOpsPerSecond: number | undefined;
-const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} %`;
-/** Engines kept alive until the end (see the header). */
-const keepAlive: Engine[] = [];
-for (const shape of shapes) {
-  const stream = generate(shape, commands, seed);
-  // The issue 43 variant: 10 % amends and IOC/FOK limits, measured on our engine beside the plain stream.
-  const variant = generate(shape, commands, seed, true);
-  const prefix = shape === DEEP ? baselineDeep : commands;
-  const mix = mixOf(stream);
-  console.log(
-    `\n${shape.name} stream: ${int(mix.limit)} limit (${pct(mix.limit, commands)}), ` +
-      `${int(mix.cancel)} cancel (${pct(mix.cancel, commands)}), ${int(mix.market)} market (${pct(mix.market, commands)})`,
-  );
-  // Warm-up so that neither engine is measured while the JIT is still compiling its hot paths.
-  const warm = generate(shape, 300_000, seed + 1);
-  for (const build of [ours, baseline]) {
-    const engine = build();
-    for (let i = 0; i < 5_000; i++) engine.run(warm, i);
-    keepAlive.push(engine);
-  }
-  throughput(warm, warm.length, ours);
-  throughput(generate(shape, 300_000, seed + 1, true), 300_000, ours);
-  throughput(warm, 30_000, baseline);
-  // Alternate the engines so that load from other processes falls on both alike; report medians.
-  const mineRuns: Run[] = [];
-  const mineOnPrefix: Run[] = [];
-  const baseRuns: Run[] = [];
-  const variantRuns: Run[] = [];
-  for (let r = 0; r < repeat; r++) {
-    mineRuns.push(throughput(stream, commands, ours));
-    variantRuns.push(throughput(variant, commands, ours));
-    if (prefix !== commands) mineOnPrefix.push(throughput(stream, prefix, ours));
-    baseRuns.push(throughput(stream, prefix, baseline));
-  }
-  const mine = medianRun(mineRuns);
-  const minePrefix = prefix === commands ? mine : medianRun(mineOnPrefix);
-  const base = medianRun(baseRuns);
-  // p99 of both over the same commands.
-  const span = Math.min(prefix, p99Commands);
-  const mineP99 = p99Micros(stream, span, ours);
-  const baseP99 = p99Micros(stream, span, baseline);
-  console.log(
-    line('ours', mine, span === commands ? mineP99 : p99Micros(stream, commands, ours), mineRuns.length),
-  );
-  if (prefix !== commands)
-    console.log(line(`ours, first ${prefix}`, minePrefix, mineP99, mineOnPrefix.length));
-  if (shape === SHALLOW) shallowOpsPerSecond = mine.opsPerSecond;
-  const variantMix = mixOf(variant);
-  const withOptions = medianRun(variantRuns);
-  console.log(line('ours, amends + IOC/FOK', withOptions, Number.NaN, variantRuns.length));
-  console.log(
-    `  the variant (${pct(variantMix.amend, commands)} amends, 10 % IOC and 10 % FOK of ${int(variantMix.limit)} limits, ` +
-      `${int(variantMix.cancel)} cancels, ${int(variantMix.market)} markets): ` +
-      `${times(withOptions.opsPerSecond / mine.opsPerSecond)} of the plain stream's ops/s (target >= 0.9x)`,
-  );
-  const baseLabel = prefix === commands ? 'nodejs-order-book' : `baseline, first ${prefix}`;
-  console.log(line(baseLabel, base, baseP99, baseRuns.length));
-  const heap = minePrefix.heapMb >= 1 && base.heapMb >= 1 ? times(base.heapMb / minePrefix.heapMb) : 'n/a';
-  console.log(
-    `  ratios on the same ${prefix} commands${prefix === commands ? ' (the full stream)' : ''}: ` +
-      `ops/s ${times(minePrefix.opsPerSecond / base.opsPerSecond)} ` +
-      `(last 10%: ${times(minePrefix.tailOpsPerSecond / base.tailOpsPerSecond)}), ` +
-      `p99 ${times(baseP99 / mineP99)} lower${span < prefix ? ` (p99s over the first ${span})` : ''}, heap ${heap} smaller`,
-  );
-}
-if (only === -1 || process.argv[only + 1] === 'exchange-core') {
-  exchangeCoreSection({
-    commands: flag('ec-commands', 3_000_000),
-    latencyCommands: flag('ec-latency-commands', 1_000_000),
-    seed,
-    repeat,
-    ...(shallowOpsPerSecond === undefined ? {} : { shallowOpsPerSecond }),
-  });
-}
-console.log(`\n(${keepAlive.length} warm engines kept alive)`);

@@ -86,6 +86,9 @@ function latencyAt(stream: Stream, ops: number, rate: number | 'max', engine: En
   };
 }
 
+/** Engines kept alive for the process's life (see the warm-up in `exchangeCoreSection`). */
+const keepAlive: Engine[] = [];
+
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const us = (n: number) => `${n < 10 ? n.toFixed(2) : n.toFixed(1)} µs`;
 
@@ -109,6 +112,11 @@ export function exchangeCoreSection(options: {
   const warm = generateExchangeCore(200_000, seed + 1).stream;
   const keep = engineFor();
   for (let i = 0; i < warm.length; i++) keep.run(warm, i);
+  // Held by the module, not by this function's frame: once this function is optimised, a local that
+  // is not read again is dead, the forced GC before each run collects the last engine, V8 drops the
+  // engine classes' field maps (held weakly) and deoptimises every function built on them ("weak
+  // objects"), so each run started interpreted (about 1.1M against 2.5M ops/s in a fresh process).
+  keepAlive.push(keep);
   throughput(warm, warm.length, engineFor);
   const runs: Run[] = [];
   for (let r = 0; r < options.repeat; r++) runs.push(throughput(generated.stream, commands, engineFor));

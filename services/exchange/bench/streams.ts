@@ -190,14 +190,13 @@ export function generate(shape: StreamShape, length: number, seed: number, optio
       if (choice < 0.5) stream.amount[i] = total - remaining + Math.max(1, Math.floor(remaining / 2));
       else if (choice < 0.75) stream.amount[i] = total + 1 + Math.floor(random() * 10);
       else stream.price[i] = Number(order.price) + (order.side === 'buy' ? -1 : 1);
-      result = model.apply({
-        type: 'amend',
-        id,
-        time: i,
-        ...(stream.amount[i] !== 0
-          ? { amount: BigInt(stream.amount[i]!) }
-          : { price: BigInt(stream.price[i]!) }),
-      });
+      // Literals in the bench's own shapes (bench/engine-adapters.ts), not spreads: a spread builds an
+      // object of a shape of its own, which would reach the engine's call sites beside the measured ones.
+      result = model.apply(
+        stream.amount[i] !== 0
+          ? { type: 'amend', id, amount: BigInt(stream.amount[i]!), time: i }
+          : { type: 'amend', id, price: BigInt(stream.price[i]!), time: i },
+      );
       if (result.ok && stream.amount[i] !== 0) totals.set(id, stream.amount[i]!);
     } else if (roll < shape.limitShare) {
       const r = random();
@@ -218,16 +217,29 @@ export function generate(shape: StreamShape, length: number, seed: number, optio
       }
       live.add(nextId);
       totals.set(nextId, stream.amount[i]!);
-      result = model.apply({
-        ...(stream.tif[i] !== 0 ? { tif: TIFS[stream.tif[i]!] } : {}),
-        type: 'limit',
-        id: nextId++,
-        account: accountNames[account]!,
-        side: side === 0 ? 'buy' : 'sell',
-        price: BigInt(stream.price[i]!),
-        amount: BigInt(stream.amount[i]!),
-        time: i,
-      });
+      const tif = stream.tif[i]!;
+      result = model.apply(
+        tif === 0
+          ? {
+              type: 'limit',
+              id: nextId++,
+              account: accountNames[account]!,
+              side: side === 0 ? 'buy' : 'sell',
+              price: BigInt(stream.price[i]!),
+              amount: BigInt(stream.amount[i]!),
+              time: i,
+            }
+          : {
+              type: 'limit',
+              id: nextId++,
+              account: accountNames[account]!,
+              side: side === 0 ? 'buy' : 'sell',
+              price: BigInt(stream.price[i]!),
+              amount: BigInt(stream.amount[i]!),
+              time: i,
+              tif: TIFS[tif]!,
+            },
+      );
     } else if (cancelSlot) {
       stream.kind[i] = CANCEL;
       stream.id[i] = live.pick(random());
