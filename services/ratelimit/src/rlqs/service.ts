@@ -14,7 +14,6 @@ import {
   type MatchContext,
   rematch,
   type TrackedBucket,
-  validBucketId,
   windowEndMs,
 } from './tracked-bucket.js';
 
@@ -186,7 +185,8 @@ export class RateLimitQuotaService {
 
   private untrack(stream: Stream, t: OwnedBucket): void {
     if (!stream.buckets.delete(t.id)) return;
-    for (const w of t.wireIds) stream.byWire.delete(w);
+    stream.byWire.delete(t.idBytes);
+    if (t.otherWireIds !== undefined) for (const w of t.otherWireIds) stream.byWire.delete(w);
     this.index(t, t.counterKey, undefined);
     this.bucketCount--;
     this.stats.buckets.set(this.bucketCount);
@@ -235,9 +235,9 @@ export class RateLimitQuotaService {
     config: RateLimitConfig | undefined,
   ): OwnedBucket | undefined {
     const bucketId = usage.bucketId;
-    // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
-    if (!validBucketId(bucketId)) return undefined;
     const id = bucketKey(domain, bucketId);
+    // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
+    if (id === undefined) return undefined;
     let t = stream.buckets.get(id);
     if (!t) {
       if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
@@ -254,7 +254,7 @@ export class RateLimitQuotaService {
         bucketId,
         id,
         idBytes: usage.wireId,
-        wireIds: [],
+        otherWireIds: undefined,
         member: `${stream.id}.${(stream.seq++).toString(36)}`,
         config: undefined,
         limit: undefined,
@@ -271,8 +271,9 @@ export class RateLimitQuotaService {
       this.rematch(t, config);
     }
     // A few spellings per bucket at most (Envoy sends one); bounded anyway.
-    if (t.wireIds.length < 4) {
-      t.wireIds.push(usage.wireId);
+    if (usage.wireId === t.idBytes) stream.byWire.set(usage.wireId, t);
+    else if ((t.otherWireIds?.length ?? 0) < 3) {
+      (t.otherWireIds ??= []).push(usage.wireId);
       stream.byWire.set(usage.wireId, t);
     }
     return t;
