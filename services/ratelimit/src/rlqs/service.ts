@@ -348,7 +348,8 @@ export class RateLimitQuotaService {
       const t = touched[i]!;
       if (t.counterKey !== undefined) {
         const state = states[next++]!;
-        if (state.participants !== t.state.participants) changedCounters.set(t.counterKey, state);
+        if (state.participants !== t.state.participants && this.hasPeersHere(t.counterKey, stream))
+          changedCounters.set(t.counterKey, state);
         t.state = state;
         t.stateAt = now;
         countReport(
@@ -361,7 +362,8 @@ export class RateLimitQuotaService {
         );
       }
       const a = this.assign(t, now);
-      if (a.capped && !a.shadowed && t.counterKey !== undefined) changedCounters.set(t.counterKey, t.state);
+      if (a.capped && !a.shadowed && t.counterKey !== undefined && this.hasPeersHere(t.counterKey, stream))
+        changedCounters.set(t.counterKey, t.state);
       actions[i] = this.action(t, a.strategy);
     }
     this.send(stream, actions);
@@ -407,6 +409,16 @@ export class RateLimitQuotaService {
       stream,
       buckets.map((t) => this.action(t, t.counterKey === undefined ? { kind: 'allow_all' } : strategy)),
     );
+  }
+
+  /**
+   * Whether `pushToPeers` would find a participant of the counter here besides `stream`'s: most
+   * counters have none (each of 10,000 new buckets changes its counter's participants from 0 to 1),
+   * and then the answer's tail collects no change for them.
+   */
+  private hasPeersHere(counterKey: string, stream: Stream): boolean {
+    const held = this.byCounter.get(counterKey);
+    return held !== undefined && (held instanceof Set || held.stream !== stream);
   }
 
   /**
