@@ -9,13 +9,7 @@ import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrat
 import type { BucketAction, BucketUsage, Strategy, UsageReports } from './protos.js';
 import type { RlqsSettings } from './settings.js';
 import type { QuotaReport, QuotaStore } from './store.js';
-import {
-  bucketKey,
-  type MatchContext,
-  rematch,
-  type TrackedBucket,
-  windowEndMs,
-} from './tracked-bucket.js';
+import { bucketKey, type MatchContext, rematch, type TrackedBucket, windowEndMs } from './tracked-bucket.js';
 
 /**
  * The Rate Limit Quota Service (`StreamRateLimitQuotas`, Envoy's RLQS): for every report of a
@@ -273,7 +267,8 @@ export class RateLimitQuotaService {
     // A few spellings per bucket at most (Envoy sends one); bounded anyway.
     if (usage.wireId === t.idBytes) stream.byWire.set(usage.wireId, t);
     else if ((t.otherWireIds?.length ?? 0) < 3) {
-      (t.otherWireIds ??= []).push(usage.wireId);
+      if (t.otherWireIds === undefined) t.otherWireIds = [usage.wireId];
+      else t.otherWireIds.push(usage.wireId);
       stream.byWire.set(usage.wireId, t);
     }
     return t;
