@@ -9,14 +9,7 @@ import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrat
 import type { BucketAction, BucketUsage, Strategy, UsageReports } from './protos.js';
 import type { RlqsSettings } from './settings.js';
 import type { QuotaReport, QuotaStore } from './store.js';
-import {
-  bucketKey,
-  type MatchContext,
-  rematch,
-  type TrackedBucket,
-  validBucketId,
-  windowEndMs,
-} from './tracked-bucket.js';
+import { bucketKey, type MatchContext, rematch, type TrackedBucket, windowEndMs } from './tracked-bucket.js';
 
 /**
  * The Rate Limit Quota Service (`StreamRateLimitQuotas`, Envoy's RLQS): for every report of a
@@ -193,7 +186,8 @@ export class RateLimitQuotaService {
 
   private untrack(stream: Stream, t: OwnedBucket): void {
     if (!stream.buckets.delete(t.id)) return;
-    for (const w of t.wireIds) stream.byWire.delete(w);
+    stream.byWire.delete(t.idBytes);
+    if (t.otherWireIds !== undefined) for (const w of t.otherWireIds) stream.byWire.delete(w);
     this.index(t, t.counterKey, undefined);
     this.bucketCount--;
     this.stats.buckets.set(this.bucketCount);
@@ -242,9 +236,9 @@ export class RateLimitQuotaService {
     config: RateLimitConfig | undefined,
   ): OwnedBucket | undefined {
     const bucketId = usage.bucketId;
-    // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
-    if (!validBucketId(bucketId)) return undefined;
     const id = bucketKey(domain, bucketId);
+    // Envoy's proto requires a non-empty id with non-empty keys and values; nothing can answer another.
+    if (id === undefined) return undefined;
     let t = stream.buckets.get(id);
     if (!t) {
       if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
@@ -261,7 +255,7 @@ export class RateLimitQuotaService {
         bucketId,
         id,
         idBytes: usage.wireId,
-        wireIds: [],
+        otherWireIds: undefined,
         member: `${stream.id}.${(stream.seq++).toString(36)}`,
         config: undefined,
         limit: undefined,
@@ -278,8 +272,10 @@ export class RateLimitQuotaService {
       this.rematch(t, config);
     }
     // A few spellings per bucket at most (Envoy sends one); bounded anyway.
-    if (t.wireIds.length < 4) {
-      t.wireIds.push(usage.wireId);
+    if (usage.wireId === t.idBytes) stream.byWire.set(usage.wireId, t);
+    else if ((t.otherWireIds?.length ?? 0) < 3) {
+      if (t.otherWireIds === undefined) t.otherWireIds = [usage.wireId];
+      else t.otherWireIds.push(usage.wireId);
       stream.byWire.set(usage.wireId, t);
     }
     return t;
@@ -356,7 +352,8 @@ export class RateLimitQuotaService {
       const t = touched[i]!;
       if (t.counterKey !== undefined) {
         const state = states[next++]!;
-        if (state.participants !== t.state.participants) changedCounters.set(t.counterKey, state);
+        if (state.participants !== t.state.participants && this.hasPeersHere(t.counterKey, stream))
+          changedCounters.set(t.counterKey, state);
         t.state = state;
         t.stateAt = now;
         countReport(
@@ -369,7 +366,8 @@ export class RateLimitQuotaService {
         );
       }
       const a = this.assign(t, now);
-      if (a.capped && !a.shadowed && t.counterKey !== undefined) changedCounters.set(t.counterKey, t.state);
+      if (a.capped && !a.shadowed && t.counterKey !== undefined && this.hasPeersHere(t.counterKey, stream))
+        changedCounters.set(t.counterKey, t.state);
       actions[i] = this.action(t, a.strategy);
     }
     this.send(stream, actions);
@@ -415,6 +413,16 @@ export class RateLimitQuotaService {
       stream,
       buckets.map((t) => this.action(t, t.counterKey === undefined ? { kind: 'allow_all' } : strategy)),
     );
+  }
+
+  /**
+   * Whether `pushToPeers` would find a participant of the counter here besides `stream`'s: most
+   * counters have none (each of 10,000 new buckets changes its counter's participants from 0 to 1),
+   * and then the answer's tail collects no change for them.
+   */
+  private hasPeersHere(counterKey: string, stream: Stream): boolean {
+    const held = this.byCounter.get(counterKey);
+    return held !== undefined && (held instanceof Set || held.stream !== stream);
   }
 
   /**

@@ -17,8 +17,11 @@ export interface TrackedBucket {
   readonly id: string;
   /** The bucket_id bytes as Envoy first sent them (latin1): echoed in every answer. */
   readonly idBytes: string;
-  /** The spellings of the id (wire bytes) the stream's `byWire` index holds for it. */
-  readonly wireIds: string[];
+  /**
+   * Spellings of the id (wire bytes) other than `idBytes` that the stream's `byWire` index holds
+   * for it (Envoy sends one: undefined, no array per bucket).
+   */
+  otherWireIds: string[] | undefined;
   /** `<stream id>.<bucket number>`: this participant in the shared state. */
   readonly member: string;
   /** The config the rule below was matched in. */
@@ -40,23 +43,22 @@ export interface TrackedBucket {
   cappedUntilMs: number;
 }
 
-/** A bucket id as one string, whatever the order of its map: `domain` then sorted `key=value` pairs. */
-export function bucketKey(domain: string, bucket: BucketId): string {
+/**
+ * A bucket id as one string, whatever the order of its map: `domain` then sorted `key=value` pairs;
+ * undefined for an id Envoy's proto does not allow (no pair, or an empty key or value).
+ *
+ * Most ids have one pair: `<domain length>:<domain><key length>:<key><value>` (the lengths make it
+ * unambiguous; no array or JSON for it), several pairs JSON (starts with `[`, so the two never meet).
+ */
+export function bucketKey(domain: string, bucket: BucketId): string | undefined {
   const keys = Object.keys(bucket);
-  // Most ids have one pair: nothing to sort.
-  if (keys.length === 1) return JSON.stringify([domain, [keys[0], bucket[keys[0]!]]]);
-  return JSON.stringify([
-    domain,
-    ...Object.keys(bucket)
-      .sort()
-      .map((k) => [k, bucket[k]]),
-  ]);
-}
-
-/** True for a bucket id Envoy's proto allows: at least one pair, no empty key or value. */
-export function validBucketId(bucket: BucketId): boolean {
-  const keys = Object.keys(bucket);
-  return keys.length > 0 && keys.every((k) => k !== '' && bucket[k] !== '');
+  for (let i = 0; i < keys.length; i++) if (keys[i] === '' || bucket[keys[i]!] === '') return undefined;
+  if (keys.length === 1) {
+    const k = keys[0]!;
+    return `${domain.length}:${domain}${k.length}:${k}${bucket[k]}`;
+  }
+  if (keys.length === 0) return undefined;
+  return JSON.stringify([domain, ...keys.sort().map((k) => [k, bucket[k]])]);
 }
 
 export interface MatchContext {
@@ -85,9 +87,12 @@ export function rematch(
   t.limit = match.statKey ? { ...rule, stats: ctx.statsFor(match.statKey) } : rule;
   t.shadow = ctx.globalShadowMode || rule.shadowMode;
   let key = `${ctx.cacheKeyPrefix}{rlqs_${t.domain}_`;
-  descriptor.entries.forEach((e, i) => {
-    key += `${e.key}_${match.sharedValues?.[i] || e.value}_`;
-  });
+  const entries = descriptor.entries;
+  const shared = match.sharedValues;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    key += `${e.key}_${shared?.[i] || e.value}_`;
+  }
   t.counterKey = `${key}}`;
   return before;
 }

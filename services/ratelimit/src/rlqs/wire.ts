@@ -122,6 +122,31 @@ class WireUsage implements BucketUsage {
   }
 }
 
+/** The last bucket-id key decoded and its bytes (a copy: the report's buffer is not kept alive). */
+let lastKey = '';
+let lastKeyBytes = new Uint8Array(0);
+const KEY_CACHE_MAX_BYTES = 64;
+
+/**
+ * A bucket-id key at `buf[start, end)`: the ids of one report mostly share their keys (`name`, a
+ * header's name), so the string of the previous key is handed out again when the bytes are the
+ * same: no string per bucket for it, and the maps and property lookups see one string.
+ */
+function keyAt(buf: Buffer, start: number, end: number): string {
+  const n = end - start;
+  if (n === lastKeyBytes.length) {
+    let i = 0;
+    while (i < n && buf[start + i] === lastKeyBytes[i]) i++;
+    if (i === n) return lastKey;
+  }
+  const key = buf.toString('utf8', start, end);
+  if (n <= KEY_CACHE_MAX_BYTES) {
+    lastKeyBytes = Uint8Array.prototype.slice.call(buf, start, end);
+    lastKey = key;
+  }
+  return key;
+}
+
 /** A BucketId message's map (a later duplicate key wins, as protobuf's maps do). */
 export function decodeBucketId(buf: Buffer, start = 0, end = buf.length): BucketId {
   const out: Record<string, string> = {};
@@ -139,9 +164,8 @@ export function decodeBucketId(buf: Buffer, start = 0, end = buf.length): Bucket
       const t = r.varint();
       if (t === 0x0a || t === 0x12) {
         const e = r.delimited();
-        const s = buf.toString('utf8', r.pos, e);
-        if (t === 0x0a) key = s;
-        else value = s;
+        if (t === 0x0a) key = keyAt(buf, r.pos, e);
+        else value = buf.toString('utf8', r.pos, e);
         r.pos = e;
       } else r.skip(t & 7);
     }

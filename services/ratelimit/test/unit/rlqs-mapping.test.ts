@@ -59,6 +59,13 @@ describe('RLQS bucket id -> descriptor (the rule-tree walk)', () => {
   it('a bucket id is one key whatever the order of its map', () => {
     expect(bucketKey('d', { a: '1', b: '2' })).toBe(bucketKey('d', { b: '2', a: '1' }));
     expect(bucketKey('d', { a: '1' })).not.toBe(bucketKey('e', { a: '1' }));
+    // One pair is length-prefixed: no domain, key and value split shifts into another id.
+    expect(bucketKey('d', { ab: 'c' })).not.toBe(bucketKey('d', { a: 'bc' }));
+    expect(bucketKey('d1', { a: 'b' })).not.toBe(bucketKey('d', { '1a': 'b' }));
+    // An id Envoy's proto does not allow has no key.
+    expect(bucketKey('d', {})).toBeUndefined();
+    expect(bucketKey('d', { a: '' })).toBeUndefined();
+    expect(bucketKey('d', { '': 'x', b: '1' })).toBeUndefined();
   });
 });
 
