@@ -155,6 +155,7 @@ function body(
   mutation: BodyMutation,
   examples: Examples,
   samples: readonly unknown[],
+  samplesOnly = false,
 ): fc.Arbitrary<Body> {
   const spec = operation.body;
   if (!spec) return fc.constant({});
@@ -167,6 +168,7 @@ function body(
     case 'valid': {
       const drawn = validValue(spec.schema, 0, examples);
       if (samples.length === 0) return drawn.map(serialize);
+      if (samplesOnly) return fc.constantFrom(...samples).map(serialize);
       return fc
         .oneof({ arbitrary: drawn, weight: 1 }, { arbitrary: fc.constantFrom(...samples), weight: 3 })
         .map(serialize);
@@ -246,28 +248,54 @@ export function requestsFor(
       : []),
   );
   return plan.chain(([paramMutation, bodyMutation]) =>
-    fc
-      .tuple(params(operation, paramMutation, examples), body(operation, bodyMutation, examples, samples))
-      .map(([p, b]) => {
-        // An API client: asks for JSON, so a route that serves browsers HTML answers in the JSON shapes.
-        const headers: [string, string][] = [['accept', 'application/json'], ...p.headers];
-        if (b.contentType !== undefined && b.contentType !== '')
-          headers.push(['content-type', b.contentType]);
-        const mutation = [
-          paramMutation !== 'valid' ? `params:${paramMutation}` : '',
-          bodyMutation !== 'valid' ? `body:${bodyMutation}` : '',
-        ]
-          .filter(Boolean)
-          .join(' ');
-        return {
-          method: operation.method,
-          target: p.target,
-          headers,
-          ...(b.body !== undefined ? { body: b.body } : {}),
-          mutation: mutation || 'valid',
-        };
-      }),
+    drafted(operation, paramMutation, bodyMutation, examples, samples),
   );
+}
+
+/**
+ * One unbroken request per known-good body of `operation` (its parameters drawn valid), for a run to
+ * send before the random ones: whether any valid request of an operation with cross-field rules is
+ * drawn at all must not depend on the seed.
+ */
+export function sampleRequestsFor(
+  operation: Operation,
+  examples: Examples,
+  samples: readonly unknown[],
+): fc.Arbitrary<RequestDraft[]> {
+  return fc.tuple(...samples.map((sample) => drafted(operation, 'valid', 'valid', examples, [sample], true)));
+}
+
+function drafted(
+  operation: Operation,
+  paramMutation: ParamMutation,
+  bodyMutation: BodyMutation,
+  examples: Examples,
+  samples: readonly unknown[],
+  samplesOnly = false,
+): fc.Arbitrary<RequestDraft> {
+  return fc
+    .tuple(
+      params(operation, paramMutation, examples),
+      body(operation, bodyMutation, examples, samples, samplesOnly),
+    )
+    .map(([p, b]) => {
+      // An API client: asks for JSON, so a route that serves browsers HTML answers in the JSON shapes.
+      const headers: [string, string][] = [['accept', 'application/json'], ...p.headers];
+      if (b.contentType !== undefined && b.contentType !== '') headers.push(['content-type', b.contentType]);
+      const mutation = [
+        paramMutation !== 'valid' ? `params:${paramMutation}` : '',
+        bodyMutation !== 'valid' ? `body:${bodyMutation}` : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
+      return {
+        method: operation.method,
+        target: p.target,
+        headers,
+        ...(b.body !== undefined ? { body: b.body } : {}),
+        mutation: mutation || 'valid',
+      };
+    });
 }
 
 export type HeaderMutation = 'none' | 'drop' | 'duplicate' | 'garbage';

@@ -6,7 +6,13 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import fc from 'fast-check';
 import { documentedResponse, type Operation, type Schema } from './openapi.js';
-import { type HeaderMutation, mutateHeaders, type RequestDraft, requestsFor } from './requests.js';
+import {
+  type HeaderMutation,
+  mutateHeaders,
+  type RequestDraft,
+  requestsFor,
+  sampleRequestsFor,
+} from './requests.js';
 import { type RawResponse, sendRaw } from './send.js';
 import type { FuzzSettings } from './settings.js';
 import type { Examples } from './values.js';
@@ -38,7 +44,10 @@ export interface FuzzTarget {
   readonly expectedServerError?: (operation: Operation, status: number, body: string) => boolean;
   /** Known-good values by field or parameter name, mixed into the valid values (see values.ts). */
   readonly examples?: Examples;
-  /** Known-good bodies by operation id (`POST /path`), for fields that must agree with each other. */
+  /**
+   * Known-good bodies by operation id (`POST /path`), for fields that must agree with each other. Each
+   * is also sent once, valid and signed, before the random requests (so a test may count on them).
+   */
   readonly samples?: Readonly<Record<string, readonly unknown[]>>;
   /** A path that answers below 500 while the process is healthy, e.g. `/health`. */
   readonly healthPath: string;
@@ -176,8 +185,19 @@ export async function fuzzService(
         throw new Error(`a refused request changed the state: ${describe(draft, response)}`);
     }
   });
+  // fast-check runs `examples` before the drawn values: the known-good bodies first, whatever the seed.
+  const firsts: [[number, RequestDraft, HeaderMutation, number]][] = [];
+  target.operations.forEach((operation, index) => {
+    const samples = target.samples?.[operation.id] ?? [];
+    if (samples.length === 0) return;
+    const [drafts] = fc.sample(sampleRequestsFor(operation, target.examples ?? {}, samples), {
+      numRuns: 1,
+      seed: settings.seed,
+    });
+    for (const draft of drafts ?? []) firsts.push([[index, draft, 'none', 0]]);
+  });
   try {
-    await fc.assert(property, { numRuns: settings.numRuns, seed: settings.seed });
+    await fc.assert(property, { numRuns: settings.numRuns, seed: settings.seed, examples: firsts });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
