@@ -86,6 +86,8 @@ it(
           type: ['Post', 'Category'],
           all: [true],
         },
+        // Sent once before the random requests, whatever the seed.
+        samples: { 'POST /graphql': [{ query: '{ posts(first: 3) { nodes { id title } } }' }] },
         digest,
         healthPath: '/health',
       },
