@@ -53,10 +53,29 @@ function canonicalDecimal(text: string): string {
 type Reviver = (this: unknown, key: string, value: unknown) => unknown;
 
 /**
- * `JSON.parse` where a number a double does not hold exactly becomes the string of its text, and a
- * repeated key throws `DuplicateKeyError`. Malformed JSON throws `SyntaxError`, as `JSON.parse` does.
+ * How deep arrays and objects may nest. `JSON.parse` with a reviver recurses once per level, so a
+ * 20,000-deep body overflowed the stack and the client read "Maximum call stack size exceeded"; no
+ * request of these APIs nests beyond a handful of levels.
  */
-export function parseJsonKeepingNumberText(text: string, reviver?: Reviver): unknown {
+export const MAX_JSON_DEPTH = 256;
+
+export class JsonDepthError extends SyntaxError {
+  constructor(readonly limit: number) {
+    super(`arrays and objects nest deeper than ${limit} levels`);
+    this.name = 'JsonDepthError';
+  }
+}
+
+/**
+ * `JSON.parse` where a number a double does not hold exactly becomes the string of its text, and a
+ * repeated key throws `DuplicateKeyError`. Malformed JSON throws `SyntaxError`, as `JSON.parse` does,
+ * and nesting deeper than `maxDepth` throws `JsonDepthError` (a `SyntaxError`).
+ */
+export function parseJsonKeepingNumberText(
+  text: string,
+  reviver?: Reviver,
+  maxDepth: number = MAX_JSON_DEPTH,
+): unknown {
   const inexact: [number, number, string][] = [];
   // One entry per open container: the keys seen so far in an object, null for an array.
   const open: (Set<string> | null)[] = [];
@@ -85,11 +104,10 @@ export function parseJsonKeepingNumberText(text: string, reviver?: Reviver): unk
       }
       i = end;
     } else {
-      if (char === '{') {
-        open.push(new Set());
-        expectKey = true;
-      } else if (char === '[') {
-        open.push(null);
+      if (char === '{' || char === '[') {
+        if (open.length >= maxDepth) throw new JsonDepthError(maxDepth);
+        open.push(char === '{' ? new Set() : null);
+        expectKey = char === '{';
       } else if (char === '}' || char === ']') {
         open.pop();
         expectKey = false;

@@ -2,7 +2,13 @@ import { seedName, testSeeds } from '@platform/testkit/seeds';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decimalText, MAX_MINOR, numberText, parseDecimal, parseId } from '../src/decimal-text.js';
-import { DuplicateKeyError, inexactNumberText, parseJsonKeepingNumberText } from '../src/json-numbers.js';
+import {
+  DuplicateKeyError,
+  inexactNumberText,
+  JsonDepthError,
+  MAX_JSON_DEPTH,
+  parseJsonKeepingNumberText,
+} from '../src/json-numbers.js';
 
 const SEEDS = testSeeds([28, 2028]);
 
@@ -169,6 +175,24 @@ describe('parseJsonKeepingNumberText', () => {
       i: '10.000000000000000001',
       j: '1e9999',
     });
+  });
+
+  it('refuses nesting past MAX_JSON_DEPTH with its own message, also with a reviver (which recursed past the stack)', () => {
+    const reviver = (_key: string, value: unknown) => value;
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{"a":', '}'],
+    ] as const) {
+      const nested = (depth: number) => `${open.repeat(depth)}1${close.repeat(depth)}`;
+      expect(() => parseJsonKeepingNumberText(nested(MAX_JSON_DEPTH), reviver)).not.toThrow();
+      expect(() => parseJsonKeepingNumberText(nested(MAX_JSON_DEPTH + 1), reviver)).toThrow(JsonDepthError);
+      expect(() => parseJsonKeepingNumberText(nested(20_000), reviver)).toThrow(
+        `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels`,
+      );
+    }
+    // Brackets inside strings are text, not nesting.
+    const text = { a: '['.repeat(20_000) };
+    expect(parseJsonKeepingNumberText(JSON.stringify(text), reviver)).toEqual(text);
   });
 
   it('refuses a key repeated in one object, at any depth, and allows it in sibling objects', () => {

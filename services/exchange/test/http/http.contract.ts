@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { paygateConfig } from '../../src/fiat/config.js';
 import type { App } from '../../src/http/typed.js';
 import { accountWithKey, credit } from '../support/accounts.js';
 import { clientSignV2, clientSignV3, nextNonce, v3Headers } from '../support/signing.js';
@@ -12,7 +13,10 @@ export function httpContract(target: Target): void {
     let user: Awaited<ReturnType<typeof accountWithKey>>;
 
     beforeAll(async () => {
-      app = await buildApp({ db: target.db(), reference, secretBox, bodyLimit: 4096 });
+      // No gateway (port 1 refuses): /v3/fees answers the reference file's fiat fees. With the default
+      // URL a gateway running on this machine (npm start beside the tests) answered them instead.
+      const paygate = paygateConfig({ PAYGATE_URL: 'http://127.0.0.1:1' });
+      app = await buildApp({ db: target.db(), reference, secretBox, bodyLimit: 4096, paygate });
       user = await accountWithKey(target.db(), ['read', 'trade']);
       await credit(target.db(), user.account.id, 'btc', 15_000_000_000n);
     });
@@ -198,6 +202,21 @@ export function httpContract(target: Target): void {
         v3Headers(user.apiKey, user.secret, '/v3/auth/me', poisoned),
       );
       expect([proto.statusCode, proto.json().error.name]).toEqual([400, 'malformed_json']);
+      // Nesting past 256 levels: refused in words, not with the stack overflow the reviver hit at 20,000.
+      const deep = `${'['.repeat(1_000)}${']'.repeat(1_000)}`;
+      const nested = await post(
+        '/v3/auth/me',
+        deep,
+        v3Headers(user.apiKey, user.secret, '/v3/auth/me', deep),
+      );
+      expect([nested.statusCode, nested.json().error]).toEqual([
+        400,
+        {
+          code: 1002,
+          name: 'malformed_json',
+          message: 'request body is not valid JSON: arrays and objects nest deeper than 256 levels',
+        },
+      ]);
       const huge = JSON.stringify({ pad: 'x'.repeat(5000) });
       const big = await post('/v3/auth/me', huge, v3Headers(user.apiKey, user.secret, '/v3/auth/me', huge));
       expect([big.statusCode, big.json().error.name]).toEqual([413, 'body_too_large']);
