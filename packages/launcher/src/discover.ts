@@ -9,7 +9,8 @@ import { isCompilable } from './build/project.js';
  * ```json
  * "platform": { "order": 4, "health": "http://127.0.0.1:4000/health",
  *               "urls": { "GraphQL": "http://127.0.0.1:4000/graphql" }, "after": ["blog-graphql"],
- *               "nodeFlags": ["--max-semi-space-size=8"] }
+ *               "nodeFlags": ["--max-semi-space-size=8"],
+ *               "dataDirs": { "CACHE_DIR": "cache", "QUEUE_DIR": "queue" } }
  * ```
  */
 export interface ServiceSpec {
@@ -31,6 +32,12 @@ export interface ServiceSpec {
    * when the process starts; a running process cannot change them). Not applied in watch mode.
    */
   nodeFlags: string[];
+  /**
+   * The settings that name the service's data folders, each with its place under the service's own
+   * folder (`""` for the folder itself): `{"DATA_DIR": ""}` unless the manifest says otherwise. With
+   * `DATA_DIR` given to the launcher they point under `<DATA_DIR>/<service>` (service-env.ts).
+   */
+  dataDirs: Record<string, string>;
 }
 
 interface PlatformField {
@@ -40,6 +47,7 @@ interface PlatformField {
   order?: unknown;
   entry?: unknown;
   nodeFlags?: unknown;
+  dataDirs?: unknown;
 }
 
 function isStringRecord(value: unknown): value is Record<string, string> {
@@ -74,6 +82,12 @@ export function readServiceSpec(dir: string): ServiceSpec | undefined {
   if (!Array.isArray(nodeFlags) || !nodeFlags.every((f) => typeof f === 'string' && f.startsWith('--'))) {
     throw new Error(`${manifest}: platform.nodeFlags must be a list of node flags, each starting with --`);
   }
+  const dataDirs = platform.dataDirs ?? { DATA_DIR: '' };
+  if (!isStringRecord(dataDirs) || !Object.keys(dataDirs).every((k) => /^[A-Z][A-Z0-9_]*$/.test(k))) {
+    throw new Error(
+      `${manifest}: platform.dataDirs must map setting names to folders under the service's data folder`,
+    );
+  }
   return {
     name: basename(dir),
     dir,
@@ -84,6 +98,7 @@ export function readServiceSpec(dir: string): ServiceSpec | undefined {
     after: after as string[],
     order: typeof platform.order === 'number' ? platform.order : 100,
     nodeFlags: nodeFlags as string[],
+    dataDirs,
   };
 }
 

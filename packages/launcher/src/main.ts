@@ -12,6 +12,7 @@ import { discoverServices, type ServiceSpec } from './discover.js';
 import type { LaunchMode } from './launch-mode.js';
 import { jsonOutput, prettyOutput } from './output.js';
 import { alreadyRunning, claimInstance, instanceLockFile } from './preflight.js';
+import { platformDataRoot, serviceEnvironment } from './service-env.js';
 import { SupervisedService } from './supervisor.js';
 import { renderTable } from './table.js';
 
@@ -85,7 +86,8 @@ if (specs.length === 0) {
 // A second `npm start` (or a service already started on its own) is refused before anything starts,
 // with one line naming the running instance and a non-zero exit (`preflight.ts`).
 const instanceRefusal = claimInstance(cwd);
-const preflightRefusal = instanceRefusal ?? (await alreadyRunning(specs, cwd));
+const dataRoot = platformDataRoot(process.env, cwd);
+const preflightRefusal = instanceRefusal ?? (await alreadyRunning(specs, dataRoot));
 if (preflightRefusal) {
   if (!instanceRefusal) releaseLock(instanceLockFile(cwd));
   say(preflightRefusal);
@@ -122,7 +124,14 @@ if (format === 'pretty') output = prettyOutput(out, prefixWidth, color);
 const serviceEnv: NodeJS.ProcessEnv = { ...process.env, LOG_FORMAT: format };
 if (format === 'pretty' && color) serviceEnv.FORCE_COLOR = '1';
 const services = specs.map(
-  (spec, index) => new SupervisedService(spec, { cwd, index, env: serviceEnv, output, mode: modeOf(spec) }),
+  (spec, index) =>
+    new SupervisedService(spec, {
+      cwd,
+      index,
+      env: serviceEnvironment(serviceEnv, spec, dataRoot),
+      output,
+      mode: modeOf(spec),
+    }),
 );
 const byName = new Map(services.map((s) => [s.spec.name, s]));
 
@@ -198,8 +207,8 @@ function demoKeyLines(): string[] {
 function demoKeyLinesOfHealthyExchange(): string[] {
   // Both demo accounts (a trade needs two: self-trade prevention cancels an account's own order).
   const accounts = [
-    { who: 'demo@example.com', file: join(cwd, 'data/exchange/demo-api-key.json') },
-    { who: 'demo2@example.com', file: join(cwd, 'data/exchange/demo2-api-key.json') },
+    { who: 'demo@example.com', file: join(dataRoot, 'exchange/demo-api-key.json') },
+    { who: 'demo2@example.com', file: join(dataRoot, 'exchange/demo2-api-key.json') },
   ].filter((account) => existsSync(account.file));
   if (accounts.length === 0) return [];
   const lines = [''];

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { claimLock, holderAlive, LockHeldError, readHolder } from '@platform/sql-storage/process-lock';
 import type { ServiceSpec } from './discover.js';
+import { serviceDataDir } from './service-env.js';
 
 /**
  * Before anything starts: is the platform already running? A second `npm start` would otherwise see
@@ -31,13 +32,14 @@ export function claimInstance(cwd: string): string | undefined {
 /** A service whose health URL answers before we started it, or whose embedded database is held. */
 export async function alreadyRunning(
   specs: readonly ServiceSpec[],
-  cwd: string,
+  dataRoot: string,
 ): Promise<string | undefined> {
   for (const spec of specs) {
-    const lock = join(cwd, 'data', spec.name, 'pgdata.pid');
+    const folder = serviceDataDir(dataRoot, spec);
+    const lock = join(folder, 'pgdata.pid');
     const holder = existsSync(lock) ? readHolder(lock) : undefined;
     if (holder && holderAlive(holder)) {
-      return `refused: ${spec.name}'s embedded database (${join(cwd, 'data', spec.name)}) is in use by process ${holder.pid}, which is already running it; stop it first (kill ${holder.pid})`;
+      return `refused: ${spec.name}'s embedded database (${folder}) is in use by process ${holder.pid}, which is already running it; stop it first (kill ${holder.pid})`;
     }
   }
   const answering = await Promise.all(
