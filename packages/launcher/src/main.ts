@@ -12,7 +12,7 @@ import { discoverServices, type ServiceSpec } from './discover.js';
 import type { LaunchMode } from './launch-mode.js';
 import { jsonOutput, prettyOutput } from './output.js';
 import { alreadyRunning, claimInstance, instanceLockFile } from './preflight.js';
-import { platformDataRoot, serviceEnvironment } from './service-env.js';
+import { listenerSettingRefusal, platformDataRoot, serviceEnvironment } from './service-env.js';
 import { SupervisedService } from './supervisor.js';
 import { renderTable } from './table.js';
 
@@ -81,6 +81,12 @@ if (values.only) {
 if (specs.length === 0) {
   say('no runnable service found (a service needs a "platform" field in its package.json and src/server.ts)');
   process.exit(1);
+}
+
+const listenerRefusal = listenerSettingRefusal(process.env);
+if (listenerRefusal) {
+  say(listenerRefusal);
+  process.exit(2);
 }
 
 // A second `npm start` (or a service already started on its own) is refused before anything starts,

@@ -43,3 +43,18 @@ export function serviceEnvironment(
   }
   return env;
 }
+
+/**
+ * Settings that name one listener of one service. The launcher's environment reaches every service,
+ * so `PORT=9000 npm start` had made each try port 9000 (all but the first failed, address in use) while
+ * the launcher polled the health URLs of the manifests, on the usual ports.
+ */
+const LISTENER_SETTINGS = ['PORT', 'METRICS_PORT', 'GRPC_PORT', 'DEBUG_PORT'] as const;
+
+/** The line refusing a listener setting given to the launcher, or undefined. */
+export function listenerSettingRefusal(env: NodeJS.ProcessEnv): string | undefined {
+  const given = LISTENER_SETTINGS.filter((name) => env[name] !== undefined && env[name] !== '');
+  if (given.length === 0) return undefined;
+  const example = `${given[0]}=${env[given[0] as string]}`;
+  return `refused: ${given.join(', ')} ${given.length > 1 ? 'each name' : 'names'} one service's port, and npm start would give ${given.length > 1 ? 'them' : 'it'} to every service; set it for one service started on its own (${example} npm start -w services/<name>), or unset it`;
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { platformDataRoot, serviceEnvironment } from '../src/service-env.js';
+import { listenerSettingRefusal, platformDataRoot, serviceEnvironment } from '../src/service-env.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const launcherEntry = join(repoRoot, 'packages/launcher/src/main.ts');
@@ -39,6 +39,15 @@ describe('serviceEnvironment', () => {
   it('reads a relative DATA_DIR against the folder the command was typed in', () => {
     expect(platformDataRoot({ DATA_DIR: 'state', INIT_CWD: '/home/op' }, '/repo')).toBe('/home/op/state');
     expect(platformDataRoot({}, '/repo')).toBe('/repo/data');
+  });
+});
+
+describe('listenerSettingRefusal', () => {
+  it('refuses a port setting every service would get, naming it, and lets the others through', () => {
+    expect(listenerSettingRefusal({ PORT: '9000', METRICS_PORT: '0', HOST: '0.0.0.0' })).toBe(
+      "refused: PORT, METRICS_PORT each name one service's port, and npm start would give them to every service; set it for one service started on its own (PORT=9000 npm start -w services/<name>), or unset it",
+    );
+    expect(listenerSettingRefusal({ HOST: '0.0.0.0', LOG_LEVEL: 'debug', PORT: '' })).toBeUndefined();
   });
 });
 
