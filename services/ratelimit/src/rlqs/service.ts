@@ -71,6 +71,8 @@ const instanceId = (): string => randomBytes(8).readBigUInt64BE().toString(36).p
 /** A stream's bucket, holding its stream (no server-wide map from bucket to stream). */
 interface OwnedBucket extends TrackedBucket {
   readonly stream: Stream;
+  /** The last report (`reportMark`) that held this bucket. */
+  reportMark: number;
 }
 
 interface Stream {
@@ -115,6 +117,8 @@ export class RateLimitQuotaService {
   private readonly sweeper: NodeJS.Timeout;
   private bucketCount = 0;
   private streamSeq = 0;
+  /** Numbers the reports for `hasRepeat`. */
+  private reportMark = 0;
   private readonly instanceId = instanceId();
 
   constructor(private readonly options: QuotaServiceOptions) {
@@ -186,8 +190,10 @@ export class RateLimitQuotaService {
 
   private untrack(stream: Stream, t: OwnedBucket): void {
     if (!stream.buckets.delete(t.id)) return;
-    stream.byWire.delete(t.idBytes);
-    if (t.otherWireIds !== undefined) for (const w of t.otherWireIds) stream.byWire.delete(w);
+    // Only entries that still point at `t` (the same bytes under another domain may have taken one).
+    if (stream.byWire.get(t.idBytes) === t) stream.byWire.delete(t.idBytes);
+    if (t.otherWireIds !== undefined)
+      for (const w of t.otherWireIds) if (stream.byWire.get(w) === t) stream.byWire.delete(w);
     this.index(t, t.counterKey, undefined);
     this.bucketCount--;
     this.stats.buckets.set(this.bucketCount);
@@ -267,6 +273,7 @@ export class RateLimitQuotaService {
         stateAt: 0,
         sent: undefined,
         cappedUntilMs: 0,
+        reportMark: 0,
       };
       this.track(stream, t);
       this.rematch(t, config);
@@ -345,7 +352,11 @@ export class RateLimitQuotaService {
       this.answerOnFailure(stream, touched);
       return;
     }
-    const actions: BucketAction[] = new Array(touched.length);
+    // A bucket the report holds twice (the same id, or its pairs in another order) is counted each
+    // time and answered once, with its state after the last: two actions for one bucket in one
+    // answer would leave Envoy with whichever it applies last.
+    const answered = touched.length > 1 && this.hasRepeat(touched) ? new Set<OwnedBucket>() : undefined;
+    const actions: BucketAction[] = [];
     const changedCounters = new Map<string, QuotaState>();
     let next = 0;
     for (let i = 0; i < touched.length; i++) {
@@ -368,11 +379,33 @@ export class RateLimitQuotaService {
       const a = this.assign(t, now);
       if (a.capped && !a.shadowed && t.counterKey !== undefined && this.hasPeersHere(t.counterKey, stream))
         changedCounters.set(t.counterKey, t.state);
-      actions[i] = this.action(t, a.strategy);
+      if (answered === undefined) actions.push(this.action(t, a.strategy));
+    }
+    if (answered !== undefined) {
+      // In the order of each bucket's first appearance, with what its last one left.
+      for (const t of touched) {
+        if (answered.has(t)) continue;
+        answered.add(t);
+        actions.push(this.action(t, t.sent!));
+      }
     }
     this.send(stream, actions);
     this.stats.responseTime.record(performance.now() - received);
     for (const [key, state] of changedCounters) this.pushToPeers(key, state, now, stream);
+  }
+
+  /**
+   * Whether a bucket appears twice in `touched` (Envoy sends each once): a mark per report on
+   * the buckets, no set for the common case.
+   */
+  private hasRepeat(touched: readonly OwnedBucket[]): boolean {
+    const mark = ++this.reportMark;
+    let repeat = false;
+    for (const t of touched) {
+      if (t.reportMark === mark) repeat = true;
+      t.reportMark = mark;
+    }
+    return repeat;
   }
 
   /** The assignment for `t` in its current state; remembers it as sent. */

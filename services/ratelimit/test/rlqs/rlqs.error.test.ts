@@ -45,6 +45,21 @@ describe('RLQS: bad input and backends that cannot serve it', () => {
     expect(r.bucket_action.map((a) => a.bucket_id.bucket)).toEqual([{ name: 'ok' }]);
   });
 
+  it('a bucket the report holds twice is counted twice and answered once, with the state after both', async () => {
+    const { client } = await start();
+    const s = client.stream('q');
+    const r = await s.exchange([
+      { bucket: { name: 'twice' }, allowed: 50 },
+      { bucket: { name: 'other' }, allowed: 1 },
+      { bucket: { name: 'twice' }, allowed: 45 },
+    ]);
+    // 95 of 90 reported in this window: the cap, once, in the order of first appearance.
+    expect(r.bucket_action.map((a) => [a.bucket_id.bucket.name, show(a)])).toEqual([
+      ['twice', 'DENY_ALL'],
+      ['other', 'TB 90/90/60'],
+    ]);
+  });
+
   it('protobuf that does not decode: INTERNAL, and the server goes on serving', async () => {
     const { app, client } = await start();
     const raw = new grpc.Client(app.grpc, grpc.credentials.createInsecure());
