@@ -52,6 +52,25 @@ function canonicalDecimal(text: string): string {
 
 type Reviver = (this: unknown, key: string, value: unknown) => unknown;
 
+export class PrototypeKeyError extends SyntaxError {
+  constructor(readonly key: '__proto__' | 'constructor.prototype') {
+    super(`the key "${key}" is not allowed`);
+    this.name = 'PrototypeKeyError';
+  }
+}
+
+/**
+ * A reviver refusing `__proto__` and `constructor.prototype` keys, as Fastify's own parser does
+ * (secure-json-parse): code that copies or merges such an object could change every object's
+ * prototype. Every reader of client JSON (request bodies, WebSocket frames) uses it.
+ */
+export function refusePrototypeKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__') throw new PrototypeKeyError('__proto__');
+  if (key === 'constructor' && value !== null && typeof value === 'object' && 'prototype' in value)
+    throw new PrototypeKeyError('constructor.prototype');
+  return value;
+}
+
 /**
  * How deep arrays and objects may nest. `JSON.parse` with a reviver recurses once per level, so a
  * 20,000-deep body overflowed the stack and the client read "Maximum call stack size exceeded"; no

@@ -1,4 +1,4 @@
-import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
+import { parseJsonKeepingNumberText, refusePrototypeKeys } from '@platform/decimal-text/json-numbers';
 import type { FastifyInstance } from 'fastify';
 
 declare module 'fastify' {
@@ -6,15 +6,6 @@ declare module 'fastify' {
     /** The request body exactly as received: signatures are computed over these bytes. */
     rawBody?: Buffer;
   }
-}
-
-/** Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own parser does. */
-function refusePoisoning(key: string, value: unknown): unknown {
-  if (key === '__proto__') throw new Error('the key "__proto__" is not allowed');
-  if (key === 'constructor' && value !== null && typeof value === 'object' && 'prototype' in value) {
-    throw new Error('the key "constructor.prototype" is not allowed');
-  }
-  return value;
 }
 
 export interface RawJsonBodyOptions {
@@ -41,7 +32,7 @@ export function registerRawJsonBody(app: FastifyInstance, options: RawJsonBodyOp
       return;
     }
     try {
-      done(null, parseJsonKeepingNumberText(raw.toString('utf8'), refusePoisoning));
+      done(null, parseJsonKeepingNumberText(raw.toString('utf8'), refusePrototypeKeys));
     } catch (error) {
       done(options.malformed(`request body is not valid JSON: ${(error as Error).message}`), undefined);
     }

@@ -1,4 +1,8 @@
-import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
+import {
+  PrototypeKeyError,
+  parseJsonKeepingNumberText,
+  refusePrototypeKeys,
+} from '@platform/decimal-text/json-numbers';
 import { isResolution, RESOLUTIONS, type Resolution } from '../candles/resolutions.js';
 import type { FeedError } from './errors.js';
 
@@ -89,8 +93,11 @@ export function parseClientFrame(text: string): Parsed {
   let value: unknown;
   try {
     // Numbers count by their text, as in a REST body (an order's amount as a JSON number is exact).
-    value = parseJsonKeepingNumberText(text);
-  } catch {
+    // `__proto__` keys refused as in a REST body: an operation's params are that body.
+    value = parseJsonKeepingNumberText(text, refusePrototypeKeys);
+  } catch (error) {
+    if (error instanceof PrototypeKeyError)
+      return fail('malformed_frame', `a frame must be JSON: ${error.message}`);
     return fail('malformed_frame', 'a frame must be a JSON object (with each key once)');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
@@ -153,8 +160,8 @@ function parseSubscription(
       const entries = Object.entries(given);
       if (entries.length === 0 || entries.length > MAX_FROM_SEQS)
         return fail('malformed_frame', `from_seqs must list 1 to ${MAX_FROM_SEQS} markets`, id);
-      // No prototype: a market named `__proto__` stays a key (then an unknown market), where `{}` took it
-      // as the prototype and resumed over no market at all.
+      // No prototype: `__PROTO__` (the frame's reader refuses only `__proto__`) lower-cased stays a key
+      // (then an unknown market), where `{}` took it as the prototype and resumed over no market at all.
       fromSeqs = Object.create(null) as Record<string, number>;
       for (const [market, seq] of entries) {
         if (!shortString(market, 24) || !isSeq(seq))

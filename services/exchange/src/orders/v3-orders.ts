@@ -1,5 +1,5 @@
 import { decimalText, parseId } from '@platform/decimal-text/decimal-text';
-import { parseJsonKeepingNumberText } from '@platform/decimal-text/json-numbers';
+import { parseJsonKeepingNumberText, refusePrototypeKeys } from '@platform/decimal-text/json-numbers';
 import { type Static, Type } from 'typebox';
 import { apiKeyStp } from '../apikeys/store.js';
 import { recordDeferredNonce, v3Auth } from '../auth/authenticate.js';
@@ -69,7 +69,7 @@ function orderIdsOf(value: unknown): number[] {
   if (typeof value === 'string') {
     try {
       // Its numbers count by their text, as in a body: "[1e0]" names no order.
-      list = parseJsonKeepingNumberText(value);
+      list = parseJsonKeepingNumberText(value, refusePrototypeKeys);
     } catch {
       throw new ApiError('validation_failed', 'order_ids must be an array of order ids or its JSON text');
     }

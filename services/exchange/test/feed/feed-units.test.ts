@@ -182,10 +182,18 @@ describe('parseClientFrame', () => {
     expect(parseClientFrame('{"op":"subscribe","channel":"x","id":9}')).toMatchObject({ ok: false, id: 9 });
   });
 
-  it('keeps a from_seqs market named __proto__ as a market (then unknown), not as the prototype', () => {
-    const parsed = parseClientFrame('{"op":"subscribe","channel":"fills","from_seqs":{"__proto__":1}}');
-    expect(parsed.ok).toBe(true);
-    const fromSeqs = parsed.ok && 'fromSeqs' in parsed.frame ? parsed.frame.fromSeqs : undefined;
-    expect(Object.keys(fromSeqs ?? {})).toEqual(['__proto__']);
+  it('refuses __proto__ and constructor.prototype keys anywhere in a frame, as a REST body does', () => {
+    for (const text of [
+      '{"op":"subscribe","channel":"fills","from_seqs":{"__proto__":1}}',
+      '{"op":"order.submit","id":1,"params":{"symbol":"btcusdt","__proto__":{"admin":true}}}',
+      '{"op":"order.submit","id":1,"params":{"constructor":{"prototype":{"x":1}}}}',
+    ]) {
+      const parsed = parseClientFrame(text);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) {
+        expect(parsed.error.name).toBe('malformed_frame');
+        expect(parsed.error.message).toMatch(/the key "(__proto__|constructor\.prototype)" is not allowed/);
+      }
+    }
   });
 });
