@@ -1,0 +1,10 @@
+import { runJob } from '../bench/engine-job.js';
+import { generate, SHALLOW, DEEP } from '../bench/streams.js';
+const which = process.argv[2] ?? 'variant';
+const shape = process.argv[3] === 'deep' ? DEEP : SHALLOW;
+const n = 1_000_000;
+const variant = which === 'variant';
+const stream = generate(shape, n, 42, variant);
+const warm = generate(shape, 300_000, 43, variant);
+const r = runJob({ job: { engine: variant ? 'variant' : 'ours', runs: [n, n, n], p99Ops: 0, levelsEvery: 0 }, stream, warm });
+console.log(which, r.runs.map((x) => Math.round(x.opsPerSecond)).join(' '));
