@@ -101,6 +101,8 @@ interface Stats {
   readonly buckets: Gauge;
   readonly sent: Record<Strategy['kind'], Counter>;
   readonly abandoned: Counter;
+  /** Streams refused or closed by RLQS_MAX_STREAMS or RLQS_MAX_BUCKETS. */
+  readonly overCapacity: Counter;
   readonly backendErrors: Counter;
   readonly globalShadow: Counter;
 }
@@ -135,6 +137,7 @@ export class RateLimitQuotaService {
         token_bucket: r.counter('ratelimit.rlqs.assignments.token_bucket'),
       },
       abandoned: r.counter('ratelimit.rlqs.abandoned'),
+      overCapacity: r.counter('ratelimit.rlqs.over_capacity'),
       backendErrors: r.counter('ratelimit.rlqs.backend_error'),
       globalShadow: r.counter('ratelimit.service.global_shadow_mode'),
     };
@@ -151,6 +154,14 @@ export class RateLimitQuotaService {
 
   /** A new stream; the transport calls `report` for each message and `end` when it closes. */
   open(sink: QuotaStreamSink): { report(reports: UsageReports): void; end(): Promise<void> } {
+    if (this.streams.size >= this.options.settings.maxStreams) {
+      this.stats.overCapacity.inc();
+      sink.fail(
+        RESOURCE_EXHAUSTED,
+        `this server has ${this.options.settings.maxStreams} open quota streams (RLQS_MAX_STREAMS); try another server or later`,
+      );
+      return { report: () => {}, end: () => Promise.resolve() };
+    }
     const stream: Stream = {
       id: `${this.instanceId}${(this.streamSeq++).toString(36)}`,
       sink,
@@ -247,10 +258,21 @@ export class RateLimitQuotaService {
     if (id === undefined) return undefined;
     let t = stream.buckets.get(id);
     if (!t) {
-      if (stream.buckets.size >= this.options.settings.maxBucketsPerStream) {
+      const settings = this.options.settings;
+      if (stream.buckets.size >= settings.maxBucketsPerStream || this.bucketCount >= settings.maxBuckets) {
+        const perStream = stream.buckets.size >= settings.maxBucketsPerStream;
+        if (!perStream) {
+          this.stats.overCapacity.inc();
+          this.options.logger.warn(
+            { buckets: this.bucketCount, streams: this.streams.size },
+            'rlqs: RLQS_MAX_BUCKETS reached; a stream bringing new buckets is closed',
+          );
+        }
         stream.sink.fail(
           RESOURCE_EXHAUSTED,
-          `more than ${this.options.settings.maxBucketsPerStream} buckets on one stream (RLQS_MAX_BUCKETS_PER_STREAM)`,
+          perStream
+            ? `more than ${settings.maxBucketsPerStream} buckets on one stream (RLQS_MAX_BUCKETS_PER_STREAM)`
+            : `this server tracks ${settings.maxBuckets} buckets (RLQS_MAX_BUCKETS); none more until some are abandoned`,
         );
         void this.closeStream(stream);
         return undefined;

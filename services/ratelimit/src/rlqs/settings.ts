@@ -21,6 +21,15 @@ export interface RlqsSettings {
   readonly abandonAfterSeconds: number;
   /** `RLQS_MAX_BUCKETS_PER_STREAM`: a stream reporting more is closed with RESOURCE_EXHAUSTED. @default 100000 */
   readonly maxBucketsPerStream: number;
+  /**
+   * `RLQS_MAX_BUCKETS`: buckets this server tracks over all its streams; a stream whose report
+   * would add one more is closed with RESOURCE_EXHAUSTED (Envoy then applies its
+   * `no_assignment_behavior` and opens a new stream). Many streams under the per-stream bound
+   * would otherwise grow the heap until the process dies, for every stream. @default 1000000
+   */
+  readonly maxBuckets: number;
+  /** `RLQS_MAX_STREAMS`: open streams on this server; one more is refused with RESOURCE_EXHAUSTED. @default 100000 */
+  readonly maxStreams: number;
 }
 
 export function parseRlqsSettings(env: Env): RlqsSettings {
@@ -29,5 +38,7 @@ export function parseRlqsSettings(env: Env): RlqsSettings {
     assignmentTtlSeconds: integer(env, 'RLQS_ASSIGNMENT_TTL_S', 15, 6, 86_400),
     abandonAfterSeconds: integer(env, 'RLQS_ABANDON_AFTER_S', 60, 1, 86_400 * 30),
     maxBucketsPerStream: integer(env, 'RLQS_MAX_BUCKETS_PER_STREAM', 100_000, 1, 10_000_000),
+    maxBuckets: integer(env, 'RLQS_MAX_BUCKETS', 1_000_000, 1, 100_000_000),
+    maxStreams: integer(env, 'RLQS_MAX_STREAMS', 100_000, 1, 10_000_000),
   };
 }

@@ -89,6 +89,40 @@ describe('RLQS: bad input and backends that cannot serve it', () => {
     expect(status.details).toMatch(/RLQS_MAX_BUCKETS_PER_STREAM/);
   });
 
+  it('RLQS_MAX_BUCKETS: the stream that would pass it is closed with RESOURCE_EXHAUSTED; the others go on', async () => {
+    const { app, client } = await start({ RLQS_MAX_BUCKETS: '3' });
+    const a = client.stream('q');
+    expect(
+      (await a.exchange([{ bucket: { name: 'a1' } }, { bucket: { name: 'a2' } }])).bucket_action,
+    ).toHaveLength(2);
+    const b = client.stream('q');
+    b.report([{ bucket: { name: 'b1' } }, { bucket: { name: 'b2' } }]);
+    const status = await b.done();
+    expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(status.details).toMatch(/tracks 3 buckets \(RLQS_MAX_BUCKETS\)/);
+    // The first stream's buckets are still answered, and the closed stream's one was given back.
+    expect((await a.exchange([{ bucket: { name: 'a1' }, allowed: 1 }])).bucket_action).toHaveLength(1);
+    const c = client.stream('q');
+    expect(show((await c.exchange([{ bucket: { name: 'c1' }, allowed: 1 }])).bucket_action[0]!)).toBe(
+      'TB 90/90/60',
+    );
+    expect(app.app.registry.snapshot().counters.get('ratelimit.rlqs.over_capacity')).toBe(1);
+  });
+
+  it('RLQS_MAX_STREAMS: one stream more is refused with RESOURCE_EXHAUSTED; once one closes, a new one is served', async () => {
+    const { client } = await start({ RLQS_MAX_STREAMS: '1' });
+    const a = client.stream('q');
+    await a.exchange([{ bucket: { name: 'x' } }]);
+    const b = client.stream('q');
+    b.report([{ bucket: { name: 'y' } }]);
+    const status = await b.done();
+    expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(status.details).toMatch(/RLQS_MAX_STREAMS/);
+    await a.close();
+    const c = client.stream('q');
+    expect((await c.exchange([{ bucket: { name: 'z' }, allowed: 1 }])).bucket_action).toHaveLength(1);
+  });
+
   it('RLQS_ENABLED=false: not served (UNIMPLEMENTED)', async () => {
     const { client } = await start({ RLQS_ENABLED: 'false' });
     const s = client.stream('q');
