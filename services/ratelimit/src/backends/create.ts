@@ -94,7 +94,7 @@ export function createBackend(
 ): CounterBackend {
   switch (settings.type) {
     case 'memory':
-      return new MemoryBackend();
+      return new MemoryBackend({ maxKeys: settings.memoryMaxKeys });
     case 'redis': {
       const main = redisBackend(settings.redis!, settings, registry, 'redis_pool');
       if (!settings.redisPerSecond) return main;

@@ -22,6 +22,21 @@ export interface MemoryBackendOptions {
   now?: () => number;
   /** @default 10000 */
   sweepIntervalMs?: number;
+  /** `MEMORY_MAX_KEYS`: live keys held at most (see `StoreFullError`). @default 2000000 */
+  maxKeys?: number;
+}
+
+/**
+ * A call that needs a new key while the store holds `MEMORY_MAX_KEYS` live ones (after dropping
+ * the expired): the call fails as a backend failure does (BACKEND_FAILURE_MODE answers it), and
+ * nothing of it is counted. Without the bound, requests with ever new descriptor values on a
+ * long window grew the heap until the process died (200-360 bytes a key).
+ */
+export class StoreFullError extends Error {
+  constructor(readonly maxKeys: number) {
+    super(`the in-process store holds MEMORY_MAX_KEYS (${maxKeys}) live keys: no new key until some expire`);
+    this.name = 'StoreFullError';
+  }
 }
 
 export class MemoryBackend implements CounterBackend {
@@ -32,9 +47,13 @@ export class MemoryBackend implements CounterBackend {
   private readonly states = new Map<string, StateEntry>();
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly maxKeys: number;
+  /** When the store was last swept because it was full (at most once a second). */
+  private fullSweepAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: MemoryBackendOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.maxKeys = options.maxKeys ?? 2_000_000;
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 10_000);
     this.sweeper.unref();
   }
@@ -42,6 +61,8 @@ export class MemoryBackend implements CounterBackend {
   /** The limiter's synchronous path (see `CounterBackend.incrementSync`); `increment` wraps it. */
   incrementSync(ops: readonly CounterOp[]): number[] {
     const nowMs = this.now();
+    if (this.entries.size + this.states.size + ops.length > this.maxKeys)
+      this.makeRoom(ops, this.entries, nowMs);
     const out = new Array<number>(ops.length);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;
@@ -65,6 +86,8 @@ export class MemoryBackend implements CounterBackend {
   /** The limiter's synchronous path for the other algorithms; `admit` wraps it. */
   admitSync(ops: readonly AlgorithmOp[], nowMs: number): AlgorithmReply[] {
     const clock = this.now();
+    if (this.entries.size + this.states.size + ops.length > this.maxKeys)
+      this.makeRoom(ops, this.states, clock);
     const out = new Array<AlgorithmReply>(ops.length);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;
@@ -90,6 +113,26 @@ export class MemoryBackend implements CounterBackend {
         return entry && entry.expiresAtMs > nowMs ? entry.count : 0;
       }),
     );
+  }
+
+  /**
+   * Near the bound (checked by the callers with the op count, so that the usual call pays one
+   * comparison): throws `StoreFullError`, before anything is counted, when the ops' new keys would
+   * pass it, once the expired keys are dropped (a full sweep at most once a second).
+   */
+  private makeRoom(
+    ops: readonly { readonly key: string }[],
+    map: ReadonlyMap<string, unknown>,
+    nowMs: number,
+  ): void {
+    let fresh = 0;
+    for (const op of ops) if (!map.has(op.key)) fresh++;
+    if (this.entries.size + this.states.size + fresh <= this.maxKeys) return;
+    if (nowMs - this.fullSweepAtMs >= 1000) {
+      this.fullSweepAtMs = nowMs;
+      this.sweep();
+    }
+    if (this.entries.size + this.states.size + fresh > this.maxKeys) throw new StoreFullError(this.maxKeys);
   }
 
   /** Number of live keys (for tests and the debug page). */

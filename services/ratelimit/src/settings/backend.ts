@@ -93,6 +93,11 @@ export interface BackendSettings {
   expirationJitterMaxSeconds: number;
   /** `LOCAL_CACHE_SIZE_IN_BYTES`; 0 disables the local over-limit cache. @default 0 */
   localCacheSizeInBytes: number;
+  /**
+   * `MEMORY_MAX_KEYS` (BACKEND_TYPE=memory only): live keys the in-process store holds at most; a
+   * call needing one more fails as a backend failure (BACKEND_FAILURE_MODE). @default 2000000
+   */
+  memoryMaxKeys: number;
   /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
   stopCacheKeyIncrementWhenOverlimit: boolean;
   /** `BACKEND_TIMEOUT_MS`: bound of one memcached round trip and of its start-up connect wait. @default 1000 */
@@ -208,6 +213,8 @@ function chooseBackend(env: Env): BackendType {
 
 export function parseBackendSettings(env: Env): BackendSettings {
   const type = chooseBackend(env);
+  if (type !== 'memory' && optionalText(env, 'MEMORY_MAX_KEYS') !== undefined)
+    throw new SettingError(`MEMORY_MAX_KEYS is a setting of BACKEND_TYPE=memory, not ${type}: remove it`);
   let memcache: MemcacheSettings | undefined;
   if (type === 'memcache') {
     const hostPorts = optionalText(env, 'MEMSTORE_HOST_PORT');
@@ -251,6 +258,7 @@ export function parseBackendSettings(env: Env): BackendSettings {
     cacheKeyPrefix: text(env, 'CACHE_KEY_PREFIX', ''),
     expirationJitterMaxSeconds: integer(env, 'EXPIRATION_JITTER_MAX_SECONDS', 300, 0),
     localCacheSizeInBytes: integer(env, 'LOCAL_CACHE_SIZE_IN_BYTES', 0, 0),
+    memoryMaxKeys: integer(env, 'MEMORY_MAX_KEYS', 2_000_000, 1, 100_000_000),
     stopCacheKeyIncrementWhenOverlimit: bool(env, 'STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', false),
     timeoutMs: integer(env, 'BACKEND_TIMEOUT_MS', 1000, 1, 60_000),
     startup: {
