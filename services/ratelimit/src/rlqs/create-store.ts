@@ -11,7 +11,7 @@ import { MemoryQuotaStore, type QuotaStore } from './store.js';
 export function createQuotaStore(settings: BackendSettings, ttlMs: number): QuotaStore | undefined {
   switch (settings.type) {
     case 'memory':
-      return new MemoryQuotaStore(ttlMs);
+      return new MemoryQuotaStore(ttlMs, Date.now, settings.memoryMaxKeys);
     case 'memcache':
       return undefined;
     case 'redis': {

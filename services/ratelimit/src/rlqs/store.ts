@@ -1,3 +1,4 @@
+import { StoreFullError } from '../backends/memory.js';
 import type { QuotaState } from './assignment.js';
 import { windowStartMs } from './assignment.js';
 
@@ -36,22 +37,32 @@ interface Counter {
   usage: number;
 }
 
-/** The in-process quota state (BACKEND_TYPE=memory): one server's streams only. */
+/**
+ * The in-process quota state (BACKEND_TYPE=memory): one server's streams only. A counter is kept
+ * while it has participants or usage in its window; at most `maxCounters` (MEMORY_MAX_KEYS) of
+ * them, beyond which a report that needs a new one fails whole (StoreFullError: the quota service
+ * answers it as a failed backend call) rather than the heap growing with every bucket id Envoy
+ * was made to report.
+ */
 export class MemoryQuotaStore implements QuotaStore {
   readonly description = 'in-process quota state (this server only)';
   private readonly counters = new Map<string, Counter>();
   private readonly sweeper: NodeJS.Timeout;
+  /** When the store was last swept because it was full (at most once a second). */
+  private fullSweepAtMs = Number.NEGATIVE_INFINITY;
 
   /** `ttlMs`: a participant that has not reported for this long no longer takes part. */
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly maxCounters = 2_000_000,
   ) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1000, ttlMs));
     this.sweeper.unref();
   }
 
   reportSync(reports: readonly QuotaReport[], nowMs: number): QuotaState[] {
+    if (this.counters.size + reports.length > this.maxCounters) this.makeRoom(reports, nowMs);
     return reports.map((r) => {
       let c = this.counters.get(r.key);
       if (!c) {
@@ -68,8 +79,22 @@ export class MemoryQuotaStore implements QuotaStore {
         c.usage = 0;
       }
       if (!r.leave) c.usage += r.allowed;
+      // Nothing left to remember: no participant, nothing counted in the window.
+      if (c.members.size === 0 && c.usage === 0) this.counters.delete(r.key);
       return { participants: c.members.size, usage: c.usage };
     });
+  }
+
+  /** Throws StoreFullError before anything changes when the reports' new counters would pass the bound. */
+  private makeRoom(reports: readonly QuotaReport[], nowMs: number): void {
+    let fresh = 0;
+    for (const r of reports) if (!r.leave && !this.counters.has(r.key)) fresh++;
+    if (this.counters.size + fresh <= this.maxCounters) return;
+    if (nowMs - this.fullSweepAtMs >= 1000) {
+      this.fullSweepAtMs = nowMs;
+      this.sweepAt(nowMs);
+    }
+    if (this.counters.size + fresh > this.maxCounters) throw new StoreFullError(this.maxCounters);
   }
 
   report(reports: readonly QuotaReport[], nowMs: number): Promise<QuotaState[]> {
@@ -77,7 +102,10 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   private sweep(): void {
-    const nowMs = this.now();
+    this.sweepAt(this.now());
+  }
+
+  private sweepAt(nowMs: number): void {
     for (const [key, c] of this.counters) {
       for (const [member, at] of c.members) if (at < nowMs - this.ttlMs) c.members.delete(member);
       // The usage matters until its window ends, even with nobody taking part.
