@@ -94,9 +94,18 @@ interface Params {
   readonly headers: [string, string][];
 }
 
-/** The request line target and header parameters, with `mutation` applied to one chosen parameter. */
-function params(operation: Operation, mutation: ParamMutation, examples: Examples): fc.Arbitrary<Params> {
-  const list = operation.parameters.filter((p) => p.in !== 'cookie');
+/**
+ * The request line target and header parameters, with `mutation` applied to one chosen parameter.
+ * `requiredOnly` (a known-good sample): optional parameters are left out, since a random value of
+ * one may refuse the request on its own (an `If-Match` the resource does not have is a 412).
+ */
+function params(
+  operation: Operation,
+  mutation: ParamMutation,
+  examples: Examples,
+  requiredOnly = false,
+): fc.Arbitrary<Params> {
+  const list = operation.parameters.filter((p) => p.in !== 'cookie' && (!requiredOnly || p.required));
   if (list.length === 0) return fc.constant({ target: operation.path, headers: [] });
   return fc.nat({ max: list.length - 1 }).chain((victim) =>
     fc
@@ -275,7 +284,7 @@ function drafted(
 ): fc.Arbitrary<RequestDraft> {
   return fc
     .tuple(
-      params(operation, paramMutation, examples),
+      params(operation, paramMutation, examples, samplesOnly),
       body(operation, bodyMutation, examples, samples, samplesOnly),
     )
     .map(([p, b]) => {
