@@ -68,7 +68,9 @@ export interface App {
 
 export function buildApp(settings: Settings, options: AppOptions = {}): App {
   const logger = options.logger ?? createLogger(settings.observability.log);
-  const registry = options.registry ?? new StatsRegistry(settings.observability.stats.disabled);
+  const registry =
+    options.registry ??
+    new StatsRegistry(settings.observability.stats.disabled, settings.observability.stats.maxDynamicKeys);
   const now = options.now ?? Date.now;
   const health = new Health();
   const tracing = createTracing(settings.observability.tracing);

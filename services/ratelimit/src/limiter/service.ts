@@ -8,10 +8,9 @@ import {
   type RateLimitResponse,
 } from '../proto/messages.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
-import { ruleStatsCache } from '../rules/rule-stats.js';
+import { domainNotFoundCounters, ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, StatsRegistry } from '../stats/registry.js';
-import { sanitizeStatName } from '../stats/sanitize.js';
 import { assembleResponse, type ResponseOptions } from './decide.js';
 import { dynamicMetadata } from './dynamic-metadata.js';
 import { type PlanContext, type PlannedDescriptor, planRequest, validateRequest } from './plan.js';
@@ -52,11 +51,12 @@ export class RateLimitService {
       redis_error: r.counter('ratelimit.service.call.should_rate_limit.redis_error'),
     };
     this.globalShadow = r.counter('ratelimit.service.global_shadow_mode');
+    const domainNotFound = domainNotFoundCounters(r);
     this.planContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
       statsFor: ruleStatsCache(r),
       domainNotFound: (domain) => {
-        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc();
+        domainNotFound(domain).inc();
         this.warnUnknownDomain(domain);
       },
     };

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RateLimitConfig } from '../rules/config-tree.js';
-import { ruleStatsCache } from '../rules/rule-stats.js';
+import { domainNotFoundCounters, ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
 import type { Counter, Gauge, StatsRegistry, Timer } from '../stats/registry.js';
-import { sanitizeStatName } from '../stats/sanitize.js';
 import { type Assignment, assignmentFor, countReport, type QuotaState, sameStrategy } from './assignment.js';
 import type { BucketAction, BucketUsage, Strategy, UsageReports } from './protos.js';
 import type { RlqsSettings } from './settings.js';
@@ -141,12 +140,12 @@ export class RateLimitQuotaService {
       backendErrors: r.counter('ratelimit.rlqs.backend_error'),
       globalShadow: r.counter('ratelimit.service.global_shadow_mode'),
     };
+    const domainNotFound = domainNotFoundCounters(r);
     this.matchContext = {
       cacheKeyPrefix: options.cacheKeyPrefix,
       globalShadowMode: options.globalShadowMode,
       statsFor: ruleStatsCache(r),
-      domainNotFound: (domain) =>
-        r.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`).inc(),
+      domainNotFound: (domain) => domainNotFound(domain).inc(),
     };
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();

@@ -35,6 +35,12 @@ export interface Mogrifier {
 export interface StatsSettings {
   /** `DISABLE_STATS` @default false */
   readonly disabled: boolean;
+  /**
+   * `STATS_MAX_DYNAMIC_KEYS`: statistics keys made from request values (a descriptor's `limit`
+   * override, `detailed_metric`, `value_to_metric`, an unknown domain's `domain_not_found`) per
+   * decision path; beyond them such requests count under the `_overflow` key. @default 10000
+   */
+  readonly maxDynamicKeys: number;
   /** `USE_STATSD`: statsd over UDP when true, standard output when false. @default true */
   readonly useStatsd: boolean;
   /** `STATSD_HOST` @default "localhost" */
@@ -300,6 +306,7 @@ export function parseObservabilitySettings(env: Env): ObservabilitySettings {
   return Object.freeze({
     stats: Object.freeze({
       disabled: bool(env, 'DISABLE_STATS', false),
+      maxDynamicKeys: int(env, 'STATS_MAX_DYNAMIC_KEYS', 10_000, 0, 10_000_000),
       useStatsd: bool(env, 'USE_STATSD', true),
       statsdHost: str(env, 'STATSD_HOST', 'localhost'),
       statsdPort: int(env, 'STATSD_PORT', 8125, 1, 65_535),

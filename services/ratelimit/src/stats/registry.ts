@@ -93,8 +93,15 @@ export class StatsRegistry {
   private readonly gauges = new Map<string, GaugeImpl>();
   private readonly timers = new Map<string, TimerImpl>();
 
-  /** When true (`DISABLE_STATS`), names are still accepted but nothing is kept. */
-  constructor(private readonly disabled = false) {}
+  /**
+   * When `disabled` (`DISABLE_STATS`), names are still accepted but nothing is kept.
+   * `maxDynamicKeys` (`STATS_MAX_DYNAMIC_KEYS`): read by the caches of keys made from request
+   * values (rules/rule-stats.ts), which stop making new ones past it.
+   */
+  constructor(
+    private readonly disabled = false,
+    readonly maxDynamicKeys = 10_000,
+  ) {}
 
   counter(name: string): Counter {
     if (this.disabled) return NOOP_COUNTER;
