@@ -30,26 +30,24 @@ export function newRuleStats(registry: StatsRegistry, statKey: string): RuleStat
 export const OVERFLOW_STAT_KEY = '_overflow';
 
 /**
- * `statsFor` of the decision paths (ShouldRateLimit and RLQS): the counters of a stats key other
- * than the rule's own (a descriptor's `limit` override, detailed_metric, value_to_metric), made
- * once per key. These keys hold request values, so a caller could make one per request: past the
- * registry's `maxDynamicKeys` a new key counts under `OVERFLOW_STAT_KEY` (counted in
- * `ratelimit.service.stats_keys_overflow`), where the registry, the statsd flush and the Prometheus
- * page had grown with every value.
+ * Statistics made once per key from request values, at most the registry's `maxDynamicKeys` of
+ * them: a caller could otherwise make one per request, and the registry, the statsd flush and the
+ * Prometheus page grew with every value. Past the bound a new key gets what `make` gives for
+ * `OVERFLOW_STAT_KEY` (made once), counted in `ratelimit.service.stats_keys_overflow`.
  */
-export function ruleStatsCache(registry: StatsRegistry): (statKey: string) => RuleStats {
-  const cache = new Map<string, RuleStats>();
-  let overflow: RuleStats | undefined;
+function boundedStats<T>(registry: StatsRegistry, make: (statKey: string) => T): (statKey: string) => T {
+  const cache = new Map<string, T>();
+  let overflow: T | undefined;
   const folded = registry.counter('ratelimit.service.stats_keys_overflow');
   return (statKey) => {
     let stats = cache.get(statKey);
-    if (!stats) {
+    if (stats === undefined) {
       if (cache.size >= registry.maxDynamicKeys) {
         folded.inc();
-        overflow ??= newRuleStats(registry, OVERFLOW_STAT_KEY);
+        overflow ??= make(OVERFLOW_STAT_KEY);
         return overflow;
       }
-      stats = newRuleStats(registry, statKey);
+      stats = make(statKey);
       cache.set(statKey, stats);
     }
     return stats;
@@ -57,22 +55,20 @@ export function ruleStatsCache(registry: StatsRegistry): (statKey: string) => Ru
 }
 
 /**
+ * `statsFor` of the decision paths (ShouldRateLimit and RLQS): the counters of a stats key other
+ * than the rule's own (a descriptor's `limit` override, detailed_metric, value_to_metric), made
+ * once per key, bounded (`boundedStats`).
+ */
+export function ruleStatsCache(registry: StatsRegistry): (statKey: string) => RuleStats {
+  return boundedStats(registry, (statKey) => newRuleStats(registry, statKey));
+}
+
+/**
  * `ratelimit.service.rate_limit.<domain>.domain_not_found` of a request's unknown domain, within the
  * same bound as `ruleStatsCache` (then `_overflow.domain_not_found`).
  */
 export function domainNotFoundCounters(registry: StatsRegistry): (domain: string) => Counter {
-  const cache = new Map<string, Counter>();
-  const folded = registry.counter('ratelimit.service.stats_keys_overflow');
-  return (domain) => {
-    let counter = cache.get(domain);
-    if (!counter) {
-      if (cache.size >= registry.maxDynamicKeys) {
-        folded.inc();
-        return registry.counter(`ratelimit.service.rate_limit.${OVERFLOW_STAT_KEY}.domain_not_found`);
-      }
-      counter = registry.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`);
-      cache.set(domain, counter);
-    }
-    return counter;
-  };
+  return boundedStats(registry, (domain) =>
+    registry.counter(`ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`),
+  );
 }
