@@ -68,6 +68,7 @@ describe('DATA_DIR=x npm start', () => {
       mkdirSync(folder, { recursive: true });
       writeFileSync(folder + '/claimed', '${name}', { flag: 'wx' });
       writeFileSync(${JSON.stringify(seen)} + '/${name}', folder);
+      writeFileSync(${JSON.stringify(seen)} + '/${name}.pid', String(process.pid));
       setInterval(() => {}, 1000);`;
     for (const [index, name] of ['alpha', 'beta'].entries()) {
       mkdirSync(join(dir, 'services', name, 'src'), { recursive: true });
@@ -89,6 +90,14 @@ describe('DATA_DIR=x npm start', () => {
     }
     expect(readFileSync(join(seen, 'alpha'), 'utf8')).toBe(join(root, 'alpha'));
     expect(readFileSync(join(seen, 'beta'), 'utf8')).toBe(join(root, 'beta'));
+    // The launcher stops what it started (the test once SIGKILLed it right after SIGTERM and left
+    // both services running).
+    const exited = new Promise((resolve) => launcher!.once('exit', resolve));
     launcher.kill('SIGTERM');
+    await exited;
+    for (const name of ['alpha', 'beta']) {
+      const pid = Number(readFileSync(join(seen, `${name}.pid`), 'utf8'));
+      expect(() => process.kill(pid, 0), `${name} (pid ${pid}) still runs`).toThrow();
+    }
   }, 60_000);
 });
