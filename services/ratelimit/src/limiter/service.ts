@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { InvalidKeyError } from '../backends/types.js';
 import { BACKEND_ERROR_MESSAGE, type CallError, errorStat } from '../errors.js';
+import { RepeatedErrorLog } from '../logging/repeated-error.js';
 import {
   Code,
   type DescriptorStatus,
@@ -43,9 +44,11 @@ export class RateLimitService {
   private readonly errorCounters: Record<'service_error' | 'redis_error', Counter>;
   private readonly globalShadow: Counter;
   private readonly planContext: PlanContext;
+  private readonly backendErrorLog: RepeatedErrorLog;
 
   constructor(private readonly options: RateLimitServiceOptions) {
     const r = options.registry;
+    this.backendErrorLog = new RepeatedErrorLog(options.logger, 'rate limit backend call failed');
     this.errorCounters = {
       service_error: r.counter('ratelimit.service.call.should_rate_limit.service_error'),
       redis_error: r.counter('ratelimit.service.call.should_rate_limit.redis_error'),
@@ -127,7 +130,7 @@ export class RateLimitService {
   private backendFailed(request: RateLimitRequest, error: unknown): CallResult {
     if (error instanceof InvalidKeyError)
       return this.fail({ code: 'invalid_descriptor', message: error.message });
-    this.options.logger.error({ err: error }, 'rate limit backend call failed');
+    this.backendErrorLog.report(error);
     const failed = this.fail({ code: 'backend', message: BACKEND_ERROR_MESSAGE });
     if (this.options.failureMode === 'error') return failed;
     const code = this.options.failureMode === 'allow' ? Code.OK : Code.OVER_LIMIT;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { RepeatedErrorLog } from '../logging/repeated-error.js';
 import type { RateLimitConfig } from '../rules/config-tree.js';
 import { domainNotFoundCounters, ruleStatsCache } from '../rules/rule-stats.js';
 import type { FailureMode } from '../settings/backend.js';
@@ -122,8 +123,11 @@ export class RateLimitQuotaService {
   private reportMark = 0;
   private readonly instanceId = instanceId();
 
+  private readonly backendErrorLog: RepeatedErrorLog;
+
   constructor(private readonly options: QuotaServiceOptions) {
     const r = options.registry;
+    this.backendErrorLog = new RepeatedErrorLog(options.logger, 'rlqs: quota state backend call failed');
     this.stats = {
       reports: r.counter('ratelimit_server.StreamRateLimitQuotas.total_requests'),
       responseTime: r.timer('ratelimit_server.StreamRateLimitQuotas.response_time'),
@@ -369,7 +373,7 @@ export class RateLimitQuotaService {
       states = (await Promise.all(calls)).flat();
     } catch (error) {
       this.stats.backendErrors.inc();
-      this.options.logger.error({ err: error }, 'rlqs: quota state backend call failed');
+      this.backendErrorLog.report(error);
       this.answerOnFailure(stream, touched);
       return;
     }
