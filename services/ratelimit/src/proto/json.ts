@@ -47,7 +47,9 @@ function unsigned(v: unknown, where: string, max: number): number {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
     throw new JsonRequestError(`${where}: expected an unsigned integer`);
   }
-  if (n > max) throw new JsonRequestError(`${where}: ${String(v)} is out of range`);
+  // The limit, not the value: a JSON number above 2^53 has already been rounded by the parser, so
+  // echoing it would show a number the caller did not send.
+  if (n > max) throw new JsonRequestError(`${where}: out of range, at most ${max}`);
   return n;
 }
 

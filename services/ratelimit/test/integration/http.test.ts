@@ -90,6 +90,11 @@ describe('HTTP /json and /healthcheck', () => {
         'expected an unsigned integer',
       ],
       [JSON.stringify({ domain: 'example', hitsAddend: 4294967296, descriptors: [] }), 'out of range'],
+      // 2^64-1 as a JSON number: the answer names the bound, not the parser's rounded 18446744073709552000
+      [
+        '{"domain":"example","descriptors":[{"entries":[{"key":"k","value":"v"}],"hits_addend":18446744073709551615}]}',
+        'descriptors[0].hits_addend: out of range, at most 9007199254740991',
+      ],
       ['[]', 'expected an object'],
     ] as const) {
       const r = await post(s.http, payload);
