@@ -320,12 +320,8 @@ export class MatchingEngine extends BookState {
   ): MatchingError | null {
     const slot = this.live.get(id);
     const store = this.store;
-    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account)) {
-      const status = account === undefined || slot === NIL ? this.closed.get(id) : undefined;
-      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
-      if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
-      return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
-    }
+    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account))
+      return this.notLive(id, account, slot);
     if (store.stopPrice(slot) > 0) {
       return fail('ORDER_NOT_AMENDABLE', `order ${id} is a stop order waiting to trigger`);
     }
@@ -448,15 +444,22 @@ export class MatchingEngine extends BookState {
     };
   }
 
+  /**
+   * Why order `id` (in `slot`, or NIL) cannot be changed by `account`: filled or cancelled when known
+   * to be; another account's live order is answered as not found, so its existence is not told.
+   */
+  private notLive(id: OrderId, account: string | undefined, slot: number): MatchingError {
+    const status = account === undefined || slot === NIL ? this.closed.get(id) : undefined;
+    if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
+    if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
+    return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
+  }
+
   private cancel(id: OrderId, account: string | undefined, time: number): CommandResult {
     const slot = this.live.get(id);
     const store = this.store;
-    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account)) {
-      const status = account === undefined || slot === NIL ? this.closed.get(id) : undefined;
-      if (status === FILLED) return fail('ORDER_ALREADY_FILLED', `order ${id} is already filled`);
-      if (status === CANCELLED) return fail('ORDER_ALREADY_CANCELLED', `order ${id} is already cancelled`);
-      return fail('ORDER_NOT_FOUND', `order ${id} is not known`);
-    }
+    if (slot === NIL || (account !== undefined && store.accountName(store.account(slot)) !== account))
+      return this.notLive(id, account, slot);
     this.now = time;
     const side = store.side(slot);
     const stop = store.stopPrice(slot);
