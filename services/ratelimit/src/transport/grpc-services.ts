@@ -43,28 +43,28 @@ interface HealthCheckResponse {
   status: number;
 }
 
+/** The (de)serialisers both health methods share; only the path and the response stream differ. */
+const HEALTH_CODEC = {
+  requestSerialize: (r: HealthCheckRequest) => Buffer.from(HealthCheckRequestType.encode(r).finish()),
+  requestDeserialize: (b: Buffer) =>
+    HealthCheckRequestType.toObject(HealthCheckRequestType.decode(b), { defaults: true }),
+  responseSerialize: (r: HealthCheckResponse) => Buffer.from(HealthCheckResponseType.encode(r).finish()),
+  responseDeserialize: (b: Buffer) =>
+    HealthCheckResponseType.toObject(HealthCheckResponseType.decode(b), { defaults: true }),
+};
+
 export const HEALTH_SERVICE: grpc.ServiceDefinition = {
   Check: {
     path: '/grpc.health.v1.Health/Check',
     requestStream: false,
     responseStream: false,
-    requestSerialize: (r: HealthCheckRequest) => Buffer.from(HealthCheckRequestType.encode(r).finish()),
-    requestDeserialize: (b: Buffer) =>
-      HealthCheckRequestType.toObject(HealthCheckRequestType.decode(b), { defaults: true }),
-    responseSerialize: (r: HealthCheckResponse) => Buffer.from(HealthCheckResponseType.encode(r).finish()),
-    responseDeserialize: (b: Buffer) =>
-      HealthCheckResponseType.toObject(HealthCheckResponseType.decode(b), { defaults: true }),
+    ...HEALTH_CODEC,
   },
   Watch: {
     path: '/grpc.health.v1.Health/Watch',
     requestStream: false,
     responseStream: true,
-    requestSerialize: (r: HealthCheckRequest) => Buffer.from(HealthCheckRequestType.encode(r).finish()),
-    requestDeserialize: (b: Buffer) =>
-      HealthCheckRequestType.toObject(HealthCheckRequestType.decode(b), { defaults: true }),
-    responseSerialize: (r: HealthCheckResponse) => Buffer.from(HealthCheckResponseType.encode(r).finish()),
-    responseDeserialize: (b: Buffer) =>
-      HealthCheckResponseType.toObject(HealthCheckResponseType.decode(b), { defaults: true }),
+    ...HEALTH_CODEC,
   },
 };
 
