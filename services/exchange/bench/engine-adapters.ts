@@ -11,9 +11,25 @@ import { AMEND, accountNames as accounts, CANCEL, LIMIT, type Stream, TIFS } fro
 
 const BUDGET = 10n ** 18n;
 
+/**
+ * What the adapter needs of an engine: today's `MatchingEngine`, or an earlier commit's loaded from
+ * another checkout (bench/engine-against.ts), whose command type is older but a subset of today's.
+ */
+export interface BookEngine {
+  apply(cmd: Command): { readonly ok: boolean };
+  followLevels(): void;
+  takeChangedLevels(): unknown;
+  readonly openOrders: number;
+}
+export type BookEngineClass = new (spec: {
+  id: string;
+  pricePrecision: number;
+  amountPrecision: number;
+}) => BookEngine;
+
 /** Our engine; `levelsEvery` > 0: following its levels, taken every that many commands. */
-export function ours(levelsEvery: number): Engine {
-  const engine = new MatchingEngine({ id: 'benchusd', pricePrecision: 2, amountPrecision: 4 });
+export function ours(levelsEvery: number, EngineClass: BookEngineClass = MatchingEngine): Engine {
+  const engine = new EngineClass({ id: 'benchusd', pricePrecision: 2, amountPrecision: 4 });
   if (levelsEvery > 0) engine.followLevels();
   const run = (s: Stream, i: number): number => {
     if (levelsEvery > 0 && i % levelsEvery === 0) engine.takeChangedLevels();
