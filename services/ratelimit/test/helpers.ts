@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { MemoryBackend } from '../src/backends/memory.js';
 import type { CounterBackend } from '../src/backends/types.js';
 import { LocalOverLimitCache } from '../src/limiter/local-cache.js';
@@ -66,6 +66,8 @@ export interface HarnessOptions {
   expirationJitterMaxSeconds?: number;
   /** @default () => 0 */
   random?: () => number;
+  /** @default a silent logger */
+  logger?: Logger;
 }
 
 /** A decision service over a real backend (the in-process store unless given) and a fixed clock. */
@@ -96,7 +98,7 @@ export function harness(yaml: string | string[] | undefined, options: HarnessOpt
       ? { limit: 'RateLimit-Limit', remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset' }
       : undefined,
     allDescriptorsHeaders: options.allDescriptorsHeaders ?? false,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
   });
   return {
     registry,

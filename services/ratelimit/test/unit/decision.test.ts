@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { CounterBackend } from '../../src/backends/types.js';
 import { Code } from '../../src/proto/messages.js';
@@ -301,6 +302,18 @@ describe('call errors (counted as service_error / redis_error)', () => {
     // Unlimited and unmatched descriptors never reach the backend.
     const u = await h.call(req('d', [desc({ free: 'a' })]));
     expect(u.ok).toBe(true);
+  });
+
+  it('a backend failing on every call is logged once a second, not once a call; every call is counted', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const h = harness(YAML, { now: NOW, backend: broken, logger });
+    for (let i = 0; i < 50; i++) await h.call(req('d', [desc({ user: `u${i}` })]));
+    expect(h.counter('ratelimit.service.call.should_rate_limit.redis_error')).toBe(50);
+    // One line, two if the machine stalled past the second during the loop.
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines.length).toBeLessThanOrEqual(2);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, msg: 'rate limit backend call failed' });
   });
 
   it('a store in this process that throws is a backend failure like a rejected round trip', async () => {
