@@ -17,6 +17,7 @@
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { median } from '@platform/testkit/stats';
 import { type BookEngineClass, ours } from './engine-adapters.js';
 import { medianRun, throughput } from './measure.js';
 import { DEEP, generate, SHALLOW } from './streams.js';
@@ -67,12 +68,6 @@ function runSide(side: Side['side']): Promise<{ opsPerSecond: number; refused: n
     );
   });
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 async function main(): Promise<void> {
   if (enginePath === '') {

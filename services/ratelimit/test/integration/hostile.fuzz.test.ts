@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { fuzzSettings } from '@platform/testkit/fuzz/settings';
 import fc from 'fast-check';
 import { pino } from 'pino';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './app-harness.js';
 
@@ -110,23 +111,26 @@ it(
   settings.timeoutMs,
 );
 
-// Protobuf by hand: varints and length-delimited fields of RateLimitRequest (domain 1, descriptors 2
-// with entries 1 {key 1, value 2}, limit 2 {requests_per_unit 1, unit 2}, hits_addend 3 {value 1};
-// hits_addend 3), so field values reach the decoder's edges (uint64 near 2^64, unknown units).
-const varint = (n: bigint): Buffer => {
-  const out: number[] = [];
-  let v = n;
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) b |= 0x80;
-    out.push(b);
-  } while (v > 0n);
-  return Buffer.from(out);
+// Protobuf field by field (protobufjs' Writer, as rlqs-wire.property.test.ts): RateLimitRequest's
+// domain 1, descriptors 2 with entries 1 {key 1, value 2}, limit 2 {requests_per_unit 1, unit 2},
+// hits_addend 3 {value 1}; hits_addend 3, so field values reach the decoder's edges (uint64 near
+// 2^64, unknown units).
+const field = (n: number, payload: Uint8Array): Buffer =>
+  Buffer.from(
+    protobuf.Writer.create()
+      .uint32((n << 3) | 2)
+      .bytes(payload)
+      .finish(),
+  );
+const number = (n: number, value: bigint): Buffer => {
+  const bits = new protobuf.util.LongBits(Number(value & 0xffffffffn), Number(value >> 32n));
+  return Buffer.from(
+    protobuf.Writer.create()
+      .uint32(n << 3)
+      .uint64(bits.toLong(true))
+      .finish(),
+  );
 };
-const field = (n: number, payload: Buffer) =>
-  Buffer.concat([varint(BigInt((n << 3) | 2)), varint(BigInt(payload.length)), payload]);
-const number = (n: number, value: bigint) => Buffer.concat([varint(BigInt(n << 3)), varint(value)]);
 const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const entry = fc
   .tuple(fc.string(), fc.string())
